@@ -1,0 +1,179 @@
+"""lxml helpers shared by the baselines: parse, drop elements, text lines, per-node statistics, title.
+
+Every walk is iterative (pages nest 10,000 deep), and all text counts exclude white space.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import lxml.html
+from lxml import etree
+
+from bodyblocks.baselines.rules import BLOCK_TAGS, PARAGRAPH_TAGS, count_chars, count_punct
+from bodyblocks.decode import to_text
+from bodyblocks.errors import EmptyInput
+from bodyblocks.types import Decoded
+
+HtmlElement = lxml.html.HtmlElement
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_SPACES = re.compile(r"[^\S\n]+")
+_PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+_TITLE_SEPARATORS = re.compile(r"\s+[-|_–—·:]\s+|_|｜|\|")
+
+
+def parse(html: str | bytes) -> tuple[HtmlElement, Decoded]:
+    """Decode (bytes) and parse with libxml2's recovering HTML parser; raise EmptyInput for no content."""
+    decoded = to_text(html)
+    text = _CONTROL.sub("", _XML_DECL.sub("", decoded.text, count=1))
+    if not text.strip():
+        raise EmptyInput("page holds no markup or text")
+    try:
+        root = lxml.html.document_fromstring(text, parser=_PARSER)
+    except (etree.ParserError, ValueError) as exc:
+        raise EmptyInput(f"nothing to parse ({exc})") from exc
+    return root, decoded
+
+
+def tag_of(el: etree._Element) -> str:
+    """Lower-case tag name; "" for comments and processing instructions."""
+    return el.tag.lower() if isinstance(el.tag, str) else ""
+
+
+def drop(root: HtmlElement, keep_out: Callable[[etree._Element], bool]) -> None:
+    """Remove every element for which keep_out is true (subtree and all), keeping its tail text."""
+    doomed = [el for el in root.iter() if el is not root and keep_out(el)]
+    for el in doomed:
+        parent = el.getparent()
+        if parent is not None:  # an ancestor may already be gone: then so is this element
+            el.drop_tree()
+
+
+def drop_tags(root: HtmlElement, tags: Iterable[str]) -> None:
+    """Remove elements by tag name, plus comments and processing instructions."""
+    names = frozenset(tags)
+    drop(root, lambda el: not isinstance(el.tag, str) or tag_of(el) in names)
+
+
+def class_id(el: etree._Element) -> str:
+    """The element's class and id attributes joined by a space."""
+    return f"{el.get('class') or ''} {el.get('id') or ''}".strip()
+
+
+def text_blocks(el: etree._Element) -> list[tuple[str, str]]:
+    """(tag of the block element, text) pairs in document order; <br> is a newline inside a block."""
+    blocks: list[tuple[str, str]] = []
+    parts: list[str] = []
+    owners: list[str] = [tag_of(el) or "div"]
+
+    def flush() -> None:
+        text = "".join(parts)
+        parts.clear()
+        if text.strip():
+            blocks.append((owners[-1], text))
+
+    for event, node in etree.iterwalk(el, events=("start", "end")):
+        tag = tag_of(node)
+        if event == "start":
+            if tag in BLOCK_TAGS:
+                flush()
+                owners.append(tag)
+            elif tag == "br":
+                parts.append("\n")
+            if tag and node.text:
+                parts.append(node.text)
+        else:
+            if tag in BLOCK_TAGS:
+                flush()
+                owners.pop()
+            if node is not el and node.tail:
+                parts.append(node.tail)
+    flush()
+    return blocks
+
+
+def clean_line(line: str) -> str:
+    """Collapse runs of white space inside a line."""
+    return _SPACES.sub(" ", line).strip()
+
+
+def block_lines(text: str) -> list[str]:
+    """Non-empty, white-space-normalised lines of one block's text."""
+    return [c for c in (clean_line(x) for x in text.split("\n")) if c]
+
+
+def text_lines(el: etree._Element) -> list[str]:
+    """The element's visible text, one block (or <br>-separated line) per line."""
+    return [line for _, text in text_blocks(el) for line in block_lines(text)]
+
+
+@dataclass
+class NodeStats:
+    """Aggregated counts over one element's subtree (text excludes white space)."""
+
+    chars: int = 0
+    link_chars: int = 0
+    tags: int = 0  # elements in the subtree, the element itself excluded
+    link_tags: int = 0
+    punct: int = 0
+    paragraphs: int = 0  # <p>, <pre>, <blockquote> holding text
+
+    @property
+    def link_density(self) -> float:
+        return self.link_chars / self.chars if self.chars else 0.0
+
+
+def node_stats(root: etree._Element) -> dict[etree._Element, NodeStats]:
+    """Statistics of every element's subtree, computed bottom-up in one post-order walk."""
+    stats: dict[etree._Element, NodeStats] = {}
+    for _, el in etree.iterwalk(root, events=("end",)):
+        if not isinstance(el.tag, str):
+            continue
+        s = NodeStats()
+        own = el.text or ""
+        s.chars, s.punct = count_chars(own), count_punct(own)
+        for child in el:
+            c = stats.get(child)
+            if c is not None:
+                s.chars += c.chars
+                s.link_chars += c.link_chars
+                s.tags += c.tags + 1
+                s.link_tags += c.link_tags
+                s.punct += c.punct
+                s.paragraphs += c.paragraphs
+            tail = child.tail or ""
+            s.chars += count_chars(tail)
+            s.punct += count_punct(tail)
+        tag = tag_of(el)
+        if tag == "a":
+            s.link_chars, s.link_tags = s.chars, s.link_tags + 1
+        if tag in PARAGRAPH_TAGS and s.chars:
+            s.paragraphs += 1
+        stats[el] = s
+    return stats
+
+
+def body_of(root: HtmlElement) -> HtmlElement:
+    """The <body> element, or the root when there is none."""
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def page_title(root: HtmlElement) -> str:
+    """Title channel: og:title, else the first <h1> that the <title> contains, else <title>'s main part."""
+    og = root.xpath("//meta[@property='og:title']/@content")
+    if og and str(og[0]).strip():
+        return clean_line(str(og[0]))
+    title_el = root.find(".//title")
+    title = clean_line(title_el.text_content()) if title_el is not None else ""
+    for h1 in root.iter("h1"):
+        text = clean_line(h1.text_content())
+        if text and (not title or text in title):
+            return text
+    if not title:
+        return ""
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(title) if p.strip()]
+    return max(parts, key=len) if parts else title

@@ -1,0 +1,100 @@
+"""Rule data of the baselines (tag lists, class/id word lists, constants), kept apart from their logic.
+
+The numeric constants were set from the method descriptions in issue 4 where it gives them; the others
+were chosen by hand on a few pages and are marked so. Re-run `bodyblocks evaluate` after any change.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------------------------------------- tags
+# Elements that start a new line of text; everything else is inline and merges with its neighbours.
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre "
+    "section summary table tbody td tfoot th thead tr ul legend noframes frameset option".split()
+)
+HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+# Never visible text: removed by every baseline before anything else.
+INVISIBLE_TAGS = frozenset(
+    "script style noscript template iframe svg head object embed canvas audio video select "
+    "datalist textarea button map area param source track frame".split()
+)
+# Step 3 of the heuristic pipeline: boilerplate elements dropped outright.
+HEURISTIC_DROP_TAGS = INVISIBLE_TAGS | frozenset("form nav aside footer header".split())
+# Containers a body can live in (candidates of the heuristic pipeline and the scorer).
+CONTAINER_TAGS = frozenset("div article section main td body blockquote center font span dd li".split())
+PARAGRAPH_TAGS = frozenset("p pre blockquote".split())
+
+# --------------------------------------------------------------------------------------- punctuation
+PUNCTUATION = "，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()"
+_PUNCT_RE = re.compile("[" + re.escape(PUNCTUATION) + "]")
+_WS = re.compile(r"\s+")
+
+
+def count_punct(text: str) -> int:
+    """Chinese and Western punctuation marks in a text."""
+    return len(_PUNCT_RE.findall(text))
+
+
+def count_chars(text: str) -> int:
+    """Characters without white space."""
+    return len(_WS.sub("", text))
+
+
+# ------------------------------------------------------------------------------------ class/id hints
+# Matched against the tokens of an element's class and id (split on -, _, white space and camelCase).
+# A token hits a word of NEGATIVE_AFFIX when it starts or ends with it ("sidebar", "breadcrumb",
+# "topnav"); NEGATIVE_EXACT words are too short for that ("ad" would hit "address", "tag" "tagline").
+NEGATIVE_AFFIX = (
+    "nav", "menu", "header", "footer", "side", "comment", "share", "related", "recommend", "crumb",
+    "pager", "author", "cookie",
+)
+NEGATIVE_EXACT = frozenset(
+    "ad ads adv advert adverts advertisement advertising adsense adbox adslot banner tag tags tagcloud "
+    "pagination".split()
+)
+POSITIVE_AFFIX = ("article", "content", "entry", "main", "post", "body", "text", "story", "detail")
+POSITIVE_EXACT = frozenset("blog news page-content".split())
+
+_SPLIT = re.compile(r"[\s_\-:.]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def hint_tokens(class_id: str) -> list[str]:
+    """Lower-cased tokens of a class/id string."""
+    return [t.lower() for t in _SPLIT.split(class_id) if t]
+
+
+def _hits(tokens: list[str], affix: tuple[str, ...], exact: frozenset[str]) -> bool:
+    """Whether any token matches a word by prefix/suffix or exactly."""
+    return any(t in exact or any(t.startswith(w) or t.endswith(w) for w in affix) for t in tokens)
+
+
+def is_negative(class_id: str) -> bool:
+    """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
+    return _hits(hint_tokens(class_id), NEGATIVE_AFFIX, NEGATIVE_EXACT)
+
+
+def is_positive(class_id: str) -> bool:
+    """Class/id names of article bodies."""
+    return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)
+
+
+# ------------------------------------------------------------------------------ heuristic (8 steps)
+KEEP_PARAGRAPHS = 3  # step 4 exception: a container with >= 3 paragraphs ...
+KEEP_TEXT_SHARE = 0.35  # ... and > 35 % of the page's text is never pruned
+LINK_PENALTY = 1.6  # step 5: chars * (1 - 1.6 * link density)
+PARAGRAPH_BONUS = 55.0  # step 5: + 55 * min(paragraphs, 12)
+PARAGRAPH_CAP = 12
+POSITIVE_BONUS = 150.0  # step 5: positive class/id bonus (hand-set)
+PROMOTE_GAIN = 1.1  # step 6: climb to the parent while its score is >= 1.1 x the current one (hand-set)
+MIN_HEADING_CHARS = 2  # step 7: headings of two characters survive
+MIN_LINE_CHARS = 10  # step 7: other lines need ten
+
+# ---------------------------------------------------------------------------------------- scorer
+SCORER_PARAGRAPH = 25.0  # punctuation + 25 x paragraphs ...
+SCORER_LINK = 1.5  # ... - 1.5 x link density x length
+SCORER_NEGATIVE = -1000.0
+SCORER_POSITIVE = 200.0
+SCORER_MIN_SCORE = 60.0  # below this the page has no body (hand-set: about two paragraphs of prose)

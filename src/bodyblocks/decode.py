@@ -1,0 +1,194 @@
+"""Bytes -> text, the first stage: pages lie about their charset, so every guess is checked strictly.
+
+Order (first that succeeds wins):
+  1. a byte-order mark (UTF-8, UTF-16, UTF-32);
+  2. UTF-8, when the bytes hold multi-byte sequences and are strictly valid UTF-8 — legacy-encoded text
+     is almost never valid UTF-8 by chance, and real pages declare gb2312 over UTF-8 bytes (daniel);
+  3. each charset the page declares (HTTP-equiv / meta charset / XML declaration), decoded strictly;
+  4. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
+     looks like Chinese text, then cp1252;
+  5. a detector (charset_normalizer) as a last resort, and finally UTF-8 with replacement characters,
+     reported through `Decoded.replaced`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import re
+import zlib
+from pathlib import Path
+
+from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, TooLarge
+from bodyblocks.types import Decoded
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # refuse anything bigger, compressed or not (decompression bombs)
+
+_BOMS = [
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+]
+_BINARY_MAGIC = [b"%PDF", b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"RIFF", b"\x00\x00\x01\x00"]
+_DECLARED = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_.:-]+)""",
+    re.IGNORECASE,
+)
+# Browsers (WHATWG Encoding) read these labels as their supersets; so do we.
+_ALIASES = {
+    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030", "cp936": "gb18030",
+    "iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252",
+    "iso8859-1": "cp1252", "windows-1252": "cp1252", "unicode": "utf-8", "utf8": "utf-8",
+}
+
+
+def read_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """Read a page file (.html, .htm, .html.gz or gzip bytes under any name), bounded in size."""
+    p = Path(path)
+    with open(p, "rb") as fh:
+        head = fh.read(2)
+        fh.seek(0)
+        if head == b"\x1f\x8b":
+            return _gunzip_stream(fh, max_bytes, str(p))
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise TooLarge(f"{p}: larger than {max_bytes} bytes")
+    return data
+
+
+def maybe_gunzip(data: bytes, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """Transparently decompress gzip bytes; other bytes pass through."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    import io
+
+    return _gunzip_stream(io.BytesIO(data), max_bytes, "input")
+
+
+def _gunzip_stream(fh, max_bytes: int, name: str) -> bytes:  # noqa: ANN001 - any binary file object
+    """Decompress at most max_bytes; a bomb raises TooLarge, a truncated stream CorruptCompression."""
+    try:
+        with gzip.GzipFile(fileobj=fh) as gz:
+            data = gz.read(max_bytes + 1)
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+        raise CorruptCompression(f"{name}: broken gzip stream ({exc})") from exc
+    if len(data) > max_bytes:
+        raise TooLarge(f"{name}: decompresses to more than {max_bytes} bytes")
+    return data
+
+
+def declared_charsets(data: bytes) -> list[str]:
+    """Charsets named in the first 8 KiB (meta charset, http-equiv content, XML declaration)."""
+    found: list[str] = []
+    for m in _DECLARED.finditer(data[:8192]):
+        label = (m.group(1) or m.group(2) or b"").decode("ascii", "ignore").strip().lower()
+        if label and label not in found:
+            found.append(label)
+    return found
+
+
+def _codec(label: str) -> str | None:
+    """Canonical Python codec for a charset label, or None when Python does not know it."""
+    label = _ALIASES.get(label, label)
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def _strict(data: bytes, codec: str) -> str | None:
+    """Decode strictly; a multi-byte character cut off by truncation at the very end is tolerated."""
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and codec in ("utf-8", "gb18030"):
+            try:
+                return data[: exc.start].decode(codec)
+            except UnicodeDecodeError:
+                return None
+        return None
+    except LookupError:
+        return None
+
+
+def _looks_chinese(text: str) -> bool:
+    """True when the non-ASCII characters are mostly common CJK (not Latin-1 bytes misread as GBK)."""
+    non_ascii = [c for c in text if ord(c) > 127]
+    if not non_ascii:
+        return True
+    cjk = sum(1 for c in non_ascii if "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef")
+    if cjk < 0.9 * len(non_ascii):
+        return False
+    common = 0  # GB2312 (both bytes >= 0xA1) holds the 6,763 everyday characters
+    for c in non_ascii[:2000]:
+        try:
+            b = c.encode("gb2312")
+            common += len(b) == 2
+        except UnicodeEncodeError:
+            pass
+    return common >= 0.8 * min(len(non_ascii), 2000)
+
+
+def check_binary(data: bytes) -> None:
+    """Raise BinaryInput for PDFs, images, archives and other non-text bytes."""
+    for magic in _BINARY_MAGIC:
+        if data.startswith(magic):
+            raise BinaryInput(f"binary content (starts with {magic[:4]!r}), not HTML")
+    sample = data[:8192]
+    controls = sum(1 for b in sample if b < 9 or 13 < b < 32 and b != 27)
+    if sample and controls > 0.05 * len(sample):
+        raise BinaryInput(f"binary content ({controls} control bytes in the first {len(sample)})")
+
+
+def decode_bytes(data: bytes) -> Decoded:
+    """Decode page bytes to text, reporting the codec used and whether replacement was needed."""
+    data = maybe_gunzip(data)
+    if not data.strip():
+        raise EmptyInput("empty page")
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            text = data[len(bom) :].decode(codec, errors="replace")
+            return Decoded(text, codec, "\ufffd" in text, declared_charsets(data), bom=True)
+    check_binary(data)
+    declared = declared_charsets(data)
+    if not data.isascii():
+        text = _strict(data, "utf-8")
+        if text is not None:
+            return Decoded(text, "utf-8", False, declared)
+    for label in declared:
+        codec = _codec(label)
+        if codec is None or codec.startswith("utf-16") or codec.startswith("utf-32"):
+            continue  # a page that says utf-16 without a BOM is ASCII-compatible in practice
+        text = _strict(data, codec)
+        if text is not None and (codec != "gb18030" or _looks_chinese(text)):
+            return Decoded(text, codec, False, declared)
+    for codec in ("utf-8", "gb18030", "cp1252"):
+        text = _strict(data, codec)
+        if text is not None and (codec != "gb18030" or _looks_chinese(text)):
+            return Decoded(text, codec, False, declared)
+    return _last_resort(data, declared)
+
+
+def _last_resort(data: bytes, declared: list[str]) -> Decoded:
+    """A statistical detector, then UTF-8 with replacement characters."""
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:200_000]).best()
+        if best is not None and best.encoding:
+            text = data.decode(best.encoding, errors="replace")
+            return Decoded(text, best.encoding, "\ufffd" in text, declared)
+    except ImportError:  # the detector is optional
+        pass
+    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared)
+
+
+def to_text(html: str | bytes) -> Decoded:
+    """Accept either already-decoded text or raw bytes."""
+    if isinstance(html, str):
+        if not html.strip():
+            raise EmptyInput("empty page")
+        return Decoded(html, "str", "\ufffd" in html)
+    return decode_bytes(html)

@@ -1,0 +1,23 @@
+"""Typed errors for bad input: callers catch InputError and record the reason, never crash a batch."""
+
+
+class InputError(ValueError):
+    """A page that cannot be turned into text; `reason` is a short machine-readable tag."""
+
+    reason = "bad-input"
+
+
+class EmptyInput(InputError):
+    reason = "empty"
+
+
+class BinaryInput(InputError):
+    reason = "binary"
+
+
+class TooLarge(InputError):
+    reason = "too-large"
+
+
+class CorruptCompression(InputError):
+    reason = "corrupt-gzip"

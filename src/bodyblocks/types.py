@@ -1,0 +1,92 @@
+"""The dataclasses that flow through the pipeline: Page -> Document (blocks) -> Prediction -> Extraction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Decoded:
+    """The result of turning page bytes into text (see decode.py)."""
+
+    text: str
+    encoding: str  # codec actually used, e.g. "utf-8", "gb18030", "cp1252"
+    replaced: bool  # True when undecodable bytes had to be replaced (U+FFFD)
+    declared: list[str] = field(default_factory=list)  # charsets the page declared, in order found
+    bom: bool = False  # a byte-order mark decided the encoding
+
+
+@dataclass
+class Page:
+    """One input page: raw bytes (or text) plus what a dataset knows about it."""
+
+    id: str
+    html: bytes | str
+    url: str | None = None
+    lang: str | None = None
+    gold: str | None = None  # gold main text, one paragraph per line
+    snippets: dict[str, list[str]] | None = None  # {"with": [...], "without": [...]}
+    split: str | None = None  # the source's own split name
+    dataset: str | None = None  # dataset folder name
+    labels_html: bytes | None = None  # L3S block-annotated copy, when present
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Block:
+    """One text block of a page, in document order, with its DOM features."""
+
+    index: int  # position in the page's block list
+    text: str  # visible text; inline tags merged, <br> as "\n", entities decoded
+    tag: str  # tag name of the block element ("p", "div", "h2", "td", ...)
+    tag_path: str  # e.g. "html/body/div#main/div.article-body/p"
+    xpath: str  # e.g. "/html[1]/body[1]/div[2]/p[3]"
+    depth: int  # depth of the block element below <html> (html = 0)
+    text_len: int = 0  # characters, white space excluded
+    link_len: int = 0  # characters inside <a>, white space excluded
+    link_density: float = 0.0  # link_len / text_len
+    punct_count: int = 0  # Chinese and Western punctuation marks
+    punct_density: float = 0.0  # punct_count / text_len
+    heading_level: int = 0  # 1..6 for <h1>..<h6>, 0 otherwise
+    is_list_item: bool = False
+    is_table_cell: bool = False
+    sibling_paragraphs: int = 0  # <p> children of the block's parent element
+    in_link_only: bool = False  # every character of the text sits inside links
+
+    @property
+    def is_heading(self) -> bool:
+        return self.heading_level > 0
+
+
+@dataclass
+class Document:
+    """A segmented page: ordered blocks plus the title channel and decoding facts."""
+
+    blocks: list[Block]
+    title: str = ""
+    encoding: str = "utf-8"
+    replaced: bool = False
+    truncated: bool = False  # the input was cut at the size limit
+
+    @property
+    def text(self) -> str:
+        """All visible text, one block per line group."""
+        return "\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class Extraction:
+    """What an extractor returns for one page."""
+
+    text: str  # body text, one paragraph per line; "" when no body was found
+    title: str = ""
+    extractor: str = ""
+    encoding: str | None = None
+    blocks: list[Block] | None = None  # the page's blocks, when the extractor works on blocks
+    probabilities: list[float] | None = None  # per block P(body), aligned with blocks
+    kept: list[int] | None = None  # indices of the blocks kept as body
+    confidence: float | None = None  # page-level confidence in [0, 1]
+    low_confidence: bool = False  # no block looked confidently like body
+    no_body: bool = False  # the extractor decided the page has no body text
+    replaced: bool = False  # decoding needed replacement characters

@@ -1,0 +1,25 @@
+"""Shared fixtures: where the shared datasets live (tests that need them skip when absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def datasets_root() -> Path | None:
+    """../shared/datasets beside the checkout, or $BODYBLOCKS_DATASETS."""
+    env = os.environ.get("BODYBLOCKS_DATASETS")
+    root = Path(env) if env else REPO.parent / "shared" / "datasets"
+    return root if (root / "README.md").exists() else None
+
+
+@pytest.fixture(scope="session")
+def shared_datasets() -> Path:
+    root = datasets_root()
+    if root is None:
+        pytest.skip("../shared/datasets is absent (set BODYBLOCKS_DATASETS to run dataset tests)")
+    return root

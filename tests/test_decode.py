@@ -1,0 +1,101 @@
+"""Decoding: BOM, strict declared charsets, lying declarations, GBK without declaration, bad bytes."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from bodyblocks.decode import decode_bytes, maybe_gunzip, read_bytes
+from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError, TooLarge
+
+ZH = "<p>国务院办公厅关于印发处理流程的通知。各省、自治区、直辖市人民政府：现将方案印发给你们，请认真贯彻执行。</p>"
+
+
+def page(body: str, head: str = "") -> str:
+    return f"<html><head>{head}</head><body>{body}</body></html>"
+
+
+def test_gbk_with_declaration() -> None:
+    d = decode_bytes(page(ZH, '<meta http-equiv="Content-Type" content="text/html; charset=gbk">').encode("gbk"))
+    assert d.encoding == "gb18030" and "处理流程" in d.text and not d.replaced
+    assert d.declared == ["gbk"]
+
+
+def test_gbk_without_declaration() -> None:
+    d = decode_bytes(page(ZH).encode("gbk"))
+    assert d.encoding == "gb18030" and "直辖市人民政府" in d.text and "\ufffd" not in d.text
+
+
+def test_utf8_with_lying_gb2312_declaration() -> None:
+    d = decode_bytes(page(ZH, '<meta charset="gb2312">').encode("utf-8"))
+    assert d.encoding == "utf-8" and "国务院办公厅" in d.text
+
+
+def test_utf8_bom() -> None:
+    d = decode_bytes(b"\xef\xbb\xbf" + page(ZH, '<meta charset="gbk">').encode("utf-8"))
+    assert d.bom and d.encoding == "utf-8" and d.text.startswith("<html>")
+
+
+def test_utf16_bom() -> None:
+    d = decode_bytes(page(ZH).encode("utf-16"))
+    assert d.bom and "处理流程" in d.text
+
+
+def test_cp1252_without_declaration_is_not_read_as_gbk() -> None:
+    d = decode_bytes(page("<p>Café résumé — naïve “quotes” déjà vu.</p>").encode("cp1252"))
+    assert d.encoding == "cp1252" and "Café résumé — naïve “quotes”" in d.text
+
+
+def test_declared_latin1_read_as_cp1252() -> None:
+    d = decode_bytes(page("<p>Smart “quotes” cost 5€</p>", '<meta charset="iso-8859-1">').encode("cp1252"))
+    assert d.encoding == "cp1252" and "“quotes” cost 5€" in d.text
+
+
+def test_declared_charset_that_fails_strictly_is_skipped() -> None:
+    data = page(ZH, '<meta charset="shift_jis">').encode("gbk")
+    d = decode_bytes(data)
+    assert d.encoding == "gb18030" and "处理流程" in d.text
+
+
+def test_truncated_multibyte_tail_is_tolerated() -> None:
+    data = page(ZH).encode("utf-8")[:-16] + "处".encode()[:2]
+    d = decode_bytes(data)
+    assert d.encoding == "utf-8" and not d.replaced
+
+
+@pytest.mark.parametrize("data", [b"", b"   \n\t  "])
+def test_empty_input(data: bytes) -> None:
+    with pytest.raises(EmptyInput):
+        decode_bytes(data)
+
+
+@pytest.mark.parametrize("data", [b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"])
+def test_pdf_and_image_rejected(data: bytes) -> None:
+    with pytest.raises(BinaryInput):
+        decode_bytes(data)
+
+
+def test_binary_garbage_rejected() -> None:
+    with pytest.raises(InputError):
+        decode_bytes(os.urandom(4096))
+
+
+def test_gzip_transparent_and_truncated(tmp_path) -> None:  # noqa: ANN001
+    raw = page(ZH).encode("utf-8")
+    gz = gzip.compress(raw)
+    assert maybe_gunzip(gz) == raw
+    f = tmp_path / "p.html.gz"
+    f.write_bytes(gz)
+    assert read_bytes(f) == raw
+    f.write_bytes(gz[: len(gz) // 2])
+    with pytest.raises(CorruptCompression):
+        read_bytes(f)
+
+
+def test_gzip_bomb_is_bounded(tmp_path) -> None:  # noqa: ANN001
+    f = tmp_path / "bomb.html.gz"
+    f.write_bytes(gzip.compress(b"<p>" + b"a" * 5_000_000))
+    with pytest.raises(TooLarge):
+        read_bytes(f, max_bytes=1_000_000)

@@ -1,0 +1,152 @@
+"""The segmenter: blocks, tag paths, features, invisibles, malformed and hostile input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import time
+
+import pytest
+
+from bodyblocks.cli import main
+from bodyblocks.errors import InputError
+from bodyblocks.segment import segment
+
+PAGE = """<!DOCTYPE html><html><head><title>站点 - 标题</title>
+<meta property="og:title" content="会议召开">
+<style>p { color: red }</style><script>var site = "not text";</script></head>
+<body><div class="header"><a href="/">首页</a> <a href="/news">新闻</a></div>
+<div id="main" class="article-body">
+  <h2>处理流程</h2>
+  <p>第一段<b>加粗</b>文字，<a href="/x">链接</a>。<br>第二行&amp;实体&nbsp;文字</p>
+  <p>Second   paragraph
+     spans lines.</p>
+  <!-- a comment that is not text -->
+  <noscript>enable js</noscript><template><p>template text</p></template>
+  <div style="display: none">hidden div</div><span hidden>hidden span</span><p aria-hidden="true">aria</p>
+  <ul><li>item one</li><li>item two</li></ul>
+  <table><tr><td>cell A</td><td>cell B</td></tr></table>
+</div></body></html>"""
+
+
+@pytest.fixture(params=["bs4", "lxml"])
+def parser(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def texts(html: str | bytes, parser: str = "bs4") -> list[str]:
+    return [b.text for b in segment(html, parser=parser).blocks]
+
+
+def test_blocks_in_order_with_invisibles_removed(parser: str) -> None:
+    assert texts(PAGE, parser) == [
+        "首页 新闻", "处理流程", "第一段加粗文字，链接。\n第二行&实体 文字", "Second paragraph spans lines.",
+        "item one", "item two", "cell A", "cell B",
+    ]
+
+
+def test_tag_paths_xpaths_and_features(parser: str) -> None:
+    doc = segment(PAGE, parser=parser)
+    nav, heading, para = doc.blocks[0], doc.blocks[1], doc.blocks[2]
+    assert nav.tag_path == "html/body/div.header" and nav.link_density == 1.0 and nav.in_link_only
+    assert heading.tag_path == "html/body/div#main.article-body/h2" and heading.heading_level == 2
+    assert heading.is_heading and heading.text_len == 4
+    assert para.xpath == "/html[1]/body[1]/div[2]/p[1]" and para.sibling_paragraphs == 3
+    assert para.link_len == 2 and 0 < para.link_density < 0.2 and para.punct_count == 2
+    assert doc.blocks[4].is_list_item and doc.blocks[6].is_table_cell
+    assert [b.index for b in doc.blocks] == list(range(len(doc.blocks)))
+    assert doc.title == "会议召开"
+
+
+def test_title_falls_back_to_title_tag_then_h1() -> None:
+    assert segment("<title> A  page </title><p>x</p>").title == "A page"
+    assert segment("<body><h1>Only heading</h1><p>x</p></body>").title == "Only heading"
+
+
+def test_two_character_heading_survives() -> None:
+    assert texts("<h3>简介</h3><p>正文内容。</p>") == ["简介", "正文内容。"]
+
+
+def test_text_between_blocks_keeps_order() -> None:
+    assert texts("<div>intro <p>para</p> outro <b>bold</b></div>") == ["intro", "para", "outro bold"]
+
+
+def test_pre_keeps_line_breaks() -> None:
+    assert texts("<pre>a  b\n  c</pre>") == ["a  b\n  c"]
+
+
+def test_unclosed_p_and_stray_div(parser: str) -> None:
+    html = "<body><div class=header><p>one<p>two</div></div></div><p>three<div id=x>four</body>"
+    assert texts(html, parser) == ["one", "two", "three", "four"]
+
+
+def test_unquoted_attributes(parser: str) -> None:
+    doc = segment("<div class=post-content id=body><p class=lead>text</p></div>", parser=parser)
+    assert doc.blocks[0].tag_path.endswith("div#body.post-content/p.lead")
+
+
+def test_missing_close_div_puts_body_under_header() -> None:
+    html = "<body><div class=header><a href=/>Home</a><div class=content><p>Body one.</p><p>Body two.</p></body>"
+    doc = segment(html)
+    assert [b.text for b in doc.blocks] == ["Home", "Body one.", "Body two."]
+    assert doc.blocks[1].tag_path == "html/body/div.header/div.content/p"
+
+
+def test_gbk_bytes_and_gzip() -> None:
+    raw = "<html><body><p>国务院办公厅关于印发处理流程的通知。</p></body></html>".encode("gbk")
+    doc = segment(gzip.compress(raw))
+    assert doc.encoding == "gb18030" and doc.blocks[0].text == "国务院办公厅关于印发处理流程的通知。"
+
+
+def test_deep_nesting_does_not_overflow() -> None:
+    html = "<html><body>" + "<div>" * 10_000 + "deep text" + "</div>" * 10_000 + "<p>after</p></body></html>"
+    doc = segment(html)
+    assert [b.text for b in doc.blocks] == ["deep text", "after"]
+    assert doc.blocks[0].tag_path.startswith(".../") and doc.blocks[0].tag_path.count("/") <= 25
+
+
+def test_huge_page_is_capped_not_hung() -> None:
+    html = "<html><body>" + "<p>Paragraph text with words.</p>" * 100_000 + "</body></html>"
+    start = time.perf_counter()
+    doc = segment(html, max_chars=500_000)
+    assert doc.truncated and 10_000 < len(doc.blocks) < 20_000
+    assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize("bad", [b"", b"  \n ", b"%PDF-1.4 binary", b"\x89PNG\r\n\x1a\nxxxx", bytes(range(256)) * 40])
+def test_bad_input_raises_typed_error(bad: bytes) -> None:
+    with pytest.raises(InputError):
+        segment(bad)
+
+
+def test_whitespace_only_markup_gives_no_blocks() -> None:
+    assert segment("<html><body>  <div> </div> </body></html>").blocks == []
+
+
+def test_truncated_gzip_is_typed_error() -> None:
+    data = gzip.compress(b"<p>hello</p>" * 100)
+    with pytest.raises(InputError):
+        segment(data[:20])
+
+
+def test_cli_segment_jsonl(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    page = tmp_path / "page.html.gz"
+    page.write_bytes(gzip.compress(PAGE.encode("utf-8")))
+    assert main(["segment", str(page)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[1]["text"] == "处理流程" and rows[1]["tag_path"].endswith("/h2")
+    assert main(["segment", str(page), "--format", "table"]) == 0
+    assert "处理流程" in capsys.readouterr().out
+
+
+def test_cli_segment_bad_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    page = tmp_path / "junk.html"
+    page.write_bytes(b"%PDF-1.4 \x00\x01")
+    assert main(["segment", str(page)]) == 2
+    assert "binary" in capsys.readouterr().err
+
+
+def test_segment_reads_stream_safely() -> None:
+    buf = io.BytesIO(b"<p>a</p>")
+    assert texts(buf.getvalue()) == ["a"]
