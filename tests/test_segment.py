@@ -42,7 +42,7 @@ def texts(html: str | bytes, parser: str = "bs4") -> list[str]:
 def test_blocks_in_order_with_invisibles_removed(parser: str) -> None:
     assert texts(PAGE, parser) == [
         "首页 新闻", "处理流程", "第一段加粗文字，链接。\n第二行&实体 文字", "Second paragraph spans lines.",
-        "item one", "item two", "cell A", "cell B",
+        "item one", "item two", "cell A cell B",
     ]
 
 
@@ -54,7 +54,7 @@ def test_tag_paths_xpaths_and_features(parser: str) -> None:
     assert heading.is_heading and heading.text_len == 4
     assert para.xpath == "/html[1]/body[1]/div[2]/p[1]" and para.sibling_paragraphs == 3
     assert para.link_len == 2 and 0 < para.link_density < 0.2 and para.punct_count == 2
-    assert doc.blocks[4].is_list_item and doc.blocks[6].is_table_cell
+    assert doc.blocks[4].is_list_item and doc.blocks[6].is_table_cell and doc.blocks[6].tag == "tr"
     assert [b.index for b in doc.blocks] == list(range(len(doc.blocks)))
     assert doc.title == "会议召开"
 
@@ -70,6 +70,15 @@ def test_two_character_heading_survives() -> None:
 
 def test_text_between_blocks_keeps_order() -> None:
     assert texts("<div>intro <p>para</p> outro <b>bold</b></div>") == ["intro", "para", "outro bold"]
+
+
+def test_ordered_list_markers_as_displayed() -> None:
+    assert texts("<ol start=3><li>three</li><li>four</li></ol><ol><li>one</li></ol>") == ["3. three", "4. four", "1. one"]
+
+
+def test_layout_cells_stay_separate_blocks(parser: str) -> None:
+    html = "<table><tr><td><a href=/>Home</a> <a href=/n>News</a></td><td>Body line one<br>two</td></tr></table>"
+    assert texts(html, parser) == ["Home News", "Body line one\ntwo"]
 
 
 def test_pre_keeps_line_breaks() -> None:

@@ -31,7 +31,9 @@ _BOMS = [
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 ]
-_BINARY_MAGIC = [b"%PDF", b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"RIFF", b"\x00\x00\x01\x00"]
+_BINARY_MAGIC = [
+    b"%PDF", b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"RIFF", b"\x00\x00\x01\x00",
+]
 _DECLARED = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_.:-]+)""",
     re.IGNORECASE,
@@ -113,12 +115,17 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+def _is_cjk(c: str) -> bool:
+    """Common CJK ideographs, CJK punctuation and full-width forms."""
+    return "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
+
+
 def _looks_chinese(text: str) -> bool:
     """True when the non-ASCII characters are mostly common CJK (not Latin-1 bytes misread as GBK)."""
     non_ascii = [c for c in text if ord(c) > 127]
     if not non_ascii:
         return True
-    cjk = sum(1 for c in non_ascii if "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef")
+    cjk = sum(1 for c in non_ascii if _is_cjk(c))
     if cjk < 0.9 * len(non_ascii):
         return False
     common = 0  # GB2312 (both bytes >= 0xA1) holds the 6,763 everyday characters

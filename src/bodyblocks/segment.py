@@ -46,7 +46,25 @@ _WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 
-Event = tuple  # ("start", tag, attrs, p_children) | ("text", str) | ("br",) | ("end", tag)
+Event = tuple  # ("start", tag, attrs, p_children, boundary) | ("text", str) | ("br",) | ("end", tag)
+CELL_TAGS = frozenset(["td", "th"])
+MAX_CELL_SCAN = 64  # a table cell is looked into this far to decide whether it is a one-line data cell
+
+
+def _boundary(tag: str, descendant_tags: Iterator[str]) -> bool:
+    """Whether an element starts a new block.
+
+    Block-level tags do, except a table cell that holds only inline markup: the cells of a data-table row
+    are one line of text in a browser (and in every gold set), so they join into the row's block.
+    """
+    if tag not in BLOCK_TAGS:
+        return False
+    if tag not in CELL_TAGS:
+        return True
+    for i, t in enumerate(descendant_tags):
+        if i >= MAX_CELL_SCAN or t in BLOCK_TAGS or t == "br":
+            return True
+    return False
 
 
 def _skip(tag: str, attrs: dict[str, Any]) -> bool:
@@ -80,7 +98,8 @@ def _events_bs4(root: Any) -> Iterator[Event]:
                 yield ("br",)
                 continue
             p_children = sum(1 for c in node.contents if isinstance(c, Tag) and c.name == "p")
-            yield ("start", name, node.attrs, p_children)
+            inner = (d.name for d in node.descendants if isinstance(d, Tag)) if name in CELL_TAGS else iter(())
+            yield ("start", name, node.attrs, p_children, _boundary(name, inner))
             stack.append((node, False))
             stack.extend((c, True) for c in reversed(node.contents))
         elif isinstance(node, NavigableString) and not isinstance(node, invisible):
@@ -114,7 +133,8 @@ def _events_lxml(root: Any) -> Iterator[Event]:
                 yield ("text", el.tail)
             continue
         p_children = sum(1 for c in el if c.tag == "p")
-        yield ("start", name, el.attrib, p_children)
+        inner = (d.tag for d in el.iterdescendants() if isinstance(d.tag, str)) if name in CELL_TAGS else iter(())
+        yield ("start", name, el.attrib, p_children, _boundary(name, inner))
         if el.text:
             yield ("text", el.text)
         stack.append((el, False))
@@ -125,11 +145,13 @@ def _events_lxml(root: Any) -> Iterator[Event]:
 class _Open:
     """An element on the walk's stack."""
 
-    __slots__ = ("tag", "segment", "xseg", "p_children", "child_counts")
+    __slots__ = ("tag", "segment", "xseg", "p_children", "boundary", "child_counts", "ol_start")
 
-    def __init__(self, tag: str, segment: str, xseg: str, p_children: int) -> None:
+    def __init__(self, tag: str, segment: str, xseg: str, p_children: int, boundary: bool = True) -> None:
         self.tag, self.segment, self.xseg, self.p_children = tag, segment, xseg, p_children
+        self.boundary = boundary  # this element starts and ends a block
         self.child_counts: dict[str, int] = {}
+        self.ol_start = 1  # first number of an <ol>
 
 
 def _path_segment(tag: str, attrs: dict[str, Any]) -> str:
@@ -164,7 +186,7 @@ class _Builder:
             elif kind == "br":
                 self.parts.append("\n")
             elif kind == "start":
-                self._start(ev[1], ev[2], ev[3])
+                self._start(ev[1], ev[2], ev[3], ev[4])
             else:
                 self._end(ev[1])
         self._flush()
@@ -178,21 +200,29 @@ class _Builder:
         if self.in_link:
             self.link_chars += len(_WS.sub("", text))
 
-    def _start(self, tag: str, attrs: dict[str, Any], p_children: int) -> None:
-        if tag in BLOCK_TAGS:
+    def _start(self, tag: str, attrs: dict[str, Any], p_children: int, boundary: bool) -> None:
+        if boundary:
             self._flush()
+        elif tag in CELL_TAGS:
+            self.parts.append(" ")  # cells of one row read as one line
         parent = self.stack[-1] if self.stack else None
         n = 1
         if parent is not None:
             n = parent.child_counts.get(tag, 0) + 1
             parent.child_counts[tag] = n
-        self.stack.append(_Open(tag, _path_segment(tag, attrs), f"{tag}[{n}]", p_children))
+        opened = _Open(tag, _path_segment(tag, attrs), f"{tag}[{n}]", p_children, boundary)
+        if tag == "ol":
+            start = str(attrs.get("start", "1")).strip()
+            opened.ol_start = int(start) if start.isdigit() else 1
+        elif tag == "li" and parent is not None and parent.tag == "ol":
+            self.parts.append(f"{parent.ol_start + n - 1}. ")  # the marker a browser displays
+        self.stack.append(opened)
         self.in_link += tag == "a"
         self.in_pre += tag in PRE_TAGS
 
     def _end(self, tag: str) -> None:
-        if tag in BLOCK_TAGS:
-            self._flush()
+        if not self.stack or self.stack[-1].boundary:
+            self._flush()  # before the pop: the closing element owns the text
         if self.stack:
             self.stack.pop()
         self.in_link -= tag == "a"
@@ -213,7 +243,7 @@ class _Builder:
     def _make_block(self, text: str, link_chars: int) -> Block:
         stack = self.stack
         k = len(stack) - 1  # the innermost open block-level element owns the text
-        while k > 0 and stack[k].tag not in BLOCK_TAGS:
+        while k > 0 and not stack[k].boundary:
             k -= 1
         owner = stack[k] if stack else _Open("html", "html", "html[1]", 0)
         start = max(0, k + 1 - MAX_PATH_SEGMENTS)
@@ -239,7 +269,7 @@ class _Builder:
             punct_density=punct / n_chars if n_chars else 0.0,
             heading_level=heading,
             is_list_item=bool(tags & {"li", "dd", "dt"}),
-            is_table_cell=bool(tags & {"td", "th"}),
+            is_table_cell=bool(tags & {"td", "th", "tr"}),
             sibling_paragraphs=stack[k - 1].p_children if k > 0 else 0,
             in_link_only=n_chars > 0 and link_chars >= n_chars,
         )

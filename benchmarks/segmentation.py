@@ -1,0 +1,103 @@
+"""Segmentation quality and speed on the gold pages of ../shared/datasets.
+
+For every dataset with gold text it prints:
+  * whole-line share: gold lines found whole inside one block (white space removed before comparing);
+  * split share: gold lines not inside any one block but inside two or more consecutive blocks joined —
+    the failure the segmenter must avoid (a line cut by markup);
+  * clean decode share: pages decoded without replacement characters;
+  * pages/s of `segment` and of trafilatura's whole extraction on the same pages, one process, same run.
+
+Usage: python benchmarks/segmentation.py [--root ../shared/datasets] [--limit N] [--parser bs4|lxml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import time
+from pathlib import Path
+
+from bodyblocks.segment import segment
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def squash(text: str) -> str:
+    """Letters and digits only: gold files differ from pages in quotes, dashes, bullets and in '?' or U+FFFD
+    where the source mangled non-ASCII punctuation (l3s-gn1, dragnet), none of which is segmentation."""
+    return "".join(c for c in text if c.isalnum()).lower()
+
+
+def line_coverage(blocks: list[str], gold_lines: list[str]) -> tuple[int, int, int, list[str]]:
+    """(whole, split, total, missing lines) for one page."""
+    squashed = [squash(b) for b in blocks]
+    joined = "\x00".join(squashed)  # a separator that no gold line contains
+    glued = "".join(squashed)
+    whole = split = total = 0
+    missing: list[str] = []
+    for line in gold_lines:
+        g = squash(line)
+        if len(g) < 2:
+            continue
+        total += 1
+        if g in joined:
+            whole += 1
+        elif g in glued:
+            split += 1
+            missing.append("SPLIT " + line)
+        else:
+            missing.append("ABSENT " + line)
+    return whole, split, total, missing
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, default=REPO.parent / "shared" / "datasets")
+    ap.add_argument("--limit", type=int, default=0, help="pages per dataset (0 = all)")
+    ap.add_argument("--parser", default="bs4")
+    ap.add_argument("--speed-pages", type=int, default=60, help="pages per dataset timed against trafilatura")
+    ap.add_argument("--show-missing", type=int, default=0)
+    args = ap.parse_args()
+    import trafilatura
+
+    print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'split':>6s} {'clean':>6s} "
+          f"{'seg p/s':>8s} {'traf p/s':>8s}")
+    for ds in sorted(p for p in args.root.iterdir() if (p / "pages.jsonl").exists()):
+        recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
+        recs = [r for r in recs if r.get("gold")]
+        if args.limit:
+            recs = recs[: args.limit]
+        if not recs:
+            continue
+        whole = split = total = clean = 0
+        t_seg = t_traf = 0.0
+        n_timed = 0
+        examples: list[str] = []
+        for i, r in enumerate(recs):
+            data = gzip.decompress((ds / r["html"]).read_bytes())
+            gold = (ds / r["gold"]).read_text(encoding="utf-8")
+            t0 = time.perf_counter()
+            try:
+                doc = segment(data, parser=args.parser)
+            except ValueError as exc:
+                examples.append(f"{r['id']}: ERROR {exc}")
+                continue
+            t1 = time.perf_counter()
+            if i < args.speed_pages:
+                trafilatura.extract(data)
+                t_traf += time.perf_counter() - t1
+                t_seg += t1 - t0
+                n_timed += 1
+            clean += not doc.replaced
+            w, s, t, missing = line_coverage([b.text for b in doc.blocks], gold.splitlines())
+            whole, split, total = whole + w, split + s, total + t
+            examples += [f"{r['id']}: {m[:120]}" for m in missing[:2]]
+        print(f"{ds.name:18s} {len(recs):5d} {total:6d} {whole / max(total, 1):6.3f} {split / max(total, 1):6.3f} "
+              f"{clean / len(recs):6.3f} {n_timed / max(t_seg, 1e-9):8.1f} {n_timed / max(t_traf, 1e-9):8.1f}")
+        for e in examples[: args.show_missing]:
+            print("    ", e)
+
+
+if __name__ == "__main__":
+    main()
