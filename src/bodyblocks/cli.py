@@ -28,8 +28,101 @@ def _run_segment(args: argparse.Namespace) -> int:
 
 # --- end segment ----------------------------------------------------------------------------------------
 
+
+# --- extract (batch.py) ---------------------------------------------------------------------------------
+def _add_extract(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("extract", help="extract the body text of pages into one output file per page")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="page files (.html/.htm/.html.gz), folders, dataset folders, or a .txt file of URLs")
+    p.add_argument("--out", required=True, help="output folder (also gets report.json)")
+    p.add_argument("--extractor", default=None, help="model (default when a checkpoint is shipped), heuristic, ...")
+    p.add_argument("--checkpoint", default=None, help="model folder (default: the shipped checkpoints/default)")
+    p.add_argument("--format", choices=["txt", "json", "md"], default="txt")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=int, default=16, help="pages per forward pass of the model")
+    p.add_argument("--workers", type=int, default=1, help="parsing processes")
+    p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
+    p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
+    p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
+    p.add_argument("--no-resume", action="store_true", help="redo pages whose output exists")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--capture-timeout", type=float, default=30.0, help="per-URL timeout when INPUT is a URL list")
+    p.set_defaults(handler=_run_extract)
+
+
+def _run_extract(args: argparse.Namespace) -> int:
+    from bodyblocks.batch import BatchOptions, run_batch
+    from bodyblocks.predict import default_extractor_name
+
+    name = args.extractor or default_extractor_name()
+    extractor_opts: dict = {}
+    if name == "model":
+        extractor_opts = {"device": args.device, "fallback": args.fallback}
+        if args.checkpoint:
+            extractor_opts["checkpoint"] = args.checkpoint
+    opts = BatchOptions(
+        extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
+        batch_size=args.batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
+        review=args.review, progress=not args.no_progress, capture_opts={"timeout": args.capture_timeout},
+    )
+    totals = run_batch(args.inputs, args.out, opts)
+    print(f"{totals.ok} extracted, {totals.failed} failed, {totals.skipped} skipped (already done), "
+          f"{totals.low_confidence} low-confidence; report: {args.out}/report.json", file=sys.stderr)
+    for reason, n in sorted(totals.reasons.items()):
+        print(f"  failed ({reason}): {n}", file=sys.stderr)
+    return 1 if totals.failed else 0
+
+
+# --- end extract ----------------------------------------------------------------------------------------
+
+# --- evaluate (evaluate.py, evalreport.py) -------------------------------------------------------------
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot")
+    p.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders (or names under the root)")
+    p.add_argument("--extractor", nargs="+", required=True, metavar="NAME",
+                   help="density heuristic scorer regex longest trafilatura readability gne model")
+    p.add_argument("--split", default=None, help="evaluate one split only (e.g. test); default: all pages")
+    p.add_argument("--limit", type=int, default=None, help="at most N pages per dataset, evenly spread")
+    p.add_argument("--workers", type=int, default=1, help="extraction processes (0: in-process, no time limit)")
+    p.add_argument("--page-timeout", type=float, default=60.0, help="seconds per page and extractor")
+    p.add_argument("--checkpoint", default=None, help="model folder for --extractor model")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
+    p.add_argument("--out", default=None, metavar="DIR", help="write report.json, pages.csv, accuracy.png, report.md")
+    p.add_argument("--by-lang", action="store_true", help="also print the per-language table")
+    p.set_defaults(handler=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bodyblocks.evalreport import format_table, write_outputs
+    from bodyblocks.evaluate import EvalConfig, evaluate
+
+    opts = {"model": {"checkpoint": args.checkpoint}} if args.checkpoint else {}
+    cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
+                     args.page_timeout, opts)
+    report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr))
+    for name, note in report["selection"].items():
+        if note.get("split_source"):
+            print(f"{name}: split {note['split']} from {note['split_source']}", file=sys.stderr)
+    print(format_table(report["summary"]))
+    if args.by_lang:
+        print()
+        print(format_table(report["summary"], by_lang=True))
+    command = "bodyblocks " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["evaluate"] else None
+    out = Path(args.out) if args.out else None
+    for path in write_outputs(report, results, out, Path(args.json) if args.json else None, command):
+        print(f"wrote {path}", file=sys.stderr)
+    print(f"{len(report['failures'])} page failures recorded", file=sys.stderr)
+    return 0
+
+
+# --- end evaluate ---------------------------------------------------------------------------------------
+
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
+    _add_extract,
+    _add_evaluate,
 ]
 
 

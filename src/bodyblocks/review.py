@@ -1,0 +1,55 @@
+"""Review pages: a page's blocks with the kept ones highlighted, beside the extracted text, for checking by eye."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from bodyblocks.types import Extraction
+
+_STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:0}header{padding:8px 16px;background:#223;color:#fff}
+main{display:grid;grid-template-columns:1fr 1fr;gap:16px;padding:16px}
+.b{padding:3px 6px;margin:2px 0;border-left:4px solid #ccc;color:#666;white-space:pre-wrap}
+.b.kept{border-color:#2a7;background:#e9f8ef;color:#000}.p{float:right;font:11px monospace;color:#999}
+.path{font:10px monospace;color:#aaa;display:block}pre{white-space:pre-wrap;font:14px/1.5 system-ui}
+h2{font-size:15px;margin:4px 0 8px}"""
+
+
+def write_review(path: Path, key: str, ex: Extraction) -> None:
+    """One review page: left the page's blocks (kept ones green, with P(body)), right the output text."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = set(ex.kept or [])
+    left: list[str] = []
+    if ex.blocks is None:
+        left.append("<p><i>This extractor does not work on blocks; only its output is shown.</i></p>")
+    else:
+        probs = ex.probabilities or [None] * len(ex.blocks)
+        for b, p in zip(ex.blocks, probs, strict=True):
+            cls = "b kept" if b.index in kept else "b"
+            pr = f'<span class="p">{p:.2f}</span>' if p is not None else ""
+            left.append(f'<div class="{cls}">{pr}<span class="path">{html.escape(b.tag_path[-90:])}</span>'
+                        f"{html.escape(b.text)}</div>")
+    flags = []
+    if ex.low_confidence:
+        flags.append("LOW CONFIDENCE")
+    if ex.no_body:
+        flags.append("NO BODY")
+    conf = f"confidence {ex.confidence:.2f}" if ex.confidence is not None else ""
+    doc = (f"<!doctype html><meta charset=utf-8><title>review {html.escape(key)}</title><style>{_STYLE}</style>"
+           f"<header><b>{html.escape(key)}</b> — {html.escape(ex.title)} · {ex.extractor} · {conf} "
+           f"{' '.join(flags)}</header><main><section><h2>Blocks ({len(kept)} kept)</h2>{''.join(left)}</section>"
+           f"<section><h2>Extracted text</h2><pre>{html.escape(ex.text) or '<i>(empty)</i>'}</pre></section></main>")
+    path.write_text(doc, encoding="utf-8")
+
+
+def write_review_index(folder: Path) -> None:
+    """review/index.html linking every review page."""
+    if not folder.exists():
+        return
+    pages = sorted(p for p in folder.rglob("*.html") if p.name != "index.html")
+    items = "".join(f'<li><a href="{html.escape(str(p.relative_to(folder)))}">{html.escape(str(p.relative_to(folder)))}'
+                    f"</a></li>" for p in pages)
+    (folder / "index.html").write_text(
+        f"<!doctype html><meta charset=utf-8><title>review</title><h1>{len(pages)} pages to review</h1><ul>{items}</ul>",
+        encoding="utf-8",
+    )

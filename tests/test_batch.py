@@ -1,0 +1,112 @@
+"""Batch extraction: every input kind, failures recorded and counted, resume, report, review pages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
+from bodyblocks.cli import main
+
+ARTICLE = """<html><head><title>Flood relief</title></head><body>
+<div class="nav"><a href="/">Home</a> | <a href="/news">News</a> | <a href="/about">About</a></div>
+<div class="article"><h1>Flood relief reaches the valley</h1>
+<p>Relief convoys reached the flooded valley on Tuesday after three days of rain closed the only road.</p>
+<p>Officials said clean water, blankets and medicine were handed out at four schools used as shelters.</p>
+<p>Engineers expect the bridge to reopen next week, once the river falls below its warning level again.</p>
+</div><div class="footer">Copyright 2026 Example News</div></body></html>"""
+
+
+def make_inputs(root: Path) -> Path:
+    """A folder mixing good pages (plain, gzip, nested) with binary junk, an empty file and a deep page."""
+    src = root / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "good.html").write_text(ARTICLE, encoding="utf-8")
+    (src / "sub" / "zipped.html.gz").write_bytes(gzip.compress(ARTICLE.replace("<h1>Flood", "<h1>洪水救援 Flood").encode("gbk")))
+    (src / "junk.html").write_bytes(b"%PDF-1.5\n\x00\x01\x02binary")
+    (src / "empty.htm").write_bytes(b"")
+    deep = "<html><body>" + "<div>" * 10_000 + "<p>Deep text here.</p>" + "</div>" * 10_000 + "</body></html>"
+    (src / "deep.html").write_text(deep, encoding="utf-8")
+    (src / "notes.md").write_text("not a page", encoding="utf-8")
+    return src
+
+
+def report(out: Path) -> dict:
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def test_stem_of() -> None:
+    assert stem_of(Path("a/b.html.gz")) == "b" and stem_of(Path("x.htm")) == "x" and stem_of(Path("y.HTML")) == "y"
+
+
+def test_folder_with_junk_yields_every_good_page_and_an_error_for_each_bad_one(tmp_path: Path) -> None:
+    src = make_inputs(tmp_path)
+    out = tmp_path / "out"
+    totals = run_batch([src], out, BatchOptions(extractor="heuristic", progress=False))
+    assert (totals.pages, totals.ok, totals.failed) == (5, 3, 2)
+    assert "Relief convoys reached" in (out / "good.txt").read_text(encoding="utf-8")
+    assert "Relief convoys reached" in (out / "sub" / "zipped.txt").read_text(encoding="utf-8")
+    assert (out / "deep.txt").exists()
+    rep = report(out)
+    assert rep["totals"]["reasons"] == {"binary": 1, "empty": 1}
+    by_id = {p["id"]: p for p in rep["pages"]}
+    assert by_id["junk"]["status"] == "failed" and by_id["junk"]["error"].startswith("binary")
+    assert by_id["empty"]["status"] == "failed" and by_id["sub/zipped"]["encoding"] == "gb18030"
+    assert by_id["good"]["title"] == "Flood relief" and by_id["good"]["chars"] > 200
+
+
+def test_resume_skips_done_pages(tmp_path: Path) -> None:
+    src = make_inputs(tmp_path)
+    out = tmp_path / "out"
+    run_batch([src], out, BatchOptions(extractor="heuristic", progress=False))
+    (out / "good.txt").unlink()
+    stamp = (out / "deep.txt").stat().st_mtime_ns
+    totals = run_batch([src], out, BatchOptions(extractor="heuristic", progress=False))
+    assert totals.skipped == 2 and totals.ok == 1 and totals.failed == 2
+    assert (out / "good.txt").exists() and (out / "deep.txt").stat().st_mtime_ns == stamp
+
+
+def test_dataset_folder_named_by_id_json_format(tmp_path: Path) -> None:
+    ds = tmp_path / "ds"
+    (ds / "html").mkdir(parents=True)
+    (ds / "html" / "p1.html.gz").write_bytes(gzip.compress(ARTICLE.encode()))
+    rec = {"id": "page-one", "url": "http://example.org/a", "html": "html/p1.html.gz", "gold": None}
+    (ds / "pages.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    jobs = list(iter_jobs([ds]))
+    assert [j.key for j in jobs] == ["page-one"] and jobs[0].url == "http://example.org/a"
+    run_batch([ds], tmp_path / "out", BatchOptions(extractor="heuristic", fmt="json", progress=False))
+    data = json.loads((tmp_path / "out" / "page-one.json").read_text(encoding="utf-8"))
+    assert data["title"] == "Flood relief" and "medicine" in data["text"]
+
+
+def test_missing_input_is_a_failed_page(tmp_path: Path) -> None:
+    totals = run_batch([tmp_path / "nope.html"], tmp_path / "out", BatchOptions(extractor="heuristic", progress=False))
+    assert totals.failed == 1 and report(tmp_path / "out")["pages"][0]["error"].startswith("not-found")
+
+
+def test_parallel_workers_and_review_pages(tmp_path: Path) -> None:
+    src = make_inputs(tmp_path)
+    out = tmp_path / "out"
+    opts = BatchOptions(extractor="heuristic", workers=2, review=1.0, fmt="md", progress=False)
+    totals = run_batch([src], out, opts)
+    assert totals.ok == 3 and totals.failed == 2
+    assert (out / "good.md").read_text(encoding="utf-8").startswith("# Flood relief")
+    review = (out / "review" / "good.html").read_text(encoding="utf-8")
+    assert "Relief convoys" in review and (out / "review" / "index.html").exists()
+
+
+def test_cli_extract_exit_status(tmp_path: Path) -> None:
+    src = make_inputs(tmp_path)
+    assert main(["extract", str(src), "--out", str(tmp_path / "o1"), "--extractor", "heuristic", "--no-progress"]) == 1
+    good = src / "good.html"
+    assert main(["extract", str(good), "--out", str(tmp_path / "o2"), "--extractor", "heuristic", "--no-progress"]) == 0
+
+
+def test_options_are_validated() -> None:
+    with pytest.raises(ValueError):
+        BatchOptions(fmt="pdf")
+    with pytest.raises(ValueError):
+        BatchOptions(review=2.0)
