@@ -5,9 +5,11 @@ For every dataset with gold text it prints:
   * split share: gold lines not inside any one block but inside two or more consecutive blocks joined —
     the failure the segmenter must avoid (a line cut by markup);
   * clean decode share: pages decoded without replacement characters;
-  * pages/s of `segment` and of trafilatura's whole extraction on the same pages, one process, same run.
+  * same: pages on which the lxml fast path and BeautifulSoup give identical blocks;
+  * pages/s of `segment` (default parser, and BeautifulSoup) and of trafilatura's whole extraction on the
+    same pages, one process, interleaved page by page in the same run (these machines are noisy).
 
-Usage: python benchmarks/segmentation.py [--root ../shared/datasets] [--limit N] [--parser bs4|lxml]
+Usage: python benchmarks/segmentation.py [--root ../shared/datasets] [--limit N] [--speed-pages N]
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from bodyblocks.segment import segment
+from bodyblocks.types import Document
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,6 +30,10 @@ def squash(text: str) -> str:
     """Letters and digits only: gold files differ from pages in quotes, dashes, bullets and in '?' or U+FFFD
     where the source mangled non-ASCII punctuation (l3s-gn1, dragnet), none of which is segmentation."""
     return "".join(c for c in text if c.isalnum()).lower()
+
+
+def _key(doc: Document) -> list[tuple[str, str, str]]:
+    return [(b.text, b.tag_path, b.xpath) for b in doc.blocks]
 
 
 def line_coverage(blocks: list[str], gold_lines: list[str]) -> tuple[int, int, int, list[str]]:
@@ -55,14 +62,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--limit", type=int, default=0, help="pages per dataset (0 = all)")
-    ap.add_argument("--parser", default="bs4")
     ap.add_argument("--speed-pages", type=int, default=60, help="pages per dataset timed against trafilatura")
     ap.add_argument("--show-missing", type=int, default=0)
     args = ap.parse_args()
     import trafilatura
 
-    print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'split':>6s} {'clean':>6s} "
-          f"{'seg p/s':>8s} {'traf p/s':>8s}")
+    print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'split':>6s} {'clean':>6s} {'same':>6s} "
+          f"{'seg p/s':>8s} {'bs4 p/s':>8s} {'traf p/s':>8s}")
     for ds in sorted(p for p in args.root.iterdir() if (p / "pages.jsonl").exists()):
         recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
         recs = [r for r in recs if r.get("gold")]
@@ -70,8 +76,8 @@ def main() -> None:
             recs = recs[: args.limit]
         if not recs:
             continue
-        whole = split = total = clean = 0
-        t_seg = t_traf = 0.0
+        whole = split = total = clean = same = 0
+        t_seg = t_bs4 = t_traf = 0.0
         n_timed = 0
         examples: list[str] = []
         for i, r in enumerate(recs):
@@ -79,22 +85,28 @@ def main() -> None:
             gold = (ds / r["gold"]).read_text(encoding="utf-8")
             t0 = time.perf_counter()
             try:
-                doc = segment(data, parser=args.parser)
+                doc = segment(data)
             except ValueError as exc:
                 examples.append(f"{r['id']}: ERROR {exc}")
                 continue
             t1 = time.perf_counter()
+            ref = segment(data, parser="bs4")
+            t2 = time.perf_counter()
+            same += _key(doc) == _key(ref)
             if i < args.speed_pages:
                 trafilatura.extract(data)
-                t_traf += time.perf_counter() - t1
+                t_traf += time.perf_counter() - t2
                 t_seg += t1 - t0
+                t_bs4 += t2 - t1
                 n_timed += 1
             clean += not doc.replaced
             w, s, t, missing = line_coverage([b.text for b in doc.blocks], gold.splitlines())
             whole, split, total = whole + w, split + s, total + t
             examples += [f"{r['id']}: {m[:120]}" for m in missing[:2]]
+        rate = [n_timed / t if t else 0.0 for t in (t_seg, t_bs4, t_traf)]
         print(f"{ds.name:18s} {len(recs):5d} {total:6d} {whole / max(total, 1):6.3f} {split / max(total, 1):6.3f} "
-              f"{clean / len(recs):6.3f} {n_timed / max(t_seg, 1e-9):8.1f} {n_timed / max(t_traf, 1e-9):8.1f}")
+              f"{clean / len(recs):6.3f} {same / len(recs):6.3f} {rate[0]:8.1f} {rate[1]:8.1f} {rate[2]:8.1f}",
+              flush=True)
         for e in examples[: args.show_missing]:
             print("    ", e)
 

@@ -159,3 +159,22 @@ def test_cli_segment_bad_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> N
 def test_segment_reads_stream_safely() -> None:
     buf = io.BytesIO(b"<p>a</p>")
     assert texts(buf.getvalue()) == ["a"]
+
+
+@pytest.mark.datasets
+def test_bs4_and_lxml_give_the_same_blocks_on_dataset_pages(shared_datasets) -> None:  # noqa: ANN001
+    """The fast parser is only allowed because it cuts real pages exactly like BeautifulSoup."""
+    from bodyblocks.decode import read_bytes
+
+    checked = 0
+    for ds in sorted(p for p in shared_datasets.iterdir() if (p / "pages.jsonl").exists()):
+        lines = (ds / "pages.jsonl").read_text(encoding="utf-8").splitlines()
+        for line in lines[:: max(1, len(lines) // 12)]:
+            data = read_bytes(ds / json.loads(line)["html"])
+            a, b = segment(data, parser="bs4"), segment(data, parser="lxml")
+            assert [(x.text, x.tag_path, x.xpath, x.sibling_paragraphs) for x in a.blocks] == [
+                (x.text, x.tag_path, x.xpath, x.sibling_paragraphs) for x in b.blocks
+            ], ds.name + "/" + json.loads(line)["id"]
+            assert a.title == b.title
+            checked += 1
+    assert checked >= 80

@@ -47,8 +47,8 @@ def write_review_index(folder: Path) -> None:
     if not folder.exists():
         return
     pages = sorted(p for p in folder.rglob("*.html") if p.name != "index.html")
-    items = "".join(f'<li><a href="{html.escape(str(p.relative_to(folder)))}">{html.escape(str(p.relative_to(folder)))}'
-                    f"</a></li>" for p in pages)
+    names = [html.escape(str(p.relative_to(folder))) for p in pages]
+    items = "".join(f'<li><a href="{n}">{n}</a></li>' for n in names)
     (folder / "index.html").write_text(
         f"<!doctype html><meta charset=utf-8><title>review</title><h1>{len(pages)} pages to review</h1><ul>{items}</ul>",
         encoding="utf-8",
