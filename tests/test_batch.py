@@ -25,7 +25,8 @@ def make_inputs(root: Path) -> Path:
     src = root / "in"
     (src / "sub").mkdir(parents=True)
     (src / "good.html").write_text(ARTICLE, encoding="utf-8")
-    (src / "sub" / "zipped.html.gz").write_bytes(gzip.compress(ARTICLE.replace("<h1>Flood", "<h1>洪水救援 Flood").encode("gbk")))
+    zh = ARTICLE.replace("<h1>Flood", "<h1>洪水救援 Flood")
+    (src / "sub" / "zipped.html.gz").write_bytes(gzip.compress(zh.encode("gbk")))
     (src / "junk.html").write_bytes(b"%PDF-1.5\n\x00\x01\x02binary")
     (src / "empty.htm").write_bytes(b"")
     deep = "<html><body>" + "<div>" * 10_000 + "<p>Deep text here.</p>" + "</div>" * 10_000 + "</body></html>"

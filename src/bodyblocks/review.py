@@ -50,6 +50,7 @@ def write_review_index(folder: Path) -> None:
     names = [html.escape(str(p.relative_to(folder))) for p in pages]
     items = "".join(f'<li><a href="{n}">{n}</a></li>' for n in names)
     (folder / "index.html").write_text(
-        f"<!doctype html><meta charset=utf-8><title>review</title><h1>{len(pages)} pages to review</h1><ul>{items}</ul>",
+        "<!doctype html><meta charset=utf-8><title>review</title>"
+        f"<h1>{len(pages)} pages to review</h1><ul>{items}</ul>",
         encoding="utf-8",
     )

@@ -23,8 +23,9 @@ INVISIBLE_TAGS = frozenset(
 )
 # Step 3 of the heuristic pipeline: boilerplate elements dropped outright.
 HEURISTIC_DROP_TAGS = INVISIBLE_TAGS | frozenset("form nav aside footer header".split())
-# Containers a body can live in (candidates of the heuristic pipeline and the scorer).
-CONTAINER_TAGS = frozenset("div article section main td body blockquote center font span dd li".split())
+# Containers a body can live in (candidates of the heuristic pipeline and the scorer); the text of any
+# other element counts as the "direct" content of the container around it.
+CONTAINER_TAGS = frozenset("div article section main td th body center".split())
 PARAGRAPH_TAGS = frozenset("p pre blockquote".split())
 
 # --------------------------------------------------------------------------------------- punctuation
@@ -54,7 +55,7 @@ NEGATIVE_AFFIX = (
 NEGATIVE_EXACT = frozenset(
     "ad ads adv advert adverts advertisement advertising adsense adbox adslot banner tag tags tagcloud "
     "pagination".split()
-)
+) | frozenset("meta byline dateline".split())  # bylines (date, source, author line): not body in any gold
 POSITIVE_AFFIX = ("article", "content", "entry", "main", "post", "body", "text", "story", "detail")
 POSITIVE_EXACT = frozenset("blog news page-content".split())
 
@@ -97,4 +98,5 @@ SCORER_PARAGRAPH = 25.0  # punctuation + 25 x paragraphs ...
 SCORER_LINK = 1.5  # ... - 1.5 x link density x length
 SCORER_NEGATIVE = -1000.0
 SCORER_POSITIVE = 200.0
+SCORER_MIN_CHARS = 100  # a candidate needs this much text: a heading cell with a positive class must not win
 SCORER_MIN_SCORE = 60.0  # below this the page has no body (hand-set: about two paragraphs of prose)
