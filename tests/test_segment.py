@@ -73,7 +73,8 @@ def test_text_between_blocks_keeps_order() -> None:
 
 
 def test_ordered_list_markers_as_displayed() -> None:
-    assert texts("<ol start=3><li>three</li><li>four</li></ol><ol><li>one</li></ol>") == ["3. three", "4. four", "1. one"]
+    html = "<ol start=3><li>three</li><li>four</li></ol><ol><li>one</li></ol>"
+    assert texts(html) == ["3. three", "4. four", "1. one"]
 
 
 def test_layout_cells_stay_separate_blocks(parser: str) -> None:
