@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.types import Block, Document
 
-SEGMENTER_VERSION = "1"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "2"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
 
@@ -43,6 +43,7 @@ HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_SPACES = re.compile(r" {2,}")
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # Browsers keep parsing into <body> after </body></html> (HTML5 "after after body"); so do we, with both parsers.
@@ -236,7 +237,10 @@ class _Builder:
         raw = "".join(self.parts)
         self.parts = []
         link_chars, self.link_chars = self.link_chars, 0
-        lines = [ln.strip() if not self.in_pre else ln.rstrip() for ln in raw.split("\n")]
+        if self.in_pre:
+            lines = [ln.rstrip() for ln in raw.split("\n")]
+        else:  # pieces were normalised one by one: collapse the spaces where they meet
+            lines = [_SPACES.sub(" ", ln).strip() for ln in raw.split("\n")]
         text = "\n".join(ln for ln in lines if ln.strip())
         if not text:
             return

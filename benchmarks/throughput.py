@@ -1,0 +1,133 @@
+"""Pages/s and peak memory of `bodyblocks extract` beside trafilatura, on the same pages, in the same run.
+
+Each contender runs in its own fresh process (so peak RSS is its own), one process, and the two alternate
+for --rounds rounds (these machines are noisy); the best round of each is reported, with all rounds shown.
+
+CPU (the shipped model):
+    python benchmarks/throughput.py --pages 300
+GPU (an XLM-R-base-sized encoder with random weights; speed does not depend on the weights):
+    python benchmarks/throughput.py --pages 2000 --gpu-xlmr --device cuda --workers 14 --batch-size 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
+    """N page files spread over the shared datasets (or a synthetic corpus when they are absent)."""
+    if root is not None and root.exists():
+        sets = sorted(p for p in root.iterdir() if (p / "pages.jsonl").exists())
+        per = max(1, n // len(sets) + 1)
+        files: list[str] = []
+        for ds in sets:
+            recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
+            step = max(1, len(recs) // per)
+            files += [str(ds / r["html"]) for r in recs[::step][:per]]
+        return files[:n]
+    from bodyblocks.synth import generate_corpus
+
+    generate_corpus(out / "synth", pages=n, seed=1)
+    return sorted(str(p) for p in (out / "synth" / "html").glob("*.html.gz"))[:n]
+
+
+def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
+    from bodyblocks.batch import BatchOptions, run_batch
+    from bodyblocks.predict import default_extractor_name
+
+    name = args.extractor or default_extractor_name()
+    opts: dict = {}
+    if name == "model":
+        opts = {"device": args.device}
+        if args.checkpoint:
+            opts["checkpoint"] = args.checkpoint
+        if args.gpu_xlmr:
+            opts["random_xlmr"] = True
+    start = time.perf_counter()
+    totals = run_batch(files, out, BatchOptions(extractor=name, extractor_opts=opts, workers=args.workers,
+                                                batch_size=args.batch_size, resume=False, progress=False))
+    return {"name": f"bodyblocks ({name})", "seconds": time.perf_counter() - start, "ok": totals.ok,
+            "failed": totals.failed}
+
+
+def _trafilatura(files: list[str], _out: str, _args: argparse.Namespace) -> dict:
+    import trafilatura
+
+    from bodyblocks.decode import read_bytes
+
+    start = time.perf_counter()
+    ok = 0
+    for f in files:
+        ok += trafilatura.extract(read_bytes(f)) is not None
+    return {"name": "trafilatura", "seconds": time.perf_counter() - start, "ok": ok, "failed": len(files) - ok}
+
+
+def child(which: str, files_json: str, out: str, args: argparse.Namespace) -> None:
+    """Run one contender and print its figures as JSON (called in a fresh process)."""
+    files = json.loads(Path(files_json).read_text())
+    res = (_ours if which == "ours" else _trafilatura)(files, out, args)
+    res["pages"] = len(files)
+    res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    res["children_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps(res))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, default=Path(os.environ.get("BODYBLOCKS_DATASETS", REPO.parent / "shared" / "datasets")))
+    ap.add_argument("--pages", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--extractor", default=None, help="default: the shipped model")
+    ap.add_argument("--checkpoint", default=None)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workers", type=int, default=1, help="parsing processes for bodyblocks (1 = one process)")
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
+    ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
+    ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)
+    ap.add_argument("--files", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.files, args.out, args)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="bb-throughput-"))
+    files = pick_pages(args.root, args.pages, tmp)
+    (tmp / "files.json").write_text(json.dumps(files))
+    passthrough = [a for a in sys.argv[1:]]
+    results: dict[str, list[dict]] = {"ours": [], "trafilatura": []}
+    for r in range(args.rounds):
+        for which in ("ours", "trafilatura"):
+            if which == "trafilatura" and args.no_peer:
+                continue
+            cmd = [sys.executable, __file__, *passthrough, "--child", which, "--files", str(tmp / "files.json"),
+                   "--out", str(tmp / f"out{r}")]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            results[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"{len(files)} pages, {args.rounds} rounds, one process each (bodyblocks parsing workers: {args.workers})")
+    print(f"{'extractor':28s} {'best p/s':>9s} {'rounds p/s':>22s} {'peak RSS MB':>12s} {'failed':>7s}")
+    best: dict[str, float] = {}
+    for which, rounds in results.items():
+        if not rounds:
+            continue
+        rates = [x["pages"] / x["seconds"] for x in rounds]
+        best[which] = max(rates)
+        rss = max(x["peak_rss_mb"] + x["children_peak_rss_mb"] for x in rounds)
+        print(f"{rounds[0]['name']:28s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>22s} {rss:12.0f} "
+              f"{rounds[0]['failed']:7d}")
+    if len(best) == 2:
+        print(f"speed ratio bodyblocks / trafilatura: {best['ours'] / best['trafilatura']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
