@@ -74,8 +74,8 @@ def main() -> None:
     args = ap.parse_args()
     import trafilatura
 
-    print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'fuzzy':>6s} {'split':>6s} {'clean':>6s} {'same':>6s} "
-          f"{'seg p/s':>8s} {'bs4 p/s':>8s} {'traf p/s':>8s}")
+    print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'fuzzy':>6s} {'split':>6s} {'clean':>6s} "
+          f"{'same':>6s} {'seg p/s':>8s} {'bs4 p/s':>8s} {'traf p/s':>8s}")
     for ds in sorted(p for p in args.root.iterdir() if (p / "pages.jsonl").exists()):
         recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
         recs = [r for r in recs if r.get("gold")]
