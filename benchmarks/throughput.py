@@ -84,7 +84,8 @@ def child(which: str, files_json: str, out: str, args: argparse.Namespace) -> No
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path(os.environ.get("BODYBLOCKS_DATASETS", REPO.parent / "shared" / "datasets")))
+    default_root = Path(os.environ.get("BODYBLOCKS_DATASETS", REPO.parent / "shared" / "datasets"))
+    ap.add_argument("--root", type=Path, default=default_root)
     ap.add_argument("--pages", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--extractor", default=None, help="default: the shipped model")
