@@ -83,7 +83,7 @@ def main() -> None:
     for c in levels:
         best_s, best_ok = min(rounds[c])
         every = ", ".join(f"{args.pages / s:.2f}" for s, _ in rounds[c])
-        print(f"{c:>8}  {args.pages / best_s:>8.2f}  {best_s:>8.1f}  {best_ok:>5}  {every}")
+        print(f"{c:>8}  {args.pages / best_s:>8.2f}  {best_s:>8.1f}  {best_ok:>9}  {every}")
 
 
 if __name__ == "__main__":

@@ -119,10 +119,136 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 # --- end evaluate ---------------------------------------------------------------------------------------
 
+# --- data (synth.py, datasets.py, labels.py, splits.py, cache.py, oracle.py) ---------------------------
+def _add_data(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="datasets: synthetic corpus, splits, processed cache, oracle, statistics")
+    dsub = p.add_subparsers(dest="data_command", required=True)
+    s = dsub.add_parser("synth", help="write a synthetic Chinese corpus in the shared dataset layout")
+    s.add_argument("--out", required=True, help="folder to create")
+    s.add_argument("--pages", type=int, default=300)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(handler=_run_data_synth)
+    for name, helptext, run in (
+        ("split", "write grouped train/val/test id lists under data/splits", _run_data_split),
+        ("cache", "build the processed cache (blocks, features, labels, scores)", _run_data_cache),
+        ("oracle", "write the body-labelled blocks of every gold page and score them", _run_data_oracle),
+        ("stats", "pages, blocks, body share, languages and oracle accuracy", _run_data_stats),
+    ):
+        c = dsub.add_parser(name, help=helptext)
+        c.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders or names; 'all'")
+        c.add_argument("--cache-dir", default=None, help="default $BODYBLOCKS_CACHE or ~/.cache/bodyblocks")
+        c.add_argument("--workers", type=int, default=2)
+        c.set_defaults(handler=run)
+    dsub.choices["split"].add_argument("--seed", type=int, default=0)
+    dsub.choices["split"].add_argument("--out", default=None, help="default <repo>/data/splits")
+    dsub.choices["oracle"].add_argument("--out", required=True, help="folder for <id>.txt (one per dataset)")
+    dsub.choices["oracle"].add_argument("--misses", type=int, default=0, help="list the N worst pages")
+
+
+def _run_data_synth(args: argparse.Namespace) -> int:
+    from bodyblocks.synth import generate_corpus
+
+    pages = generate_corpus(args.out, pages=args.pages, seed=args.seed)
+    print(f"wrote {len(pages)} pages to {args.out}")
+    return 0
+
+
+def _run_data_split(args: argparse.Namespace) -> int:
+    from bodyblocks.datasets import resolve_datasets
+    from bodyblocks.splits import write_splits
+
+    for folder in resolve_datasets(args.datasets):
+        parts = write_splits(folder, args.out, seed=args.seed)
+        print(folder.name, " ".join(f"{k} {len(v)}" for k, v in parts.items()))
+    return 0
+
+
+def _run_data_cache(args: argparse.Namespace) -> int:
+    from bodyblocks.cache import cache_path, load_cached, timed_build
+    from bodyblocks.datasets import resolve_datasets
+
+    for folder in resolve_datasets(args.datasets):
+        path, secs = timed_build(folder, args.cache_dir, args.workers)
+        pages = load_cached(folder, args.cache_dir, build=False)
+        failed = sum(cp.error is not None for cp in pages)
+        size = cache_path(folder, args.cache_dir).stat().st_size / 1e6
+        print(f"{folder.name}: {len(pages)} pages ({failed} failed) in {secs:.1f}s, {size:.1f} MB -> {path}")
+    return 0
+
+
+def _run_data_oracle(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bodyblocks.cache import load_cached
+    from bodyblocks.datasets import resolve_datasets
+    from bodyblocks.oracle import format_rows, misses, oracle_rows, write_oracle
+
+    rows = []
+    many = len(args.datasets) > 1 or args.datasets == ["all"]
+    for folder in resolve_datasets(args.datasets):
+        pages = load_cached(folder, args.cache_dir, args.workers)
+        write_oracle(pages, Path(args.out) / folder.name if many else args.out)
+        rows += oracle_rows(pages)
+        for ratio, cp in misses(pages)[: args.misses]:
+            print(f"miss {ratio:.3f} {cp.dataset} {cp.id} coverage {cp.gold_coverage:.3f} {cp.error or ''}")
+    print(format_rows(rows))
+    return 0
+
+
+def _run_data_stats(args: argparse.Namespace) -> int:
+    from bodyblocks.cache import load_cached
+    from bodyblocks.datasets import resolve_datasets
+    from bodyblocks.oracle import dataset_stats, format_stats
+
+    for folder in resolve_datasets(args.datasets):
+        print(format_stats(folder.name, dataset_stats(load_cached(folder, args.cache_dir, args.workers))))
+    return 0
+
+
+# --- end data -------------------------------------------------------------------------------------------
+
+# --- capture (capture.py) ------------------------------------------------------------------------------
+def _add_capture(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capture", help="render URLs in headless Chromium and save the HTML (DIR/<n>.html)")
+    p.add_argument("urls_file", metavar="URLS_FILE", help="one URL per line ('-' for standard input; # comments)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder: <n>.html files and capture.jsonl")
+    p.add_argument("--concurrency", type=int, default=1, help="browsers in parallel")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per page load")
+    p.add_argument("--wait", type=float, default=0.5, help="settle seconds after the document is complete")
+    p.add_argument("--retries", type=int, default=1, help="extra attempts after timeouts and errors")
+    p.add_argument("--politeness", type=float, default=1.0, help="minimum seconds between requests to one host")
+    p.add_argument("--recycle-after", type=int, default=50, help="pages per browser before a fresh one")
+    p.add_argument("--chromium", default="/usr/bin/chromium")
+    p.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    p.set_defaults(handler=_run_capture)
+
+
+def _run_capture(args: argparse.Namespace) -> int:
+    from bodyblocks.capture import CaptureUnavailable, capture_to_dir, read_urls
+
+    opts = {k: getattr(args, k) for k in ("concurrency", "timeout", "wait", "retries", "politeness",
+                                          "recycle_after", "chromium", "chromedriver")}
+    try:
+        summary = capture_to_dir(read_urls(args.urls_file), args.out, **opts)
+    except (CaptureUnavailable, ValueError, FileNotFoundError) as exc:  # missing browser, bad option or file
+        print(f"bodyblocks capture: {exc}", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{status} {n}" for status, n in sorted(summary.by_status.items()))
+    print(f"captured {summary.total} URLs in {summary.elapsed:.1f} s ({counts}); "
+          f"log: {summary.out_dir / 'capture.jsonl'}", file=sys.stderr)
+    for index, url, reason in summary.failed:
+        print(f"  failed [{index}] {url}: {reason}", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+# --- end capture ----------------------------------------------------------------------------------------
+
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
     _add_evaluate,
+    _add_data,
+    _add_capture,
 ]
 
 
