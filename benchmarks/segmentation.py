@@ -55,7 +55,8 @@ def line_coverage(blocks: list[str], gold_lines: list[str]) -> tuple[int, int, i
         if g in joined:
             whole += 1
             fuzzy += 1
-        elif process.extractOne(g, squashed, scorer=fuzz.partial_ratio, score_cutoff=90) is not None:
+        elif process.extractOne(g, [b for b in squashed if len(b) >= len(g)], scorer=fuzz.partial_ratio,
+                                score_cutoff=90) is not None:  # the line sits (nearly) whole in one block
             fuzzy += 1
         elif g in glued:
             split += 1
