@@ -17,7 +17,8 @@ from bodyblocks.decode import to_text
 from bodyblocks.errors import EmptyInput
 from bodyblocks.types import Decoded
 
-HtmlElement = lxml.html.HtmlElement
+HtmlElement = etree._Element  # lxml.html elements, or plain ones from the capped re-parse
+MAX_DEPTH = 1024  # the capped re-parse flattens deeper elements (libxml2 stops building trees at 2048)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _SPACES = re.compile(r"[^\S\n]+")
@@ -33,9 +34,59 @@ def parse(html: str | bytes) -> tuple[HtmlElement, Decoded]:
         raise EmptyInput("page holds no markup or text")
     try:
         root = lxml.html.document_fromstring(text, parser=_PARSER)
+        if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in _PARSER.error_log):
+            root = _parse_capped(text)  # too deep: libxml2 dropped everything past the limit
     except (etree.ParserError, ValueError) as exc:
         raise EmptyInput(f"nothing to parse ({exc})") from exc
+    if root is None:
+        raise EmptyInput("nothing to parse")
     return root, decoded
+
+
+class _CappedBuilder:
+    """Parser target that builds the tree down to MAX_DEPTH; deeper tags only separate lines."""
+
+    def __init__(self, max_depth: int = MAX_DEPTH) -> None:
+        self.builder = etree.TreeBuilder()
+        self.depth = 0
+        self.max_depth = max_depth
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth <= self.max_depth:
+            self.builder.start(tag, dict(attrib))
+        elif tag.lower() in BLOCK_TAGS or tag.lower() == "br":
+            self.builder.data("\n")
+
+    def end(self, tag: str) -> None:
+        if self.depth <= self.max_depth:
+            self.builder.end(tag)
+        elif tag.lower() in BLOCK_TAGS:
+            self.builder.data("\n")
+        self.depth -= 1
+
+    def data(self, text: str) -> None:
+        self.builder.data(text)
+
+    def close(self) -> etree._Element | None:
+        return self.builder.close()
+
+
+def _parse_capped(text: str) -> etree._Element | None:
+    """Event-driven re-parse (no libxml2 depth limit) into a tree of at most MAX_DEPTH levels."""
+    parser = etree.HTMLParser(target=_CappedBuilder(), huge_tree=True, remove_comments=True, remove_pis=True)
+    return etree.fromstring(text, parser)
+
+
+def fragment_lines(html: str) -> list[str]:
+    """Text lines of an HTML fragment (e.g. a peer's output HTML); [] when nothing parses."""
+    if not html.strip():
+        return []
+    try:
+        root = lxml.html.document_fromstring(_CONTROL.sub("", html), parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return []
+    return text_lines(body_of(root))
 
 
 def tag_of(el: etree._Element) -> str:
@@ -47,9 +98,21 @@ def drop(root: HtmlElement, keep_out: Callable[[etree._Element], bool]) -> None:
     """Remove every element for which keep_out is true (subtree and all), keeping its tail text."""
     doomed = [el for el in root.iter() if el is not root and keep_out(el)]
     for el in doomed:
-        parent = el.getparent()
-        if parent is not None:  # an ancestor may already be gone: then so is this element
-            el.drop_tree()
+        remove_keep_tail(el)
+
+
+def remove_keep_tail(el: etree._Element) -> None:
+    """Remove an element and its subtree; its tail text joins the previous sibling or the parent."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
 
 
 def drop_tags(root: HtmlElement, tags: Iterable[str]) -> None:
@@ -168,9 +231,9 @@ def page_title(root: HtmlElement) -> str:
     if og and str(og[0]).strip():
         return clean_line(str(og[0]))
     title_el = root.find(".//title")
-    title = clean_line(title_el.text_content()) if title_el is not None else ""
+    title = clean_line("".join(title_el.itertext())) if title_el is not None else ""
     for h1 in root.iter("h1"):
-        text = clean_line(h1.text_content())
+        text = clean_line("".join(h1.itertext()))
         if text and (not title or text in title):
             return text
     if not title:

@@ -21,8 +21,9 @@ INVISIBLE_TAGS = frozenset(
     "script style noscript template iframe svg head object embed canvas audio video select "
     "datalist textarea button map area param source track frame".split()
 )
-# Step 3 of the heuristic pipeline: boilerplate elements dropped outright.
-HEURISTIC_DROP_TAGS = INVISIBLE_TAGS | frozenset("form nav aside footer header".split())
+# Step 3 of the heuristic pipeline: boilerplate elements. Invisible ones go outright; these semantic ones
+# go unless they hold most of the page (ASP.NET wraps whole pages in one <form>; some sites misuse <header>).
+BOILERPLATE_TAGS = frozenset("form nav aside footer header".split())
 # Containers a body can live in (candidates of the heuristic pipeline and the scorer); the text of any
 # other element counts as the "direct" content of the container around it.
 CONTAINER_TAGS = frozenset("div article section main td th body center".split())
@@ -46,8 +47,9 @@ def count_chars(text: str) -> int:
 
 # ------------------------------------------------------------------------------------ class/id hints
 # Matched against the tokens of an element's class and id (split on -, _, white space and camelCase).
-# A token hits a word of NEGATIVE_AFFIX when it starts or ends with it ("sidebar", "breadcrumb",
-# "topnav"); NEGATIVE_EXACT words are too short for that ("ad" would hit "address", "tag" "tagline").
+# A token hits a word of NEGATIVE_AFFIX when it is the word, or starts or ends with it ("sidebar",
+# "breadcrumb", "topnav", "comments") unless the rest is an inflection ("authored", "shared");
+# NEGATIVE_EXACT words are too short for affixes ("ad" would hit "address", "tag" "tagline").
 NEGATIVE_AFFIX = (
     "nav", "menu", "header", "footer", "side", "comment", "share", "related", "recommend", "crumb",
     "pager", "author", "cookie",
@@ -56,8 +58,12 @@ NEGATIVE_EXACT = frozenset(
     "ad ads adv advert adverts advertisement advertising adsense adbox adslot banner tag tags tagcloud "
     "pagination".split()
 ) | frozenset("meta byline dateline".split())  # bylines (date, source, author line): not body in any gold
+INFLECTIONS = frozenset("d ed ing ity ities".split())
 POSITIVE_AFFIX = ("article", "content", "entry", "main", "post", "body", "text", "story", "detail")
-POSITIVE_EXACT = frozenset("blog news page-content".split())
+POSITIVE_EXACT = frozenset("blog news".split())
+# A class/id that also names the post itself is not boilerplate: WordPress writes "hentry post
+# tag-python author-kgs" on the article element, and readability keeps such elements for the same reason.
+STRONG_POSITIVE = frozenset("hentry entry article post story".split())
 
 _SPLIT = re.compile(r"[\s_\-:.]+|(?<=[a-z0-9])(?=[A-Z])")
 
@@ -67,14 +73,24 @@ def hint_tokens(class_id: str) -> list[str]:
     return [t.lower() for t in _SPLIT.split(class_id) if t]
 
 
+def _affix_hit(token: str, word: str) -> bool:
+    """The token is the word, or the word plus a non-inflection prefix or suffix."""
+    if token == word:
+        return True
+    if token.startswith(word):
+        return token[len(word):] not in INFLECTIONS
+    return token.endswith(word) or token.endswith(word + "s")
+
+
 def _hits(tokens: list[str], affix: tuple[str, ...], exact: frozenset[str]) -> bool:
     """Whether any token matches a word by prefix/suffix or exactly."""
-    return any(t in exact or any(t.startswith(w) or t.endswith(w) for w in affix) for t in tokens)
+    return any(t in exact or any(_affix_hit(t, w) for w in affix) for t in tokens)
 
 
 def is_negative(class_id: str) -> bool:
     """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
-    return _hits(hint_tokens(class_id), NEGATIVE_AFFIX, NEGATIVE_EXACT)
+    tokens = hint_tokens(class_id)
+    return _hits(tokens, NEGATIVE_AFFIX, NEGATIVE_EXACT) and not STRONG_POSITIVE.intersection(tokens)
 
 
 def is_positive(class_id: str) -> bool:

@@ -1,0 +1,123 @@
+"""Peer extractors behind the project's interface: trafilatura, readability-lxml and GNE.
+
+All three get the same decoded text (decode.py), so that a comparison measures extraction, not charset
+guessing. Their internal failures are raised as PeerError (an InputError with reason "peer-error"), so
+that a batch records them per page instead of crashing; "no content found" is an empty extraction.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+
+from bodyblocks.baselines.dom import clean_line, fragment_lines
+from bodyblocks.decode import to_text
+from bodyblocks.errors import InputError
+from bodyblocks.types import Decoded, Extraction
+
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+PEER_MODULES = {"trafilatura": "trafilatura", "readability": "readability", "gne": "gne"}
+
+
+class PeerError(InputError):
+    """A peer extractor raised on this page."""
+
+    reason = "peer-error"
+
+
+def peer_installed(name: str) -> bool:
+    """Whether the peer's package can be imported (they are the optional extra `peers`)."""
+    return importlib.util.find_spec(PEER_MODULES[name]) is not None
+
+
+def _decoded(html: str | bytes) -> tuple[str, Decoded]:
+    """Decoded text without an XML declaration or control characters (both break lxml on str input)."""
+    decoded = to_text(html)
+    return _CONTROL.sub("", _XML_DECL.sub("", decoded.text, count=1)), decoded
+
+
+def _lines(text: str | None) -> str:
+    """Non-empty, white-space-normalised lines."""
+    return "\n".join(c for c in (clean_line(x) for x in (text or "").splitlines()) if c)
+
+
+def _done(name: str, text: str, title: str | None, decoded: Decoded) -> Extraction:
+    """The Extraction of a peer's output."""
+    return Extraction(
+        text, clean_line(title or ""), name, decoded.encoding, no_body=not text, replaced=decoded.replaced
+    )
+
+
+class TrafilaturaExtractor:
+    """trafilatura.bare_extraction without comments, with tables; title from its title extractor.
+
+    with_metadata=True would also search dates and authors, which takes six times as long (measured on
+    dragnet) and does not change the text, so only the title is asked for.
+    """
+
+    name = "trafilatura"
+
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """trafilatura's text, one paragraph per line."""
+        import trafilatura
+        from trafilatura.metadata import extract_title
+        from trafilatura.utils import load_html
+
+        text, decoded = _decoded(html)
+        try:
+            tree = load_html(text)
+            if tree is None:
+                return _done(self.name, "", None, decoded)
+            title = extract_title(tree)
+            doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, include_tables=True)
+        except Exception as exc:  # noqa: BLE001 - any failure inside the peer is recorded, not fatal
+            raise PeerError(f"trafilatura: {type(exc).__name__}: {exc}") from exc
+        if doc is None:
+            return _done(self.name, "", title, decoded)
+        return _done(self.name, _lines(doc.text), title, decoded)
+
+
+class ReadabilityExtractor:
+    """readability-lxml's summary HTML, turned into text lines."""
+
+    name = "readability"
+
+    def __init__(self) -> None:
+        # readability logs a traceback for every page it cannot summarise; we raise PeerError with the
+        # message instead, so its own log would only repeat it
+        logging.getLogger("readability.readability").setLevel(logging.CRITICAL)
+
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """The summary's block texts, one per line."""
+        from readability import Document
+
+        text, decoded = _decoded(html)
+        try:
+            doc = Document(text, url=url)
+            summary = doc.summary(html_partial=True)
+            title = doc.short_title()
+        except Exception as exc:  # noqa: BLE001
+            raise PeerError(f"readability: {type(exc).__name__}: {exc}") from exc
+        return _done(self.name, "\n".join(fragment_lines(summary)), title, decoded)
+
+
+class GneExtractor:
+    """GeneralNewsExtractor (GNE) on the decoded HTML."""
+
+    name = "gne"
+
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """GNE's content text; its "no content" exception is an empty extraction."""
+        from gne import GeneralNewsExtractor
+        from gne.exceptions import NoContentException
+
+        text, decoded = _decoded(html)
+        try:
+            result = GeneralNewsExtractor().extract(text)
+        except NoContentException:
+            return _done(self.name, "", None, decoded)
+        except Exception as exc:  # noqa: BLE001
+            raise PeerError(f"gne: {type(exc).__name__}: {exc}") from exc
+        return _done(self.name, _lines(result.get("content")), result.get("title"), decoded)

@@ -1,0 +1,369 @@
+"""Extractors x datasets -> per-page scores, summary tables, JSON, a per-page CSV and an accuracy plot.
+
+Stages of `evaluate`:
+  1. select each dataset's pages (split, then --limit evenly spread over the selection);
+  2. run every extractor on every page in worker processes, each page under a time limit (a worker that
+     overruns is killed and replaced), and score it there (metrics.score_page);
+  3. a page that fails (unreadable file, input error, peer error, crash, timeout) is recorded with its
+     reason and scored as an empty extraction, so an extractor cannot gain by failing;
+  4. aggregate per extractor x dataset, per language, and over all datasets (metrics.summarize).
+Outputs (`write_outputs`): report.json, pages.csv, accuracy.png, report.md; `format_table` for the console.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from bodyblocks.errors import InputError
+from bodyblocks.extractors import Extractor, get_extractor
+from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
+from bodyblocks.types import Page
+
+ALL = "*"  # the group key of "every dataset" / "every language"
+DEFAULT_TIMEOUT_S = 60.0
+STARTUP_TIMEOUT_S = 600.0  # building an extractor (loading a model) in a worker
+Factory = Callable[[str, dict[str, Any]], Extractor]
+
+
+def default_factory(name: str, opts: dict[str, Any]) -> Extractor:
+    """get_extractor with that extractor's options."""
+    return get_extractor(name, **opts)
+
+
+@dataclass
+class EvalConfig:
+    """What to evaluate and how."""
+
+    datasets: list[str]  # dataset folders (or names under the shared datasets root)
+    extractors: list[str]  # extractor names (see extractors.py)
+    split: str | None = None  # "train" / "validation" / "test" / a source's own split name; None = all
+    limit: int | None = None  # at most this many pages per dataset, evenly spread over the selection
+    workers: int = 1  # extraction processes; 0 runs in this process without time limits
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per page and extractor
+    extractor_opts: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. {"model": {...}}
+
+
+@dataclass
+class PageResult:
+    """One extractor on one page."""
+
+    extractor: str
+    dataset: str
+    page_id: str
+    lang: str | None
+    score: PageScore
+    status: str = "ok"  # "ok" or "failed"
+    reason: str = ""  # failure tag: InputError.reason, "crash", "timeout", "worker-died", "unreadable"
+    message: str = ""
+    seconds: float = 0.0
+    gold_chars: int = 0
+    pred_chars: int = 0
+    no_body: bool = False
+
+
+# ------------------------------------------------------------------------------------ 1. page selection
+def split_ids(dataset_dir: Path, split: str) -> tuple[set[str] | None, str]:
+    """Ids of a split from the project's split files, or None (with the reason) to use the source field."""
+    from bodyblocks.splits import load_split_ids
+
+    try:
+        return set(load_split_ids(dataset_dir, split)), "project split files (data/splits)"
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        return None, f"no split files ({exc}): used the source's own split field"
+
+
+def spread(n: int, limit: int | None) -> list[int]:
+    """`limit` indices evenly spread over range(n) (all of them when limit is None or >= n)."""
+    if limit is None or limit >= n:
+        return list(range(n))
+    if limit <= 0:
+        return []
+    return sorted({int(i * n / limit) for i in range(limit)})
+
+
+def select(dataset: str, split: str | None, limit: int | None) -> tuple[list[int], dict[str, Any]]:
+    """Positions (in read order) of the pages to evaluate, and a note on how they were chosen."""
+    from bodyblocks.datasets import read_dataset, resolve_dataset
+
+    folder = resolve_dataset(dataset)
+    light = list(read_dataset(folder, with_html=False))
+    note: dict[str, Any] = {"path": str(folder), "pages_in_dataset": len(light), "split": split}
+    chosen = list(range(len(light)))
+    if split is not None:
+        ids, how = split_ids(folder, split)
+        note["split_source"] = how
+        chosen = [i for i in chosen if (light[i].id in ids if ids is not None else _in_source_split(light[i], split))]
+    picked = [chosen[i] for i in spread(len(chosen), limit)]
+    note.update(pages_in_split=len(chosen), pages=len(picked))
+    return picked, note
+
+
+def _in_source_split(page: Page, split: str) -> bool:
+    """Whether the source's own split name is `split` or maps to it (CleanEval "final" -> "test")."""
+    from bodyblocks.splits import SOURCE_SPLITS
+
+    own = (page.split or "").lower()
+    return own == split or SOURCE_SPLITS.get(own) == split
+
+
+def iter_selected(dataset: str, positions: list[int]) -> Iterator[Page]:
+    """The selected pages with their bytes, streamed (a dataset is never held in memory whole)."""
+    from bodyblocks.datasets import page_from_record, read_dataset, read_records, resolve_dataset
+
+    folder = resolve_dataset(dataset)
+    if (folder / "pages.jsonl").is_file():  # the shared layout: read only the selected pages' files
+        records = read_records(folder)
+        for i in positions:
+            yield page_from_record(folder, records[i])
+        return
+    wanted = set(positions)
+    for i, page in enumerate(read_dataset(folder)):
+        if i in wanted:
+            yield page
+
+
+# ---------------------------------------------------------------------------------- 2. run and score
+Payload = tuple[bytes | str, str | None, str | None, dict[str, list[str]] | None]  # html, url, gold, snippets
+
+
+def run_one(extractor: Extractor, payload: Payload) -> dict[str, Any]:
+    """Extract and score one page; every exception becomes a recorded failure."""
+    html, url, gold, snippets = payload
+    start = time.perf_counter()
+    text, no_body, status, reason, message = "", False, "ok", "", ""
+    try:
+        ex = extractor.extract(html, url)
+        text, no_body = ex.text, ex.no_body
+    except InputError as exc:
+        status, reason, message = "failed", exc.reason, str(exc)[:300]
+    except Exception as exc:  # noqa: BLE001 - a bug on one page must not stop the batch; it is recorded
+        status, reason, message = "failed", "crash", f"{type(exc).__name__}: {exc}"[:300]
+    seconds = time.perf_counter() - start
+    return {
+        "score": score_page(gold, text, snippets), "status": status, "reason": reason, "message": message,
+        "seconds": seconds, "pred_chars": len(text), "no_body": no_body,
+    }
+
+
+def _worker_main(conn: Connection, names: list[str], opts: dict[str, dict[str, Any]], factory: Factory) -> None:
+    """Worker process: build the extractors, then answer (key, name, payload) tasks until None."""
+    try:
+        built = {n: factory(n, opts.get(n, {})) for n in names}
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops with the message
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", None))
+    while (task := conn.recv()) is not None:
+        key, name, payload = task
+        conn.send((key, run_one(built[name], payload)))
+
+
+class _Worker:
+    """One extraction process with its pipe and the task it is working on."""
+
+    def __init__(self, ctx: Any, names: list[str], opts: dict[str, dict[str, Any]], factory: Factory) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, names, opts, factory), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: tuple[Any, str] | None = None
+        self.deadline = 0.0
+
+    def wait_ready(self) -> None:
+        """Block until the extractors are built; raise RuntimeError when they cannot be."""
+        if not self.conn.poll(STARTUP_TIMEOUT_S):
+            self.stop()
+            raise RuntimeError("an extraction worker did not start in time")
+        kind, message = self.conn.recv()
+        if kind == "error":
+            self.stop()
+            raise RuntimeError(f"cannot build extractor: {message}")
+
+    def send(self, key: Any, name: str, payload: Payload, timeout_s: float) -> None:
+        self.task, self.deadline = (key, name), time.monotonic() + timeout_s
+        self.conn.send((key, name, payload))
+
+    def stop(self) -> None:
+        """Kill the process (it may be stuck inside C code that no signal interrupts)."""
+        self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+Task = tuple[Any, str, Payload]
+
+
+def _failed(reason: str, message: str, gold: str | None, snippets: Any) -> dict[str, Any]:
+    """The result of a page that produced no extraction."""
+    return {"score": score_page(gold, "", snippets), "status": "failed", "reason": reason, "message": message,
+            "seconds": 0.0, "pred_chars": 0, "no_body": False}
+
+
+def run_tasks(
+    tasks: Iterable[Task], names: list[str], opts: dict[str, dict[str, Any]], workers: int,
+    timeout_s: float, factory: Factory = default_factory,
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Run (key, extractor name, payload) tasks; yield (key, result) as they finish, in any order."""
+    if workers <= 0:
+        built = {n: factory(n, opts.get(n, {})) for n in names}
+        for key, name, payload in tasks:
+            yield key, run_one(built[name], payload)
+        return
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    pool = [_Worker(ctx, names, opts, factory) for _ in range(workers)]
+    payloads: dict[Any, Payload] = {}
+    queue = iter(tasks)
+    try:
+        for w in pool:
+            w.wait_ready()
+        yield from _dispatch(pool, queue, payloads, timeout_s, lambda: _Worker(ctx, names, opts, factory))
+    finally:
+        for w in pool:
+            w.stop()
+
+
+def _dispatch(
+    pool: list[_Worker], queue: Iterator[Task], payloads: dict[Any, Payload], timeout_s: float,
+    respawn: Callable[[], _Worker],
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Feed idle workers, collect answers, kill and replace workers that overrun or die."""
+    exhausted = False
+    while True:
+        for w in pool:
+            if w.task is None and not exhausted:
+                task = next(queue, None)
+                if task is None:
+                    exhausted = True
+                    break
+                payloads[task[0]] = task[2]
+                w.send(task[0], task[1], task[2], timeout_s)
+        busy = [w for w in pool if w.task is not None]
+        if not busy:
+            return
+        now = time.monotonic()
+        ready = wait([w.conn for w in busy], timeout=max(0.0, min(w.deadline for w in busy) - now))
+        for i, w in enumerate(pool):
+            if w.task is None:
+                continue
+            key = w.task[0]
+            if w.conn in ready:
+                try:
+                    got_key, result = w.conn.recv()
+                    w.task = None
+                    payloads.pop(got_key, None)
+                    yield got_key, result
+                    continue
+                except (EOFError, OSError):
+                    reason, message = "worker-died", "the worker process exited (a crash inside C code?)"
+            elif time.monotonic() >= w.deadline:
+                reason, message = "timeout", f"no result within {timeout_s:g} s"
+            else:
+                continue
+            _, _, gold, snippets = payloads.pop(key)
+            w.stop()
+            pool[i] = respawn()
+            pool[i].wait_ready()
+            yield key, _failed(reason, message, gold, snippets)
+
+
+def evaluate_pages(
+    cfg: EvalConfig, factory: Factory = default_factory, progress: Callable[[str], None] | None = None
+) -> tuple[list[PageResult], dict[str, Any]]:
+    """Run every extractor over every selected page; return page results and the selection notes."""
+    results: list[PageResult] = []
+    notes: dict[str, Any] = {}
+    for dataset in cfg.datasets:
+        positions, note = select(dataset, cfg.split, cfg.limit)
+        name = Path(note["path"]).name
+        notes[name] = note
+        pages: dict[int, Page] = {}
+        tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages)
+        start = time.monotonic()
+        for (idx, ex), res in run_tasks(tasks, cfg.extractors, cfg.extractor_opts, cfg.workers, cfg.timeout_s,
+                                        factory):
+            results.append(_page_result(ex, name, pages[idx], res))
+        for page in pages.values():
+            if page.meta.get("error"):
+                for ex in cfg.extractors:
+                    res = _failed("unreadable", str(page.meta["error"])[:300], page.gold, page.snippets)
+                    results.append(_page_result(ex, name, page, res))
+        note["wall_s"] = round(time.monotonic() - start, 2)
+        if progress:
+            progress(f"{name}: {len(pages)} pages x {len(cfg.extractors)} extractors in {note['wall_s']} s")
+    return results, notes
+
+
+def _tasks(pages: Iterable[Page], extractors: list[str], seen: dict[int, Page]) -> Iterator[Task]:
+    """One task per (page, extractor); every page, stripped of its bytes, is also put into `seen`."""
+    for idx, page in enumerate(pages):
+        seen[idx] = _strip(page)
+        if page.meta.get("error"):
+            continue  # unreadable: recorded by the caller without running anything
+        for ex in extractors:
+            yield (idx, ex), ex, (page.html, page.url, page.gold, page.snippets)
+
+
+def _strip(page: Page) -> Page:
+    """The page without its bytes (kept only for the result rows)."""
+    return Page(page.id, b"", page.url, page.lang, page.gold, page.snippets, page.split, page.dataset,
+                None, page.meta)
+
+
+def _page_result(extractor: str, dataset: str, page: Page, res: dict[str, Any]) -> PageResult:
+    """A PageResult from a worker's answer."""
+    gold_chars = len("".join((page.gold or "").split()))
+    return PageResult(extractor, dataset, page.id, page.lang, gold_chars=gold_chars, **res)
+
+
+# -------------------------------------------------------------------------------------- 4. aggregate
+def summarize_group(rows: list[PageResult]) -> dict[str, Any]:
+    """metrics.summarize plus failure counts, no-body counts and speed."""
+    out = summarize([r.score for r in rows])
+    failed = [r for r in rows if r.status != "ok"]
+    out["failed"] = len(failed)
+    out["failures_by_reason"] = dict(Counter(r.reason for r in failed))
+    out["no_body"] = sum(r.no_body for r in rows)
+    timed = [r.seconds for r in rows if r.status == "ok"]
+    out["seconds_per_page"] = sum(timed) / len(timed) if timed else None
+    return out
+
+
+def aggregate(results: list[PageResult]) -> list[dict[str, Any]]:
+    """Summary rows per (extractor, dataset, language), with ALL for every dataset / language."""
+    groups: dict[tuple[str, str, str], list[PageResult]] = {}
+    for r in results:
+        lang = r.lang or "unknown"
+        for key in ((r.extractor, r.dataset, ALL), (r.extractor, r.dataset, lang), (r.extractor, ALL, ALL)):
+            groups.setdefault(key, []).append(r)
+    rows = []
+    for (ex, ds, lang), members in groups.items():
+        rows.append({"extractor": ex, "dataset": ds, "lang": lang, **summarize_group(members)})
+    return rows
+
+
+def evaluate(cfg: EvalConfig, factory: Factory = default_factory,
+             progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[PageResult]]:
+    """The whole evaluation: (report dict with config, selection, summary rows and failures; page results)."""
+    from bodyblocks import __version__
+
+    results, notes = evaluate_pages(cfg, factory, progress)
+    failures = [
+        {"extractor": r.extractor, "dataset": r.dataset, "id": r.page_id, "reason": r.reason, "message": r.message}
+        for r in results if r.status != "ok"
+    ]
+    report = {
+        "bodyblocks_version": __version__,
+        "config": asdict(cfg),
+        "thresholds": list(THRESHOLDS),
+        "selection": notes,
+        "summary": aggregate(results),
+        "failures": failures,
+    }
+    return report, results

@@ -1,0 +1,213 @@
+"""Baseline and peer extractors on small inline pages: body found, boilerplate dropped, bad input typed."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import types
+
+import pytest
+
+from bodyblocks.baselines import rules
+from bodyblocks.baselines.dom import parse, text_lines
+from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
+from bodyblocks.extractors import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
+from bodyblocks.types import Extraction
+
+PARAS = [
+    "The city council approved the new transport plan on Tuesday, after a debate that lasted six hours.",
+    "Under the plan, three new tram lines will connect the northern suburbs with the old town by 2030.",
+    "Critics said the budget, estimated at 2.4 billion euros, was far too optimistic for such a project.",
+    "The mayor replied that the first line would be financed by the regional government and the EU.",
+    "Construction is expected to begin next spring, once the final environmental review is complete.",
+]
+NAV = ["Home", "World news", "Business", "Sport", "Culture", "Contact us"]
+SIDE = ["Related: council budget", "Related: tram history", "Most read today", "Weather this weekend"]
+
+
+def news_page(paras: list[str] = PARAS, wrap: str = '<div id="main">{}</div>') -> str:
+    """A news page with nav, sidebar, comments, footer and a script around the article."""
+    nav = "".join(f'<li><a href="/{i}">{t}</a></li>' for i, t in enumerate(NAV))
+    side = "".join(f'<li><a href="/s{i}">{t}</a></li>' for i, t in enumerate(SIDE))
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    article = (
+        f'<div class="article-body"><h1>Tram plan approved</h1>{body}'
+        '<div class="share">Share this story on social networks</div></div>'
+        f'<div class="sidebar"><ul>{side}</ul></div>'
+        '<div class="comments"><p>Great news, finally some trams for the north!</p></div>'
+    )
+    return (
+        "<html><head><title>Tram plan approved - City Times</title>"
+        '<script>var secret = "script text must never appear";</script></head><body>'
+        f'<div class="header"><ul class="nav">{nav}</ul></div>{wrap.format(article)}'
+        '<div class="footer">Copyright 2024 City Times. All rights reserved.</div></body></html>'
+    )
+
+
+def lines_of(ex: Extraction) -> list[str]:
+    return ex.text.splitlines()
+
+
+# ------------------------------------------------------------------------------------------- registry
+def test_registry_names_and_protocol() -> None:
+    assert set(BASELINES) <= set(available_extractors())
+    assert set(NAMES) == set(BASELINES) | set(PEERS) | {"model"}
+    for name in BASELINES:
+        ex = get_extractor(name)
+        assert isinstance(ex, Extractor) and ex.name == name
+
+
+def test_unknown_extractor() -> None:
+    with pytest.raises(ValueError, match="unknown extractor"):
+        get_extractor("nope")
+
+
+def test_model_is_imported_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    class FakeModel:
+        name = "model"
+
+        def __init__(self, checkpoint: str) -> None:
+            self.checkpoint = checkpoint
+
+    fake = types.ModuleType("bodyblocks.predict")
+    fake.ModelExtractor = FakeModel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bodyblocks.predict", fake)
+    ex = get_extractor("model", checkpoint="ckpt/x")
+    assert isinstance(ex, FakeModel) and ex.checkpoint == "ckpt/x"
+
+
+# ------------------------------------------------------------------------------------------- rules
+@pytest.mark.parametrize(
+    "hint, negative",
+    [("sidebar", True), ("breadcrumbs", True), ("topNav", True), ("comment-list", True), ("ad-slot", True),
+     ("tag-cloud", True), ("address", False), ("shadow", False), ("authored-by", False), ("shared", False),
+     ("hentry post author-kgs tag-python", False), ("article-body", False)],
+)
+def test_negative_hints(hint: str, negative: bool) -> None:
+    assert rules.is_negative(hint) is negative
+
+
+def test_positive_hints() -> None:
+    assert rules.is_positive("article-body") and rules.is_positive("post_content")
+    assert not rules.is_positive("sidebar")
+
+
+# ------------------------------------------------------------------------------------------- dom
+def test_text_lines_one_block_per_line_and_br() -> None:
+    root, _ = parse("<body><div>a <b>bold</b> word<p>para<br>two</p>tail</div></body>")
+    assert text_lines(root) == ["a bold word", "para", "two", "tail"]
+
+
+# ------------------------------------------------------------------------------------------- baselines
+@pytest.mark.parametrize("name", ["density", "heuristic", "scorer"])
+def test_body_found_and_boilerplate_dropped(name: str) -> None:
+    ex = get_extractor(name).extract(news_page())
+    lines = lines_of(ex)
+    for p in PARAS:
+        assert p in lines
+    text = ex.text
+    for junk in NAV + SIDE + ["Copyright", "script text", "Great news"]:
+        assert junk not in text
+    assert ex.title == "Tram plan approved" and ex.extractor == name and not ex.no_body
+
+
+def test_heuristic_keeps_headings_drops_short_lines_and_negative_children() -> None:
+    ex = get_extractor("heuristic").extract(news_page())
+    assert lines_of(ex) == ["Tram plan approved", *PARAS]  # share box pruned, h1 kept
+
+
+def test_heuristic_two_character_heading_survives_short_line_does_not() -> None:
+    paras = "".join(f"<p>{p}</p>" for p in PARAS)
+    page = f"<body><div class='content'><h2>背景</h2>{paras}<p>More…</p></div></body>"
+    assert lines_of(get_extractor("heuristic").extract(page)) == ["背景", *PARAS]
+
+
+def test_heuristic_keeps_body_pulled_into_a_header_container() -> None:
+    # a missing </div> after the nav puts the article inside class="header": the exception keeps it
+    page = news_page().replace('</ul></div><div id="main">', '</ul><div id="main">', 1)
+    ex = get_extractor("heuristic").extract(page)
+    for p in PARAS:
+        assert p in lines_of(ex)
+
+
+def test_heuristic_keeps_a_page_wrapped_in_one_form() -> None:
+    ex = get_extractor("heuristic").extract(news_page(wrap='<form id="aspnetForm">{}</form>'))
+    assert PARAS[0] in lines_of(ex)
+
+
+def test_heuristic_chinese_gbk_bytes() -> None:
+    paras = ["北京市政府今天公布了新的交通规划，三条有轨电车线路将在二零三零年前建成。",
+             "批评者认为预算过于乐观，市长则表示第一条线路将由区域政府出资建设。",
+             "工程预计明年春天开工，届时最终的环境评估将会完成并向社会公布。"]
+    html = ('<html><head><meta charset="gbk"><title>交通规划</title></head><body><div class="nav"><a>首页</a>'
+            "<a>新闻</a></div><div class='content'>" + "".join(f"<p>{p}</p>" for p in paras) + "</div></body></html>")
+    ex = get_extractor("heuristic").extract(html.encode("gbk"))
+    assert lines_of(ex) == paras and ex.encoding == "gb18030"
+
+
+def test_scorer_says_no_body_for_a_link_list() -> None:
+    links = "".join(f'<li><a href="/{i}">Story number {i} of today</a></li>' for i in range(40))
+    ex = get_extractor("scorer").extract(f"<html><body><div><ul>{links}</ul></div></body></html>")
+    assert ex.no_body and ex.text == ""
+
+
+def test_regex_keeps_everything_visible_but_scripts() -> None:
+    ex = get_extractor("regex").extract(news_page())
+    assert all(p in ex.text for p in PARAS) and "Home" in ex.text and "Copyright" in ex.text
+    assert "script text" not in ex.text and ex.title == "Tram plan approved - City Times"
+
+
+def test_longest_keeps_the_largest_block_only() -> None:
+    paras = ["short one here", "this is by far the longest paragraph of the whole page", "medium text"]
+    page = "<body><div>" + "".join(f"<p>{p}</p>" for p in paras) + "</div></body>"
+    assert get_extractor("longest").extract(page).text == paras[1]
+
+
+# ------------------------------------------------------------------------------------------- bad input
+DEEP = "<body>" + "<div>" * 10_000 + "<p>deep paragraph with enough text</p>" + "</div>" * 10_000 + "</body>"
+MALFORMED = "<body><div class=content><p>unclosed paragraph with words <p>second one </div></div><b>stray</body>"
+
+
+@pytest.mark.parametrize("name", list(BASELINES))
+@pytest.mark.parametrize(
+    "data, error",
+    [(b"", EmptyInput), (" \n\t ", EmptyInput), (b"%PDF-1.4 binary", BinaryInput),
+     (gzip.compress(b"<p>hello</p>" * 50)[:30], CorruptCompression)],
+)
+def test_bad_input_raises_typed_errors(name: str, data: str | bytes, error: type[InputError]) -> None:
+    with pytest.raises(error):
+        get_extractor(name).extract(data)
+
+
+@pytest.mark.parametrize("name", list(BASELINES))
+@pytest.mark.parametrize("page", [DEEP, MALFORMED, "just plain text, no tags", "<html><body></body></html>",
+                                  '<?xml version="1.0" encoding="utf-8"?><html><body><p>x</p></body></html>',
+                                  "<p>nul\x00 and \x01 control</p>"])
+def test_odd_pages_give_an_extraction(name: str, page: str) -> None:
+    ex = get_extractor(name).extract(page)
+    assert isinstance(ex, Extraction) and ex.no_body == (ex.text == "")
+    assert "\x00" not in ex.text and "\x01" not in ex.text
+
+
+def test_deep_nesting_keeps_the_deep_text() -> None:
+    for name in ("density", "heuristic", "longest", "regex"):
+        assert "deep paragraph with enough text" in get_extractor(name).extract(DEEP).text
+
+
+# ------------------------------------------------------------------------------------------- peers
+@pytest.mark.parametrize("name", list(PEERS))
+def test_peers_find_the_article(name: str) -> None:
+    if name not in available_extractors():
+        pytest.skip(f"{name} is not installed (pip install 'bodyblocks[peers]')")
+    ex = get_extractor(name).extract(news_page(PARAS * 2).encode("utf-8"))
+    assert PARAS[0] in ex.text and "Contact us" not in ex.text and ex.extractor == name
+
+
+@pytest.mark.parametrize("name", list(PEERS))
+def test_peers_bad_input(name: str) -> None:
+    if name not in available_extractors():
+        pytest.skip(f"{name} is not installed")
+    with pytest.raises(EmptyInput):
+        get_extractor(name).extract(b"")
+    ex = get_extractor(name).extract("<html><body></body></html>")
+    assert ex.text == "" and ex.no_body
