@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -311,8 +311,9 @@ def _classify(extractor: Any, pending: list[tuple[Job, Document, float]], out: P
         return
     t0 = time.perf_counter()
     docs = [d for _, d, _ in pending]
+    sources = [_source(job) for job, _, _ in pending]
     try:
-        extractions = extractor.extract_documents(docs)
+        extractions = extractor.extract_documents(docs, sources)
     except (RuntimeError, ValueError) as exc:
         if len(pending) == 1:
             job, _, secs = pending[0]
@@ -324,6 +325,15 @@ def _classify(extractor: Any, pending: list[tuple[Job, Document, float]], out: P
     share = (time.perf_counter() - t0) / len(pending)
     for (job, _, secs), ex in zip(pending, extractions, strict=True):
         _finish(job, ex, None, secs + share, out, suffix, opts, lines, totals, bar)
+
+
+def _source(job: Job) -> Callable[[], str | bytes]:
+    """The page's HTML on demand (a fallback extractor needs it; the parsed Document does not keep it)."""
+    if job.html is not None:
+        html = job.html
+        return lambda: html
+    path = job.path or ""
+    return lambda: read_bytes(path)
 
 
 def _finish(job: Job, ex: Extraction | None, error: str | None, secs: float, out: Path, suffix: str,

@@ -1,0 +1,189 @@
+"""Inference with the block classifier: pages -> blocks -> P(body) per block -> body text.
+
+    extractor = ModelExtractor()                        # the shipped checkpoints/default, loaded once
+    result = extractor.extract(html_bytes)              # one page
+    results = extractor.extract_documents(docs)         # several segmented pages per forward pass
+
+Decision rule: a block is body when P(body) >= the checkpoint's threshold (tuned on validation by
+train.py). A page on which no block reaches `confident` is flagged low_confidence; with nothing kept
+the result is empty with no_body=True, never navigation. With fallback=True, low-confidence pages are
+handed to the `heuristic` extractor instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.types import Document, Extraction
+
+REPO_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "default"
+
+
+def shipped_checkpoint() -> Path | None:
+    """checkpoints/default beside the source tree, or $BODYBLOCKS_CHECKPOINT."""
+    import os
+
+    env = os.environ.get("BODYBLOCKS_CHECKPOINT")
+    path = Path(env) if env else REPO_CHECKPOINT
+    return path if (path / "model.safetensors").exists() else None
+
+
+def default_extractor_name() -> str:
+    """"model" when a trained checkpoint is available, else the best rule-based extractor."""
+    return "model" if shipped_checkpoint() is not None else "heuristic"
+
+
+def _random_xlmr_encoder(device: str, max_length: int) -> Any:
+    """An xlm-roberta-base-sized encoder with random weights and XLM-R's real tokenizer (speed tests)."""
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+    from bodyblocks.e5 import build_tokenizer, read_e5_file
+    from bodyblocks.encoders import HFEncoder, resolve_device
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(read_e5_file()), bos_token="<s>",
+                                  eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    model = XLMRobertaModel(XLMRobertaConfig(), add_pooling_layer=False).to(resolve_device(device))
+    return HFEncoder(model, tok, name="random-xlmr-base", max_length=max_length, cache_dir=None)
+
+
+class ModelExtractor:
+    """The trained block classifier behind the Extractor interface; loads its checkpoint once."""
+
+    name = "model"
+
+    def __init__(
+        self,
+        checkpoint: str | Path | None = None,
+        *,
+        device: str = "auto",
+        threshold: float | None = None,
+        confident: float | None = None,
+        fallback: bool = False,
+        batch_size: int = 16,
+        random_xlmr: bool = False,
+    ) -> None:
+        """
+        Args:
+            checkpoint: folder with config.json + model.safetensors; None: the shipped model.
+            device: "auto", "cpu" or "cuda".
+            threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
+            confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
+            fallback: low-confidence pages go to the heuristic extractor.
+            batch_size: pages per forward pass in extract_documents.
+            random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
+        """
+        import torch
+
+        from bodyblocks.config import ModelConfig
+        from bodyblocks.encoders import make_encoder, resolve_device
+        from bodyblocks.model import BlockClassifier, read_checkpoint
+
+        self.device = resolve_device(device)
+        meta: dict[str, Any] = {}
+        if random_xlmr:
+            from bodyblocks.config import load_config
+
+            cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "xlmr.yaml").model
+            self.model = BlockClassifier(cfg).to(self.device).eval()
+            self.encoder = _random_xlmr_encoder(str(self.device), cfg.encoder.max_length)
+        else:
+            path = Path(checkpoint) if checkpoint else shipped_checkpoint()
+            if path is None:
+                raise FileNotFoundError("no shipped model in checkpoints/default; pass checkpoint= or train one")
+            meta = read_checkpoint(path)
+            self.model = BlockClassifier.load(path, device=self.device)
+            cfg = self.model.cfg
+            frozen = cfg.use_text and cfg.encoder.frozen
+            self.encoder = make_encoder(cfg.encoder, device=str(self.device)) if frozen else None
+        self.cfg: ModelConfig = cfg
+        self.bf16 = self.device.type == "cuda"
+        self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.5))
+        self.confident = float(confident if confident is not None else meta.get("confident", self.threshold))
+        self.fallback = fallback
+        self.batch_size = batch_size
+        self._heuristic: Any = None
+        torch.set_grad_enabled(False)
+
+    # ----------------------------------------------------------------------------------- public API
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """Segment and classify one page."""
+        from bodyblocks.segment import segment
+
+        return self.extract_documents([segment(html)], [lambda: html])[0]
+
+    def extract_documents(
+        self, docs: Sequence[Document], sources: Sequence[Callable[[], str | bytes]] | None = None
+    ) -> list[Extraction]:
+        """Classify segmented pages, several per forward pass (bucketed by block count).
+
+        Args:
+            docs: segmented pages.
+            sources: per page, a function returning its HTML; only called for the fallback.
+        """
+        probs = self.probabilities(docs)
+        out = []
+        for i, (doc, p) in enumerate(zip(docs, probs, strict=True)):
+            ex = self.decide(doc, p)
+            if ex.low_confidence and self.fallback and sources is not None:
+                ex = self._fall_back(sources[i], ex)
+            out.append(ex)
+        return out
+
+    def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """P(body) for every block of every page (pages with no block get an empty array)."""
+        import torch
+
+        from bodyblocks.model import collate
+
+        result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
+        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            pages = [self._inputs(docs[i]) for i in idx]
+            batch = collate(pages).to(self.device, non_blocking=True)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+                probs = self.model.probabilities(batch)
+            for i, p in zip(idx, probs, strict=True):
+                result[i] = p.astype(np.float32)
+        return result
+
+    def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
+        """Keep blocks at or above the threshold; flag pages with no confident block."""
+        kept = [int(i) for i in np.flatnonzero(probs >= self.threshold)]
+        top = float(probs.max()) if len(probs) else 0.0
+        low = top < self.confident
+        text = "\n".join(doc.blocks[i].text for i in kept)
+        confidence = float(np.mean(probs[kept])) if kept else top
+        return Extraction(
+            text=text, title=doc.title, extractor=self.name, encoding=doc.encoding, blocks=doc.blocks,
+            probabilities=[float(x) for x in probs], kept=kept, confidence=confidence,
+            low_confidence=low, no_body=not kept, replaced=doc.replaced,
+        )
+
+    # ----------------------------------------------------------------------------------- helpers
+    def _inputs(self, doc: Document) -> Any:
+        from bodyblocks.model import prepare_page
+
+        vectors = self.encoder.encode([b.text for b in doc.blocks]) if self.encoder is not None else None
+        return prepare_page(doc.blocks, self.cfg, text_vectors=vectors)
+
+    def _fall_back(self, source: Callable[[], str | bytes], ex: Extraction) -> Extraction:
+        """The heuristic's answer for a page the model is unsure of; the model's blocks stay attached."""
+        from bodyblocks.errors import InputError
+        from bodyblocks.extractors import get_extractor
+
+        if self._heuristic is None:
+            self._heuristic = get_extractor("heuristic")
+        try:
+            h = self._heuristic.extract(source())
+        except InputError:
+            return ex
+        return Extraction(
+            text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
+            blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
+            low_confidence=True, no_body=not h.text, replaced=ex.replaced,
+        )
