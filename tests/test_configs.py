@@ -1,0 +1,95 @@
+"""Configs: every YAML in configs/ loads and builds its model; defaults < YAML < --set; bad input is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bodyblocks.config import (
+    Config,
+    ConfigError,
+    EncoderConfig,
+    ModelConfig,
+    TrainConfig,
+    from_dict,
+    load_config,
+    merge_overrides,
+    to_dict,
+)
+from bodyblocks.features import FEATURE_NAMES
+from bodyblocks.model import BlockClassifier
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+
+
+def test_the_three_required_configs_exist() -> None:
+    assert {"default.yaml", "xlmr.yaml", "debug.yaml"} <= {p.name for p in CONFIGS}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_config_loads_and_builds_its_model(path: Path) -> None:
+    cfg = load_config(path)
+    assert isinstance(cfg, Config)
+    model = BlockClassifier(cfg.model)  # frozen encoders are not loaded: the model only needs their dim
+    assert model.n_parameters() > 0
+    if path.name == "default.yaml":  # the shipped model must stay small enough to commit (<= 50 MB)
+        assert model.n_parameters() * 4 <= 50e6
+    assert from_dict(Config, to_dict(cfg)) == cfg
+
+
+def test_known_settings() -> None:
+    xlmr = load_config(next(p for p in CONFIGS if p.name == "xlmr.yaml")).model.encoder
+    assert (xlmr.kind, xlmr.name, xlmr.dim) == ("hf", "xlm-roberta-base", 768)
+    debug = load_config(next(p for p in CONFIGS if p.name == "debug.yaml"))
+    assert debug.model.d_model <= 64 and debug.train.max_steps > 0
+    assert load_config(next(p for p in CONFIGS if p.name == "default.yaml")).model.encoder.kind == "hash"
+
+
+def test_precedence_defaults_yaml_cli(tmp_path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("model:\n  d_model: 128\n  n_heads: 4\ntrain:\n  lr: 1e-3\n  epochs: 7\n")
+    cfg = load_config(path, ["train.epochs=3", "model.encoder.kind=hf", "model.encoder.dim=768"])
+    assert cfg.model.d_model == 128  # YAML over default
+    assert cfg.train.lr == 1e-3  # "1e-3" (a string to PyYAML) read as a number
+    assert cfg.train.epochs == 3  # CLI over YAML
+    assert cfg.model.encoder.kind == "hf" and cfg.model.encoder.dim == 768
+    assert cfg.train.batch_pages == TrainConfig().batch_pages  # untouched default
+    assert load_config().model == ModelConfig()
+
+
+def test_lists_tuples_and_none() -> None:
+    cfg = load_config(None, ["model.class_weights=[1, 3]", "data.languages=[zh, en]", "model.encoder.prefix=null"])
+    assert cfg.model.class_weights == (1.0, 3.0) and cfg.data.languages == ["zh", "en"]
+    assert cfg.model.encoder.prefix is None and cfg.model.encoder.text_prefix == ""
+    assert EncoderConfig(kind="e5-small", dim=384).text_prefix == "passage: "
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("model.d_modl=3", "unknown config key"),
+        ("model.encoder.kind=bert", "encoder.kind"),
+        ("model.d_model=30", "n_heads"),
+        ("model.stride=600", "stride"),
+        ("train.epochs=two", "integer"),
+        ("train.lr=fast", "number"),
+        ("model.use_context=1", "true or false"),
+        ("model.class_weights=[1]", "two numbers"),
+        ("model.num_features=3", "features"),
+        ("model.encoder.kind=e5-small", "384"),
+        ("train.device=tpu", "device"),
+        ("model", "key=value"),
+    ],
+)
+def test_bad_values_are_refused(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])
+
+
+def test_merge_overrides_does_not_mutate() -> None:
+    data = {"model": {"d_model": 64}}
+    out = merge_overrides(data, ["model.n_layers=2", "train.seed=5"])
+    assert data == {"model": {"d_model": 64}}
+    assert out == {"model": {"d_model": 64, "n_layers": 2}, "train": {"seed": 5}}
+    assert ModelConfig().num_features == len(FEATURE_NAMES)
