@@ -75,6 +75,41 @@ def _run_extract(args: argparse.Namespace) -> int:
 
 # --- end extract ----------------------------------------------------------------------------------------
 
+
+# --- train (train.py) -----------------------------------------------------------------------------------
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a block classifier from a config (configs/*.yaml)")
+    p.add_argument("config", help="YAML config, e.g. configs/default.yaml")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/last after an interruption")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.lr=1e-3 (repeatable)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    import json
+
+    import torch
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.train import train
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except (ConfigError, OSError) as exc:
+        print(f"bodyblocks train: {exc}", file=sys.stderr)
+        return 2
+    metrics = train(cfg, resume=args.resume, progress=not args.no_progress)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+# --- end train ------------------------------------------------------------------------------------------
+
 # --- evaluate (evaluate.py, evalreport.py) -------------------------------------------------------------
 def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot")
@@ -246,6 +281,7 @@ def _run_capture(args: argparse.Namespace) -> int:
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
+    _add_train,
     _add_evaluate,
     _add_data,
     _add_capture,
