@@ -76,7 +76,6 @@ class ModelExtractor:
             batch_size: pages per forward pass in extract_documents.
             random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
         """
-        import torch
 
         from bodyblocks.config import ModelConfig
         from bodyblocks.encoders import make_encoder, resolve_device
@@ -106,7 +105,6 @@ class ModelExtractor:
         self.fallback = fallback
         self.batch_size = batch_size
         self._heuristic: Any = None
-        torch.set_grad_enabled(False)
 
     # ----------------------------------------------------------------------------------- public API
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:

@@ -1,0 +1,91 @@
+"""Training end to end on a synthetic corpus: learns, checkpoints, resumes, and the model extractor uses it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from bodyblocks.cli import main
+from bodyblocks.config import load_config
+from bodyblocks.predict import ModelExtractor
+from bodyblocks.synth import generate_corpus
+from bodyblocks.train import get_lr, load_pages, train, tune_threshold
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("synth")
+    generate_corpus(root / "synth", pages=40, seed=5)
+    return root
+
+
+def debug_cfg(corpus: Path, out: Path, *extra: str):  # noqa: ANN201
+    return load_config(CONFIGS / "debug.yaml", [
+        f"data.root={corpus}", "data.datasets=[synth]", f"data.cache_dir={corpus / 'cache'}",
+        "data.max_pages=0", f"train.out_dir={out}", "train.max_steps=0", "train.epochs=4", "train.patience=4",
+        "train.lr=3e-3", *extra,
+    ])
+
+
+def test_pages_are_split_by_site(corpus: Path, tmp_path: Path) -> None:
+    splits = load_pages(debug_cfg(corpus, tmp_path).data)
+    assert splits["train"] and splits["val"]
+    sites = {k: {p.site for p in v} for k, v in splits.items()}
+    assert not sites["train"] & sites["val"] and not sites["train"] & sites["test"]
+
+
+def test_train_learns_saves_and_the_extractor_uses_it(corpus: Path, tmp_path: Path) -> None:
+    cfg = debug_cfg(corpus, tmp_path / "run")
+    metrics = train(cfg, progress=False)
+    assert metrics["val_char_f1"] > 0.8  # synthetic bodies are learnable in a few epochs
+    rows = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
+    assert len(rows) >= 3 and float(rows[-1].split(",")[3]) < float(rows[1].split(",")[3])  # train loss fell
+    meta = json.loads((tmp_path / "run" / "best" / "config.json").read_text())
+    assert 0.0 < meta["threshold"] < 1.0
+    page = next((corpus / "synth" / "html").glob("*.html.gz")).read_bytes()
+    ex = ModelExtractor(tmp_path / "run" / "best", device="cpu").extract(page)
+    assert ex.text and ex.kept and len(ex.probabilities or []) == len(ex.blocks or [])
+
+
+def test_resume_continues_from_last(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train(debug_cfg(corpus, out, "train.epochs=2"), progress=False)
+    state = json.loads((out / "last" / "config.json").read_text())["train_state"]
+    assert state["epoch"] == 2
+    train(debug_cfg(corpus, out, "train.epochs=3"), resume=True, progress=False)
+    state = json.loads((out / "last" / "config.json").read_text())["train_state"]
+    assert state["epoch"] == 3 and len((out / "metrics.csv").read_text().splitlines()) == 4
+
+
+def test_cli_train(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["train", str(CONFIGS / "debug.yaml"), "--no-progress", "--threads", "1",
+            "--set", f"data.root={corpus}", "--set", "data.datasets=[synth]",
+            "--set", f"data.cache_dir={corpus / 'cache'}", "--set", f"train.out_dir={tmp_path / 'cli'}"]
+    assert main(args) == 0
+    assert "val_loss" in capsys.readouterr().out and (tmp_path / "cli" / "best" / "model.safetensors").exists()
+    assert main(["train", str(CONFIGS / "debug.yaml"), "--set", "train.nope=1"]) == 2
+
+
+def test_schedule_warms_up_then_decays() -> None:
+    cfg = load_config(CONFIGS / "debug.yaml", ["train.warmup_steps=10", "train.lr=1e-3", "train.min_lr_ratio=0.1"])
+    lrs = [get_lr(s, 100, cfg) for s in range(100)]
+    assert lrs[0] < lrs[9] == pytest.approx(1e-3) and lrs[99] < lrs[50] < lrs[10]
+    assert min(lrs[10:]) >= 1e-4 - 1e-12
+
+
+def test_threshold_tuning_prefers_the_separating_value() -> None:
+    from bodyblocks.cache import CachedPage
+    from bodyblocks.types import Block
+
+    blocks = [Block(i, "x" * 10, "p", "html/body/p", "/html/body/p", 2, text_len=10) for i in range(4)]
+    page = CachedPage("p", "d", "en", None, "s", "", blocks, [1, 1, 0, 0], [1, 1, 0, 0], "gold")
+    import numpy as np
+
+    t, f1 = tune_threshold([page], [np.array([0.9, 0.7, 0.4, 0.1])])
+    assert 0.4 < t <= 0.7 and f1 == pytest.approx(1.0)
