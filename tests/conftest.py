@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may come from the Hugging Face hub, here or in CI
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -23,3 +26,13 @@ def shared_datasets() -> Path:
     if root is None:
         pytest.skip("../shared/datasets is absent (set BODYBLOCKS_DATASETS to run dataset tests)")
     return root
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread() -> None:
+    """Two cores, shared: torch's thread pool fights itself (a tiny step took 60x longer with 2 threads)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
