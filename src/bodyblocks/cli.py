@@ -278,6 +278,34 @@ def _run_capture(args: argparse.Namespace) -> int:
 
 # --- end capture ----------------------------------------------------------------------------------------
 
+# --- gbt (gbt.py) ---------------------------------------------------------------------------------------
+def _add_gbt(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")
+    p.add_argument("config", nargs="?", default=None, help="YAML config whose data section picks the pages")
+    p.add_argument("--out", default="checkpoints/gbt", help="checkpoint folder (default: checkpoints/gbt)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set data.max_pages=50 (repeatable)")
+    p.add_argument("--max-iter", type=int, default=None, help="boosting iterations (default: GbtConfig's)")
+    p.set_defaults(handler=_run_gbt)
+
+
+def _run_gbt(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.gbt import GbtConfig, train_and_save
+
+    try:
+        data = load_config(args.config, args.overrides).data
+    except (ConfigError, OSError) as exc:
+        print(f"bodyblocks train-gbt: {exc}", file=sys.stderr)
+        return 2
+    cfg = GbtConfig() if args.max_iter is None else GbtConfig(max_iter=args.max_iter)
+    print(json.dumps(train_and_save(data, args.out, cfg), indent=2))
+    return 0
+
+
+# --- end gbt --------------------------------------------------------------------------------------------
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
@@ -285,6 +313,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_evaluate,
     _add_data,
     _add_capture,
+    _add_gbt,
 ]
 
 

@@ -1,0 +1,241 @@
+"""Dataset readers: the shared layout (pages.jsonl + html/ + gold/ + labels/) and plain folders of pairs.
+
+The shared layout is the project's own dataset format (see ../shared/datasets/README.md): one JSON record
+per page in `pages.jsonl` naming a gzip HTML file, a gold text file, snippets and an L3S annotated copy.
+A plain folder holds `name.html` (or `.htm`, `.html.gz`) with an optional `name.txt` gold text.
+Label alignment lives in labels.py, splits in splits.py, the processed cache in cache.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bodyblocks.errors import InputError
+from bodyblocks.types import Page
+
+ENV_DATASETS = "BODYBLOCKS_DATASETS"
+REPO_ROOT = Path(__file__).resolve().parents[2]  # src/bodyblocks/datasets.py -> repository root
+PAGE_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_LINK_HOST = re.compile(rb"""<a\s[^>]*href\s*=\s*["']?(https?://[^"'\s>/?#]+)""", re.IGNORECASE)
+# Hosts that many sites link to (sharing, ads, feeds): never a page's own site. Substrings of host names.
+THIRD_PARTY_HOSTS = (
+    "facebook", "twitter", "google", "doubleclick", "addthis", "digg", "delicious", "stumbleupon", "reddit",
+    "youtube", "linkedin", "pinterest", "instagram", "feedburner", "w3.org", "adobe", "macromedia", "yahoo",
+    "technorati", "newsvine", "myspace", "apple.com", "microsoft", "mozilla", "blogger.com", "wordpress.org",
+    "feedblitz", "sharethis", "bit.ly", "amazon", "adserver", "adtech", "ads.",
+)
+_HOST_IN_HTML = re.compile(
+    rb"""<(?:link[^>]+rel=["']?canonical["']?[^>]*href|meta[^>]+property=["']?og:url["']?[^>]*content|base[^>]+href)"""
+    rb"""\s*=\s*["']?(https?://[^"'\s>]+)""",
+    re.IGNORECASE,
+)
+
+
+def find_datasets_root() -> Path | None:
+    """The shared datasets folder: $BODYBLOCKS_DATASETS, else <repo>/../shared/datasets, else None."""
+    env = os.environ.get(ENV_DATASETS)
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    default = REPO_ROOT.parent / "shared" / "datasets"
+    return default if default.is_dir() else None
+
+
+def list_datasets(root: str | Path | None = None) -> list[Path]:
+    """Dataset folders (those holding pages.jsonl) under root (default: find_datasets_root())."""
+    base = Path(root) if root is not None else find_datasets_root()
+    if base is None or not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if (p / "pages.jsonl").is_file())
+
+
+def resolve_dataset(name_or_path: str | Path) -> Path:
+    """A dataset folder from a path, or from a folder name under the datasets root."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    root = find_datasets_root()
+    if root is not None and (root / str(name_or_path)).is_dir():
+        return root / str(name_or_path)
+    raise FileNotFoundError(f"no dataset folder {name_or_path!r} (looked in . and {root})")
+
+
+def resolve_datasets(names: Sequence[str]) -> list[Path]:
+    """Dataset folders from paths or names; the single name "all" means every dataset under the root."""
+    if list(names) == ["all"]:
+        return list_datasets()
+    return [resolve_dataset(n) for n in names]
+
+
+def read_records(dataset_dir: str | Path) -> list[dict[str, Any]]:
+    """The pages.jsonl records of a shared-layout dataset, in file order."""
+    path = Path(dataset_dir) / "pages.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def parse_note(note: str | None) -> dict[str, Any]:
+    """A record's note as a dict (a JSON object string, or {"note": text} for anything else)."""
+    if not note:
+        return {}
+    try:
+        value = json.loads(note)
+    except json.JSONDecodeError:
+        return {"note": note}
+    return value if isinstance(value, dict) else {"note": value}
+
+
+def read_gold(path: str | Path) -> tuple[str, str | None]:
+    """A gold text file as text, and the repair applied to it (None when it was clean UTF-8)."""
+    raw = Path(path).read_bytes()
+    for bom, codec in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if raw.startswith(bom):
+            return raw[len(bom) :].decode(codec, errors="replace"), f"bom-{codec}"
+    text = raw.decode("utf-8", errors="replace")
+    if text.count("\x00") > len(text) // 4:
+        return undo_utf16_mangling(text), "utf16-remnant"
+    if "<!--" in text and not _HTML_COMMENT.sub("", text).strip():  # "<!-- this page contains no article -->"
+        return "", "comment-only"
+    return text, None
+
+
+def undo_utf16_mangling(text: str) -> str:
+    """Recover UTF-16LE text that was read as UTF-8 with replacement (dragnet: 5 gold files).
+
+    Such files hold U+FFFD for the BOM and every byte >= 0x80, and the remaining bytes as characters: an
+    ASCII letter is "x\x00", a character such as U+2019 is "\x19 " (low byte, high byte). Pairs are
+    rebuilt where both bytes survived; a pair with a lost byte becomes "?"; a stray NUL resynchronises.
+    """
+    body = text.lstrip("\ufffd")
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        low, high = body[i], body[i + 1] if i + 1 < n else "\x00"
+        if low == "\x00":  # out of step: skip one character
+            i += 1
+            continue
+        if high == "\x00":
+            out.append("?" if low == "\ufffd" else low)
+        elif "\ufffd" in (low, high):
+            out.append("?")
+        else:
+            out.append(chr(ord(high) << 8 | ord(low)))
+        i += 2
+    return "".join(out)
+
+
+def page_from_record(dataset_dir: str | Path, rec: dict[str, Any], with_html: bool = True) -> Page:
+    """Load one record's files into a Page; an unreadable page carries meta["error"] instead of raising."""
+    from bodyblocks.decode import read_bytes
+
+    base = Path(dataset_dir)
+    meta = parse_note(rec.get("note"))
+    meta["page_type"] = rec.get("page_type")
+    html: bytes = b""
+    labels_html: bytes | None = None
+    try:
+        if with_html:
+            html = read_bytes(base / rec["html"])
+        if with_html and rec.get("labels"):
+            labels_html = read_bytes(base / rec["labels"])
+    except (InputError, OSError) as exc:
+        meta["error"] = f"{type(exc).__name__}: {exc}"
+    gold = None
+    if rec.get("gold"):
+        gold, repair = read_gold(base / rec["gold"])
+        if repair:
+            meta["gold_repair"] = repair
+    return Page(
+        id=rec["id"], html=html, url=rec.get("url"), lang=rec.get("lang"), gold=gold,
+        snippets=rec.get("snippets"), split=rec.get("split"), dataset=base.name,
+        labels_html=labels_html, meta=meta,
+    )
+
+
+def read_pairs(folder: str | Path, with_html: bool = True) -> Iterator[Page]:
+    """Pages from a plain folder of `name.html` (.htm, .html.gz) files with optional `name.txt` gold."""
+    from bodyblocks.decode import read_bytes
+
+    base = Path(folder)
+    for path in sorted(base.iterdir()):
+        suffix = next((s for s in PAGE_SUFFIXES if path.name.lower().endswith(s)), None)
+        if suffix is None or not path.is_file():
+            continue
+        name = path.name[: -len(suffix)]
+        gold_path = base / f"{name}.txt"
+        meta: dict[str, Any] = {"file": path.name}
+        html = b""
+        try:
+            html = read_bytes(path) if with_html else b""
+        except (InputError, OSError) as exc:
+            meta["error"] = f"{type(exc).__name__}: {exc}"
+        gold = read_gold(gold_path)[0] if gold_path.is_file() else None
+        yield Page(id=name, html=html, gold=gold, dataset=base.name, meta=meta)
+
+
+def read_dataset(path: str | Path, with_html: bool = True) -> Iterator[Page]:
+    """Pages of a dataset folder, in order: the shared layout when pages.jsonl exists, else name.html pairs.
+
+    Args:
+        path: a dataset folder, or a folder name under find_datasets_root().
+        with_html: False skips reading page bytes (Page.html is b"") for fast metadata passes.
+    Yields:
+        Page objects; a page whose files cannot be read has meta["error"] (callers count and report it).
+    """
+    folder = resolve_dataset(path)
+    if (folder / "pages.jsonl").is_file():
+        for rec in read_records(folder):
+            yield page_from_record(folder, rec, with_html)
+    else:
+        yield from read_pairs(folder, with_html)
+
+
+def _host(url: str | None) -> str | None:
+    """Lower-cased host without a leading www., or None."""
+    if not url:
+        return None
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return None
+    host = host[4:] if host.startswith("www.") else host
+    return host or None
+
+
+def site_of(page: Page) -> str:
+    """The group key of a page for splits: its host (url, note, canonical link, dominant link host), else its id."""
+    host = _host(page.url)
+    if host:
+        return host
+    for key in ("host", "site"):
+        value = page.meta.get(key)
+        if isinstance(value, str) and value:
+            return _host(value if "//" in value else f"http://{value}") or value.lower()
+    if isinstance(page.html, bytes) and page.html:
+        m = _HOST_IN_HTML.search(page.html[:200_000])
+        host = _host(m.group(1).decode("ascii", "replace")) if m else None
+        if host:
+            return host
+        host = _main_link_host(page.html)
+        if host:
+            return host
+    return f"page:{page.id}"
+
+
+def _main_link_host(html: bytes) -> str | None:
+    """The host most absolute <a href> links point to, when it clearly dominates (own-site navigation)."""
+    counts: dict[str, int] = {}
+    for m in _LINK_HOST.finditer(html[:500_000]):
+        host = _host(m.group(1).decode("latin-1"))
+        if host and not any(word in host for word in THIRD_PARTY_HOSTS):
+            counts[host] = counts.get(host, 0) + 1
+    if not counts:
+        return None
+    host, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    return host if n >= 3 and n >= 0.2 * sum(counts.values()) else None
