@@ -179,3 +179,13 @@ def test_bs4_and_lxml_give_the_same_blocks_on_dataset_pages(shared_datasets) -> 
             assert a.title == b.title
             checked += 1
     assert checked >= 80
+
+
+def test_unclosed_title_does_not_swallow_the_page(parser: str) -> None:
+    doc = segment("<html><head><title>Headline<body><p>Body text.</p></body></html>", parser=parser)
+    assert doc.title == "Headline" and texts("<title>T<p>Body text.</p>", parser) == ["Body text."]
+
+
+def test_object_fallback_content_is_visible(parser: str) -> None:
+    html = '<object data="x.swf"><param name="a" value="b"><p>Fallback caption.</p></object>'
+    assert texts(html, parser) == ["Fallback caption."]

@@ -115,6 +115,50 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+_CJK_CODECS = ("gb18030", "big5", "big5hkscs")
+_CP1252_BYTE = {bytes([b]).decode("cp1252"): b for b in range(128, 256) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
+
+
+def _latin_bytes(text: str) -> bytes | None:
+    """The bytes a cp1252/latin-1 misreading turned into `text`, or None when it cannot have been one."""
+    out = bytearray()
+    for c in text:
+        o = ord(c)
+        if o < 128:
+            out.append(o)
+        elif c in _CP1252_BYTE:
+            out.append(_CP1252_BYTE[c])
+        elif o < 256:
+            out.append(o)
+        else:
+            return None
+    return bytes(out)
+
+
+def _undo_mojibake(text: str) -> str | None:
+    """Chinese text saved as UTF-8 after being misread as cp1252 (once or twice): peel the layers off.
+
+    Only tried on pages that declare a Chinese charset and decode as UTF-8 without a single CJK character.
+    """
+    if any(_is_cjk(c) for c in text) or text.isascii():
+        return None
+    for _ in range(3):
+        raw = _latin_bytes(text)
+        if raw is None:
+            return None
+        layer = _strict(raw, "utf-8")
+        if layer is not None and layer != text:
+            text = layer  # a UTF-8 misreading: one layer removed
+            continue
+        # the misreading lost the five bytes cp1252 leaves undefined: tolerate a few replacements
+        chinese = raw.decode("gb18030", errors="replace")
+        non_ascii = sum(1 for c in chinese if ord(c) > 127)
+        lost = chinese.count("\ufffd")
+        ok = non_ascii and lost <= 0.03 * non_ascii and _looks_chinese(chinese.replace("\ufffd", ""))
+        return chinese if ok else None
+    return None
+
+
 def _is_cjk(c: str) -> bool:
     """Common CJK ideographs, CJK punctuation and full-width forms."""
     return "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
@@ -163,6 +207,9 @@ def decode_bytes(data: bytes) -> Decoded:
     if not data.isascii():
         text = _strict(data, "utf-8")
         if text is not None:
+            fixed = _undo_mojibake(text) if any(_codec(d) in _CJK_CODECS for d in declared) else None
+            if fixed is not None:
+                return Decoded(fixed, "utf-8(mojibake)->gb18030", "\ufffd" in fixed, declared)
             return Decoded(text, "utf-8", False, declared)
     for label in declared:
         codec = _codec(label)

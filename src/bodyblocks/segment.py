@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.types import Block, Document
 
-SEGMENTER_VERSION = "2"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "3"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
 
@@ -35,7 +35,7 @@ BLOCK_TAGS = frozenset(
     "section summary table tbody td tfoot th thead tr ul legend noframes frameset".split()
 )
 SKIP_TAGS = frozenset(
-    "script style noscript template iframe svg head object embed canvas audio video select option "
+    "script style noscript template iframe svg head embed canvas audio video select option "
     "datalist input textarea button map area param source track frame".split()
 )
 PRE_TAGS = frozenset(["pre", "textarea", "listing", "plaintext"])
@@ -48,6 +48,8 @@ _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # Browsers keep parsing into <body> after </body></html> (HTML5 "after after body"); so do we, with both parsers.
 _END_BODY = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
+# A <title> never closed would swallow the whole page as its text; close it where its own text ends.
+_OPEN_TITLE = re.compile(r"(<title\b[^>]*>[^<]*)", re.IGNORECASE)
 
 Event = tuple  # ("start", tag, attrs, p_children, boundary) | ("text", str) | ("br",) | ("end", tag)
 CELL_TAGS = frozenset(["td", "th"])
@@ -286,6 +288,8 @@ def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool]:
     """Decode and cap the page; returns (text, encoding, replaced, truncated)."""
     decoded = to_text(html)
     text = _END_BODY.sub("", _XML_DECL.sub("", decoded.text, count=1).replace("\x00", ""))
+    if "</title" not in text.lower() and "<title" in text.lower():
+        text = _OPEN_TITLE.sub(r"\1</title>", text, count=1)
     truncated = len(text) > max_chars
     return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated
 
