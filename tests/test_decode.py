@@ -99,3 +99,16 @@ def test_gzip_bomb_is_bounded(tmp_path) -> None:  # noqa: ANN001
     f.write_bytes(gzip.compress(b"<p>" + b"a" * 5_000_000))
     with pytest.raises(TooLarge):
         read_bytes(f, max_bytes=1_000_000)
+
+
+def test_utf8_mojibake_of_gbk_is_undone() -> None:
+    gbk = page(ZH, '<meta charset="gb2312">').encode("gbk")
+    misread = "".join(bytes([b]).decode("cp1252", errors="strict") if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+                      else chr(b) for b in gbk)
+    d = decode_bytes(misread.encode("utf-8"))
+    assert d.encoding.endswith("gb18030") and "国务院办公厅" in d.text
+
+
+def test_latin_utf8_page_declaring_gbk_is_left_alone() -> None:
+    d = decode_bytes(page("<p>Café résumé naïve</p>", '<meta charset="gbk">').encode("utf-8"))
+    assert d.encoding == "utf-8" and "Café résumé" in d.text
