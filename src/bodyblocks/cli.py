@@ -41,6 +41,7 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--batch-size", type=int, default=16, help="pages per forward pass of the model")
     p.add_argument("--workers", type=int, default=1, help="parsing processes")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads of the model (0: torch's default)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
@@ -57,7 +58,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
     if name == "model":
-        extractor_opts = {"device": args.device, "fallback": args.fallback}
+        extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": args.threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
     opts = BatchOptions(

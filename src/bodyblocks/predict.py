@@ -65,6 +65,7 @@ class ModelExtractor:
         fallback: bool = False,
         batch_size: int = 16,
         random_xlmr: bool = False,
+        threads: int | None = 1,
     ) -> None:
         """
         Args:
@@ -75,6 +76,9 @@ class ModelExtractor:
             fallback: low-confidence pages go to the heuristic extractor.
             batch_size: pages per forward pass in extract_documents.
             random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
+            threads: torch CPU threads for this process (None leaves torch's setting). One is the default:
+                on a 2-core machine a single page's forward pass ran 3x slower with 2 threads than with 1,
+                and `bodyblocks extract --workers N` scales over processes instead.
         """
 
         from bodyblocks.config import ModelConfig
@@ -82,6 +86,10 @@ class ModelExtractor:
         from bodyblocks.model import BlockClassifier, read_checkpoint
 
         self.device = resolve_device(device)
+        if threads and self.device.type == "cpu":
+            import torch
+
+            torch.set_num_threads(threads)
         meta: dict[str, Any] = {}
         if random_xlmr:
             from bodyblocks.config import load_config
