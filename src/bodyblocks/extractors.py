@@ -1,7 +1,8 @@
 """Every extractor behind one interface, selectable by name: `get_extractor(name).extract(html, url)`.
 
 Names: density, heuristic, scorer, regex, longest (baselines/), trafilatura, readability, gne (peers,
-the optional extra `peers`), and model (the block classifier, imported lazily from bodyblocks.predict).
+the optional extra `peers`), model (the block classifier, imported lazily from bodyblocks.predict) and gbt
+(the boosted-tree baseline, lazily from bodyblocks.gbt).
 An extractor raises an InputError subclass for input it cannot read (empty, binary, corrupt) and returns
 an Extraction otherwise.
 """
@@ -44,6 +45,13 @@ def _model(**opts: Any) -> Extractor:
     return ModelExtractor(**opts)
 
 
+def _gbt(**opts: Any) -> Extractor:
+    """The boosted-tree baseline (bodyblocks.gbt), imported only when asked for."""
+    from bodyblocks.gbt import GbtExtractor
+
+    return GbtExtractor(**opts)
+
+
 BASELINES: dict[str, Callable[..., Extractor]] = {
     "density": DensityExtractor,
     "heuristic": HeuristicExtractor,
@@ -77,6 +85,8 @@ def get_extractor(name: str, **opts: Any) -> Extractor:
     """
     if name == "model":
         return _model(**opts)
+    if name == "gbt":
+        return _gbt(**opts)
     if name in PEERS and not peer_installed(name):
         raise ImportError(f"extractor {name!r} needs the optional extra: pip install 'bodyblocks[peers]'")
     factory = BASELINES.get(name) or PEERS.get(name)
