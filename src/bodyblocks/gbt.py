@@ -1,0 +1,332 @@
+"""Gradient-boosted trees on the block classifier's non-neural inputs: the baseline a neural model must beat.
+
+    model = train_gbt(splits["train"], splits["val"])      # scikit-learn HistGradientBoostingClassifier
+    model.save("checkpoints/gbt")                          # safetensors + JSON; nothing is pickled
+    GbtExtractor("checkpoints/gbt").extract(html)          # NumPy-only inference
+
+Inputs per block (`gbt_features`), all computed without a neural network:
+  1. features.block_features of the block (FEATURE_NAMES: DOM facts, text statistics, place in the page);
+  2. the same row for the `neighbours` blocks before and after it (NaN past the page's ends): a cheap
+     stand-in for the Transformer's page context;
+  3. `tag_buckets` 0/1 indicators of its tag-path tokens (features.tag_path_tokens hashed by CRC-32): the
+     neural model's tag-path input without the embedding.
+The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
+Training: early stopping on validation log-loss, then the P(body) threshold tuned on validation exactly as
+train.tune_threshold does for the neural model.
+Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
+leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Prediction
+walks all trees at once in NumPy: loading never unpickles and does not need scikit-learn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.cache import CachedPage
+from bodyblocks.config import DataConfig
+from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags
+from bodyblocks.types import Block, Document, Extraction
+
+FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
+REPO_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "gbt"
+_TREE_ARRAYS = ("feature", "threshold", "left", "right", "nan_left", "value", "roots")
+_CHUNK = 2048  # rows walked through the trees at once: (rows x trees) index arrays stay a few MB
+
+
+@dataclass
+class GbtConfig:
+    """Inputs and boosting settings; stored in the checkpoint, so it alone rebuilds the features."""
+
+    tag_buckets: int = 128  # 0/1 indicators of hashed tag-path tokens
+    neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
+    max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
+    learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
+    max_leaf_nodes: int = 31  # leaves per tree
+    min_samples_leaf: int = 40  # blocks per leaf at least
+    l2_regularization: float = 1.0  # on leaf values
+    n_iter_no_change: int = 20  # early-stopping patience on validation loss (0: run all max_iter)
+    seed: int = 0  # random state of scikit-learn
+
+    def __post_init__(self) -> None:
+        if self.tag_buckets < 0 or self.neighbours < 0:
+            raise ValueError("gbt: tag_buckets and neighbours must be >= 0")
+        if self.max_iter < 1 or self.max_leaf_nodes < 2 or self.min_samples_leaf < 1:
+            raise ValueError("gbt: max_iter >= 1, max_leaf_nodes >= 2 and min_samples_leaf >= 1 are required")
+        if not 0 < self.learning_rate <= 1 or self.l2_regularization < 0 or self.n_iter_no_change < 0:
+            raise ValueError("gbt: learning_rate in (0, 1], l2_regularization >= 0, n_iter_no_change >= 0")
+
+
+# ----------------------------------------------------------------------------------------- features
+def feature_names(cfg: GbtConfig) -> list[str]:
+    """Column names of gbt_features, in order."""
+    names = list(FEATURE_NAMES)
+    for k in range(1, cfg.neighbours + 1):
+        names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
+    return names + [f"tag{j}" for j in range(cfg.tag_buckets)]
+
+
+def gbt_features(blocks: Sequence[Block], cfg: GbtConfig) -> np.ndarray:
+    """(n, len(feature_names(cfg))) float64 inputs of one page's blocks (module docstring)."""
+    base = block_features(blocks).astype(np.float64)  # (n, F)
+    n, f = base.shape
+    parts = [base]
+    for k in range(1, cfg.neighbours + 1):
+        pad = np.full((k, f), np.nan)
+        parts.append(np.concatenate((pad, base[:-k] if k < n else base[:0]))[:n])  # block i - k
+        parts.append(np.concatenate((base[k:], pad))[:n])  # block i + k
+    tags = np.zeros((n, cfg.tag_buckets))
+    if cfg.tag_buckets and n:
+        ids, offsets = tag_bags(blocks, cfg.tag_buckets)
+        rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
+        tags[rows, ids] = 1.0
+    return np.concatenate([*parts, tags], axis=1)
+
+
+def page_matrix(pages: Sequence[CachedPage], cfg: GbtConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked features and labels of all blocks of `pages`."""
+    x = [gbt_features(cp.blocks, cfg) for cp in pages]
+    y = [np.asarray(cp.labels, dtype=np.int64) for cp in pages]
+    width = len(feature_names(cfg))
+    return (np.concatenate(x) if x else np.zeros((0, width))), (np.concatenate(y) if y else np.zeros(0, np.int64))
+
+
+# ----------------------------------------------------------------------------------------- model
+@dataclass
+class GbtModel:
+    """Boosted trees as flat node arrays; leaves point to themselves, so `depth` steps reach every leaf."""
+
+    cfg: GbtConfig
+    trees: dict[str, np.ndarray]  # _TREE_ARRAYS: per node feature, threshold, left, right, nan_left, value
+    baseline: float  # log-odds before the first tree
+    depth: int  # longest root-to-leaf path
+    threshold: float = 0.5  # P(body) at which a block is kept (tuned on validation)
+    confident: float = 0.5  # a page with no block at or above this is low-confidence
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_sklearn(cls, clf: Any, cfg: GbtConfig, **kwargs: Any) -> GbtModel:
+        """Flatten a fitted binary HistGradientBoostingClassifier (numeric features only)."""
+        if list(clf.classes_) != [0, 1]:
+            raise ValueError(f"expected classes [0, 1], got {list(clf.classes_)}")
+        nodes = [it[0].nodes for it in clf._predictors]  # binary: one tree per iteration
+        flat = np.concatenate(nodes)
+        if flat["is_categorical"].any():
+            raise ValueError("categorical splits are not supported")
+        sizes = np.array([len(n) for n in nodes])
+        roots = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        shift = np.repeat(roots, sizes)
+        leaf = flat["is_leaf"].astype(bool)
+        own = np.arange(len(flat))
+        trees = {
+            "feature": np.where(leaf, 0, flat["feature_idx"]).astype(np.int32),
+            "threshold": np.where(leaf, np.inf, flat["num_threshold"]).astype(np.float64),
+            "left": np.where(leaf, own, flat["left"].astype(np.int64) + shift).astype(np.int32),
+            "right": np.where(leaf, own, flat["right"].astype(np.int64) + shift).astype(np.int32),
+            "nan_left": flat["missing_go_to_left"].astype(np.uint8),
+            "value": flat["value"].astype(np.float64),
+            "roots": roots.astype(np.int32),
+        }
+        baseline = float(np.ravel(clf._baseline_prediction)[0])
+        return cls(cfg, trees, baseline, int(flat["depth"].max()), **kwargs)
+
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return len(self.trees["roots"])
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        """Log-odds of body for rows of gbt_features: baseline + the leaf value of every tree."""
+        x = np.asarray(x, dtype=np.float64)
+        out = np.full(len(x), self.baseline)
+        for start in range(0, len(x), _CHUNK):
+            out[start : start + _CHUNK] += self._leaf_values(x[start : start + _CHUNK]).sum(axis=1)
+        return out
+
+    def _leaf_values(self, x: np.ndarray) -> np.ndarray:
+        """(rows, trees) value of the leaf each row reaches in each tree."""
+        t = self.trees
+        idx = np.broadcast_to(t["roots"], (len(x), self.n_trees)).astype(np.int64)  # (rows, trees)
+        for _ in range(self.depth):
+            v = np.take_along_axis(x, t["feature"][idx], axis=1)
+            left = np.where(np.isnan(v), t["nan_left"][idx].astype(bool), v <= t["threshold"][idx])
+            idx = np.where(left, t["left"][idx], t["right"][idx])
+        return t["value"][idx]
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        """P(body) per row."""
+        return 1.0 / (1.0 + np.exp(-self.raw(x)))
+
+    def page_probabilities(self, blocks: Sequence[Block]) -> np.ndarray:
+        """P(body) of each block of one page (float32; empty for a page with no block)."""
+        if not blocks:
+            return np.zeros(0, np.float32)
+        return self.predict_proba(gbt_features(blocks, self.cfg)).astype(np.float32)
+
+    # ------------------------------------------------------------------------------------- checkpoints
+    def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Write model.safetensors (node arrays) and config.json (settings, baseline, threshold) atomically."""
+        from safetensors.numpy import save_file
+
+        from bodyblocks import __version__
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        arrays = {k: np.ascontiguousarray(self.trees[k]) for k in _TREE_ARRAYS}
+        save_file(arrays, str(out / "model.safetensors.tmp"), metadata={"format_version": str(FORMAT_VERSION)})
+        meta = {
+            "format_version": FORMAT_VERSION, "kind": "gbt", "bodyblocks_version": __version__,
+            "gbt": asdict(self.cfg), "baseline": self.baseline, "depth": self.depth, "n_trees": self.n_trees,
+            "threshold": self.threshold, "confident": self.confident, "metrics": self.metrics,
+            "feature_names": feature_names(self.cfg), **(extra or {}),
+        }
+        (out / "config.json.tmp").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        os.replace(out / "model.safetensors.tmp", out / "model.safetensors")
+        os.replace(out / "config.json.tmp", out / "config.json")
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GbtModel:
+        """Read a folder written by `save` (safetensors and JSON only)."""
+        from safetensors.numpy import load_file
+
+        path = Path(directory)
+        meta = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        if meta.get("format_version") != FORMAT_VERSION or meta.get("kind") != "gbt":
+            raise ValueError(f"{path}: not a gbt checkpoint of format {FORMAT_VERSION}")
+        cfg = GbtConfig(**meta["gbt"])
+        trees = load_file(str(path / "model.safetensors"))
+        missing = set(_TREE_ARRAYS) - set(trees)
+        if missing:
+            raise ValueError(f"{path}: model.safetensors lacks {sorted(missing)}")
+        n, width = len(trees["value"]), len(feature_names(cfg))
+        links = np.concatenate((trees["left"], trees["right"], trees["roots"])).astype(np.int64)
+        bad_links = links.size > 0 and (links.min() < 0 or links.max() >= n)
+        if bad_links or np.any(trees["feature"] >= width) or np.any(trees["feature"] < 0):
+            raise ValueError(f"{path}: tree arrays point outside the nodes or the {width} features")
+        return cls(cfg, trees, float(meta["baseline"]), int(meta["depth"]), float(meta["threshold"]),
+                   float(meta["confident"]), meta.get("metrics", {}))
+
+
+# ----------------------------------------------------------------------------------------- training
+def _holdout(pages: Sequence[CachedPage]) -> tuple[list[CachedPage], list[CachedPage]]:
+    """(train, val): one site in ten (by CRC-32 of the site) is held out for validation."""
+    val = [cp for cp in pages if zlib.crc32(cp.site.encode("utf-8")) % 10 == 1]
+    train = [cp for cp in pages if zlib.crc32(cp.site.encode("utf-8")) % 10 != 1]
+    return train, val
+
+
+def fit_sklearn(x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, cfg: GbtConfig) -> Any:
+    """A HistGradientBoostingClassifier fitted on (x, y), early-stopped on (x_val, y_val)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    clf = HistGradientBoostingClassifier(
+        learning_rate=cfg.learning_rate, max_iter=cfg.max_iter, max_leaf_nodes=cfg.max_leaf_nodes,
+        min_samples_leaf=cfg.min_samples_leaf, l2_regularization=cfg.l2_regularization,
+        early_stopping=cfg.n_iter_no_change > 0, n_iter_no_change=max(cfg.n_iter_no_change, 1),
+        scoring="loss", random_state=cfg.seed,
+    )
+    if cfg.n_iter_no_change > 0:
+        return clf.fit(x, y, X_val=x_val, y_val=y_val)
+    return clf.fit(x, y)
+
+
+def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None,
+              cfg: GbtConfig | None = None) -> GbtModel:
+    """Fit boosted trees on the blocks of `pages` and tune the threshold on validation.
+
+    Args:
+        pages: labelled training pages (train.load_pages(...)["train"]).
+        val_pages: validation pages for early stopping and the threshold; None: one site in ten of `pages`.
+        cfg: inputs and boosting settings; None: GbtConfig().
+    Returns:
+        The fitted model (NumPy node arrays), with threshold, confident and validation metrics set.
+    """
+    from bodyblocks.train import tune_threshold
+
+    cfg = cfg or GbtConfig()
+    if val_pages is None:
+        pages, val_pages = _holdout(pages)
+    if not pages or not val_pages:
+        raise ValueError(f"need training and validation pages, got {len(pages)} and {len(val_pages)}")
+    x, y = page_matrix(pages, cfg)
+    x_val, y_val = page_matrix(val_pages, cfg)
+    if len(np.unique(y)) < 2:
+        raise ValueError("training blocks must include body and non-body blocks")
+    model = GbtModel.from_sklearn(fit_sklearn(x, y, x_val, y_val, cfg), cfg)
+    p = model.predict_proba(x_val)
+    probs = np.split(p, np.cumsum([len(cp.blocks) for cp in val_pages])[:-1])
+    model.threshold, f1 = tune_threshold(val_pages, probs)
+    model.confident = max(model.threshold, 0.5)
+    eps = 1e-12
+    loss = -float(np.mean(y_val * np.log(p + eps) + (1 - y_val) * np.log(1 - p + eps)))
+    model.metrics = {"val_loss": loss, "val_char_f1": f1, "threshold": model.threshold, "n_trees": model.n_trees,
+                     "train_pages": len(pages), "train_blocks": int(len(y)), "val_pages": len(val_pages)}
+    return model
+
+
+def train_and_save(data: DataConfig, out: str | Path, cfg: GbtConfig | None = None) -> dict[str, Any]:
+    """Train on the train split of `data` (validation: its val split), save to `out`; returns the metrics."""
+    from bodyblocks.config import to_dict
+    from bodyblocks.train import load_pages
+
+    splits = load_pages(data)
+    model = train_gbt(splits["train"], splits["val"] or None, cfg)
+    model.save(out, extra={"data": {"config": to_dict(data), "pages": {k: len(v) for k, v in splits.items()}}})
+    return model.metrics
+
+
+# ----------------------------------------------------------------------------------------- extractor
+def shipped_gbt() -> Path | None:
+    """checkpoints/gbt beside the source tree, when it holds a model."""
+    return REPO_CHECKPOINT if (REPO_CHECKPOINT / "model.safetensors").exists() else None
+
+
+class GbtExtractor:
+    """The boosted-tree baseline behind the Extractor interface (same decision rule as the model)."""
+
+    name = "gbt"
+
+    def __init__(self, checkpoint: str | Path | None = None, *, threshold: float | None = None,
+                 confident: float | None = None) -> None:
+        """
+        Args:
+            checkpoint: folder with config.json + model.safetensors; None: the shipped checkpoints/gbt.
+            threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
+            confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
+        """
+        path = Path(checkpoint) if checkpoint else shipped_gbt()
+        if path is None:
+            raise FileNotFoundError("no shipped gbt model in checkpoints/gbt; pass checkpoint= or train one")
+        self.model = GbtModel.load(path)
+        self.threshold = float(threshold if threshold is not None else self.model.threshold)
+        self.confident = float(confident if confident is not None else self.model.confident)
+
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """Segment and classify one page."""
+        from bodyblocks.segment import segment
+
+        return self.extract_documents([segment(html)])[0]
+
+    def extract_documents(self, docs: Sequence[Document],
+                          sources: Sequence[Callable[[], str | bytes]] | None = None) -> list[Extraction]:
+        """Classify segmented pages; `sources` is accepted for interface parity (there is no fallback)."""
+        return [self.decide(doc, self.model.page_probabilities(doc.blocks)) for doc in docs]
+
+    def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
+        """Keep blocks at or above the threshold; flag pages with no confident block."""
+        kept = [int(i) for i in np.flatnonzero(probs >= self.threshold)]
+        top = float(probs.max()) if len(probs) else 0.0
+        confidence = float(np.mean(probs[kept])) if kept else top
+        return Extraction(
+            text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=self.name,
+            encoding=doc.encoding, blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
+            confidence=confidence, low_confidence=top < self.confident, no_body=not kept, replaced=doc.replaced,
+        )

@@ -1,0 +1,151 @@
+"""The boosted-tree baseline: features, exported trees equal scikit-learn's, training, extractor, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bodyblocks.cache import CachedPage
+from bodyblocks.cli import main
+from bodyblocks.config import load_config
+from bodyblocks.extractors import get_extractor
+from bodyblocks.features import FEATURE_NAMES
+from bodyblocks.gbt import (
+    GbtConfig,
+    GbtExtractor,
+    GbtModel,
+    feature_names,
+    fit_sklearn,
+    gbt_features,
+    page_matrix,
+    shipped_gbt,
+    train_gbt,
+)
+from bodyblocks.metrics import levenshtein_ratio
+from bodyblocks.synth import generate_corpus
+from bodyblocks.train import load_pages
+from bodyblocks.types import Block, Document
+
+SMALL = GbtConfig(max_iter=40, min_samples_leaf=5, n_iter_no_change=0)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("synth")
+    generate_corpus(root / "synth", pages=40, seed=5)
+    return root
+
+
+@pytest.fixture(scope="module")
+def splits(corpus: Path) -> dict[str, list[CachedPage]]:
+    data = load_config(None, [f"data.root={corpus}", "data.datasets=[synth]", f"data.cache_dir={corpus / 'cache'}"])
+    return load_pages(data.data, workers=1)
+
+
+@pytest.fixture(scope="module")
+def trained(splits: dict[str, list[CachedPage]], tmp_path_factory: pytest.TempPathFactory) -> tuple[GbtModel, Path]:
+    model = train_gbt(splits["train"], splits["val"], GbtConfig(max_iter=60, min_samples_leaf=5))
+    return model, model.save(tmp_path_factory.mktemp("ckpt") / "gbt")
+
+
+def _blocks() -> list[Block]:
+    paths = ["html/body/div.nav/a", "html/body/div#main/p", "html/body/div#main/p", "html/body/div.footer/span"]
+    texts = ["Home", "A long paragraph of body text, with commas.", "Another one.", "(c) 2024"]
+    pairs = enumerate(zip(paths, texts, strict=True))
+    return [Block(i, t, p.rsplit("/", 1)[1], p, "/x", 3, text_len=len(t)) for i, (p, t) in pairs]
+
+
+def test_features_hold_the_block_its_neighbours_and_tag_indicators() -> None:
+    cfg = GbtConfig(tag_buckets=64, neighbours=1)
+    x = gbt_features(_blocks(), cfg)
+    f = len(FEATURE_NAMES)
+    assert x.shape == (4, len(feature_names(cfg))) == (4, 3 * f + 64)
+    assert np.isnan(x[0, f : 2 * f]).all() and np.isnan(x[3, 2 * f : 3 * f]).all()  # no block before / after
+    assert np.array_equal(x[1, f : 2 * f], x[0, :f]) and np.array_equal(x[1, 2 * f : 3 * f], x[2, :f])
+    tags = x[:, 3 * f :]
+    assert set(np.unique(tags)) <= {0.0, 1.0} and (tags.sum(1) > 0).all()
+    assert np.array_equal(tags[1], tags[2]) and not np.array_equal(tags[0], tags[1])
+    assert gbt_features(_blocks()[:1], GbtConfig(neighbours=2)).shape[0] == 1  # shorter than the window
+    assert gbt_features([], cfg).shape == (0, x.shape[1])
+
+
+def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[CachedPage]], tmp_path: Path) -> None:
+    x, y = page_matrix(splits["train"], SMALL)
+    x_val, y_val = page_matrix(splits["val"], SMALL)
+    clf = fit_sklearn(x, y, x_val, y_val, SMALL)
+    x_val[::3, : len(FEATURE_NAMES)] = np.nan  # missing values follow each node's learned NaN direction
+    expected = clf.predict_proba(x_val)[:, 1]
+    GbtModel.from_sklearn(clf, SMALL).save(tmp_path / "gbt")
+    loaded = GbtModel.load(tmp_path / "gbt")
+    assert loaded.n_trees == clf.n_iter_ and 0.0 < expected.min() < 0.5 < expected.max() < 1.0
+    np.testing.assert_allclose(loaded.predict_proba(x_val), expected, rtol=0, atol=1e-12)
+    meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
+    assert meta["kind"] == "gbt" and len(meta["feature_names"]) == x.shape[1]
+
+
+def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[CachedPage]], corpus: Path,
+                                                    trained: tuple[GbtModel, Path]) -> None:
+    model, folder = trained
+    assert model.metrics["val_char_f1"] > 0.9 and 0.0 < model.threshold < 1.0
+    ex = get_extractor("gbt", checkpoint=folder)
+    assert isinstance(ex, GbtExtractor) and ex.name == "gbt"
+    page = splits["test"][0]
+    html = (corpus / "synth" / "html" / f"{page.id}.html.gz").read_bytes()
+    result = ex.extract(html)
+    assert result.kept and result.text == "\n".join(result.blocks[i].text for i in result.kept)  # type: ignore[index]
+    docs = [Document(page.blocks, title=page.title), Document([])]
+    batch = ex.extract_documents(docs)
+    assert batch[0].text == result.text and batch[1].no_body and batch[1].text == ""
+
+
+def test_holdout_when_no_validation_pages_are_given(splits: dict[str, list[CachedPage]]) -> None:
+    pages = splits["train"] + splits["val"]
+    model = train_gbt(pages, None, SMALL)
+    assert 0 < model.metrics["val_pages"] < len(pages) == model.metrics["train_pages"] + model.metrics["val_pages"]
+
+
+def test_decision_keeps_nothing_below_the_threshold(trained: tuple[GbtModel, Path]) -> None:
+    ex = GbtExtractor(trained[1], threshold=0.9, confident=0.95)
+    doc = Document(_blocks())
+    out = ex.decide(doc, np.array([0.1, 0.92, 0.3, 0.2]))
+    assert out.kept == [1] and out.text == doc.blocks[1].text and out.low_confidence and not out.no_body
+    none = ex.decide(doc, np.array([0.1, 0.2, 0.3, 0.2]))
+    assert none.text == "" and none.no_body and none.kept == [] and none.confidence == pytest.approx(0.3)
+
+
+def test_bad_settings_and_checkpoints_are_refused(trained: tuple[GbtModel, Path], tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        GbtConfig(max_iter=0)
+    with pytest.raises(ValueError):
+        GbtConfig(learning_rate=0.0)
+    (tmp_path / "config.json").write_text(json.dumps({"format_version": 1, "kind": "hash"}))
+    with pytest.raises(ValueError, match="not a gbt checkpoint"):
+        GbtModel.load(tmp_path)
+    model = trained[0]
+    broken = GbtModel(model.cfg, {**model.trees, "left": model.trees["left"] + 10**6}, model.baseline, model.depth)
+    broken.save(tmp_path / "broken")
+    with pytest.raises(ValueError, match="outside"):
+        GbtModel.load(tmp_path / "broken")
+
+
+def test_cli_train_gbt(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["train-gbt", "--out", str(tmp_path / "gbt"), "--max-iter", "20", "--set", f"data.root={corpus}",
+            "--set", "data.datasets=[synth]", "--set", f"data.cache_dir={corpus / 'cache'}"]
+    assert main(args) == 0
+    assert "val_char_f1" in capsys.readouterr().out and (tmp_path / "gbt" / "model.safetensors").exists()
+    assert main(["train-gbt", "--set", "data.nope=1"]) == 2
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+
+
+@pytest.mark.skipif(shipped_gbt() is None, reason="checkpoints/gbt is not shipped in this checkout")
+@pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
+def test_shipped_gbt_finds_the_body_of_the_sample_pages(name: str) -> None:
+    ex = get_extractor("gbt")  # the default checkpoint
+    result = ex.extract((SAMPLES / f"{name}.html").read_bytes())
+    gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
+    assert levenshtein_ratio(gold, result.text) > 0.9 and not result.low_confidence
