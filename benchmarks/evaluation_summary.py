@@ -3,7 +3,7 @@
 Reads OUT/<dataset>/<extractor>/report.json (+ pages.csv, and the command from report.md) and writes:
   OUT/summary.md    extractor x dataset table (Chinese pages of a multilingual dataset as their own row,
                     e.g. "daniel-zh"), the per-language table, the target check of issue 5 (model vs
-                    trafilatura and readability in token F1 and acc@0.90), the model's worst test pages,
+                    trafilatura and readability in token F1 and acc@0.90), the lowest-ratio test pages of model and gbt,
                     and the command of every run;
   OUT/summary.json  the merged summary rows;
   OUT/accuracy.png  accuracy against threshold, one panel per dataset.
@@ -26,7 +26,7 @@ from bodyblocks.evaluate import ALL
 CJK_LANG = "zh"  # split out of a multilingual dataset as its own row
 PEERS = ("trafilatura", "readability")  # the issue-5 target: beat both
 CONTENDERS = ("model", "gbt")  # trained extractors checked against the target
-WORST = 15  # lowest-ratio pages listed per contender
+WORST = 3  # lowest-ratio pages listed per contender and test split
 
 
 def load_reports(out: Path) -> list[dict[str, Any]]:
@@ -56,11 +56,13 @@ def merged_rows(reports: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
 
 
 def _fmt(value: float | None) -> str:
-    """Three decimals, '-' when missing."""
-    return "-" if value is None else f"{value:.3f}"
+    """Three decimals (counts as they are), '-' when missing."""
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
-def pivot(rows: list[dict[str, Any]], key: str) -> list[str]:
+def pivot(rows: list[dict[str, Any]], key: str, bold: bool = True) -> list[str]:
     """Markdown lines: one figure as dataset rows x extractor columns (best of each row in bold)."""
     extractors = sorted({r["extractor"] for r in rows}, key=lambda e: (e not in CONTENDERS, e))
     datasets = sorted({r["dataset"] for r in rows if r.get(key) is not None})
@@ -68,7 +70,7 @@ def pivot(rows: list[dict[str, Any]], key: str) -> list[str]:
     lines = ["| dataset | " + " | ".join(extractors) + " |", "|" + "---|" * (1 + len(extractors))]
     for ds in datasets:
         values = [index.get((ds, e)) for e in extractors]
-        best = max((v for v in values if v is not None), default=None)
+        best = max((v for v in values if v is not None), default=None) if bold else None
         cells = [f"**{_fmt(v)}**" if v is not None and v == best else _fmt(v) for v in values]
         lines.append(f"| {ds} | " + " | ".join(cells) + " |")
     return lines
@@ -124,22 +126,27 @@ def _status(row: dict[str, str]) -> str:
 
 
 def worst_pages(reports: list[dict[str, Any]], real: set[str], extractor: str, n: int) -> list[str]:
-    """Markdown lines: the extractor's n lowest-ratio pages over the full-gold test splits."""
-    pages = []
+    """Markdown lines: the extractor's n lowest-ratio pages of each full-gold test split (and its Chinese pages)."""
+    groups: dict[str, list[dict[str, str]]] = {}
     for report in reports:
         folder = report["_dir"]
         if folder.name != extractor or folder.parent.name not in real:
             continue
         with open(folder / "pages.csv", encoding="utf-8") as fh:
-            pages += [row for row in csv.DictReader(fh) if row["ratio"]]
-    pages.sort(key=lambda row: (float(row["ratio"]), -int(row["gold_chars"])))
-    lines = ["| dataset | id | lang | ratio | tokP | tokR | gold chars | pred chars | status |", "|" + "---|" * 9]
-    for row in pages[:n]:
-        cells = [row["dataset"], row["id"], row["lang"], _fmt(float(row["ratio"])),
-                 _fmt(float(row["token_precision"])), _fmt(float(row["token_recall"])), row["gold_chars"],
-                 row["pred_chars"], _status(row)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines if pages else []
+            for row in csv.DictReader(fh):
+                if row["ratio"]:
+                    groups.setdefault(row["dataset"], []).append(row)
+                    if row["lang"] == CJK_LANG:
+                        groups.setdefault(f"{row['dataset']}-{CJK_LANG}", []).append(row)
+    lines = ["| split | id | lang | ratio | tokP | tokR | gold chars | pred chars | status |", "|" + "---|" * 9]
+    for split in sorted(groups):
+        if split.endswith(f"-{CJK_LANG}") and len({r["lang"] for r in groups[split.rsplit("-", 1)[0]]}) < 2:
+            continue  # a Chinese-only dataset needs no second list
+        for row in sorted(groups[split], key=lambda row: (float(row["ratio"]), -int(row["gold_chars"])))[:n]:
+            cells = [split, row["id"], row["lang"], _fmt(float(row["ratio"])), _fmt(float(row["token_precision"])),
+                     _fmt(float(row["token_recall"])), row["gold_chars"], row["pred_chars"], _status(row)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines if groups else []
 
 
 def run_command(report_md: Path) -> str:
@@ -179,7 +186,11 @@ def summary_markdown(reports: list[dict[str, Any]], rows: list[dict[str, Any]], 
              "## Mean Levenshtein ratio (dataset x extractor)", "", *pivot(rows, "mean_ratio"), "",
              "## Accuracy at ratio >= 0.90 (dataset x extractor)", "", *pivot(rows, "acc@0.90"), "",
              "## Snippet F1 (datasets with must/must-not snippets)", "", *pivot(rows, "snippet_f1"), "",
-             "## Extractor x dataset, every figure", "", format_table(rows, markdown=True), "",
+             "## Pages answered with no body (dataset x extractor)",
+        "",
+        *pivot(rows, "no_body", bold=False),
+        "",
+        "## Extractor x dataset, every figure", "", format_table(rows, markdown=True), "",
              "## Per language", "", format_table(by_lang, by_lang=True, markdown=True), ""]
     bar = bar_table(rows, real)
     if bar:
@@ -190,7 +201,7 @@ def summary_markdown(reports: list[dict[str, Any]], rows: list[dict[str, Any]], 
             parts += [f"## Target check: {contender} vs {' and '.join(PEERS)}", "", *table, ""]
         worst = worst_pages(reports, real, contender, WORST)
         if worst:
-            parts += [f"## Lowest-ratio test pages of {contender}", "", *worst, ""]
+            parts += [f"## Lowest-ratio test pages of {contender} ({WORST} per split)", "", *worst, ""]
     parts += ["## Selection", "", *selection(reports), "", "## Commands", "", *commands(reports), ""]
     return "\n".join(parts)
 

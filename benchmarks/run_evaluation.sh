@@ -50,7 +50,7 @@ while [[ $# -gt 0 ]]; do
     --synth-dir) need "$@"; SYNTH_DIR="$2"; shift 2 ;;
     --force) FORCE=1; shift ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
