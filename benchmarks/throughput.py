@@ -96,7 +96,7 @@ def main() -> None:
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--workers", type=int, default=1, help="parsing processes for bodyblocks (1 = one process)")
-    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--batch-size", type=int, default=1, help="pages per forward pass (1 on CPU, as the CLI)")
     ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
     ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
     ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)

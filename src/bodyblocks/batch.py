@@ -226,7 +226,7 @@ class BatchOptions:
     extractor_opts: dict[str, Any] = field(default_factory=dict)
     fmt: str = "txt"
     workers: int = 1  # parsing processes; 0 or 1 parse in this process
-    batch_size: int = 16  # pages per forward pass of a block classifier
+    batch_size: int = 1  # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU)
     page_timeout: int = 60  # seconds per page (parsing or extraction)
     resume: bool = True  # skip pages whose output exists
     review: float = 0.0  # share of pages that get a review page

@@ -39,7 +39,9 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", default=None, help="model folder (default: the shipped checkpoints/default)")
     p.add_argument("--format", choices=["txt", "json", "md"], default="txt")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--batch-size", type=int, default=16, help="pages per forward pass of the model")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
+                        "batching saves; 64 on CUDA)")
     p.add_argument("--workers", type=int, default=1, help="parsing processes")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads of the model (0: torch's default)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
@@ -61,9 +63,15 @@ def _run_extract(args: argparse.Namespace) -> int:
         extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": args.threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
+    batch_size = args.batch_size
+    if batch_size is None:
+        import torch
+
+        cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+        batch_size = 64 if cuda and name == "model" else 1
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
-        batch_size=args.batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
+        batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
         review=args.review, progress=not args.no_progress, capture_opts={"timeout": args.capture_timeout},
     )
     totals = run_batch(args.inputs, args.out, opts)
