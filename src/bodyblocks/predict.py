@@ -46,7 +46,12 @@ def _random_xlmr_encoder(device: str, max_length: int) -> Any:
 
     tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(read_e5_file()), bos_token="<s>",
                                   eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
-    model = XLMRobertaModel(XLMRobertaConfig(), add_pooling_layer=False).to(resolve_device(device))
+    config = XLMRobertaConfig(  # xlm-roberta-base's shape (its config.json), weights left random
+        vocab_size=250002, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2,
+    )
+    model = XLMRobertaModel(config, add_pooling_layer=False).to(resolve_device(device))
     return HFEncoder(model, tok, name="random-xlmr-base", max_length=max_length, cache_dir=None)
 
 
