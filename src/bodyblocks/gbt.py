@@ -321,12 +321,7 @@ class GbtExtractor:
         return [self.decide(doc, self.model.page_probabilities(doc.blocks)) for doc in docs]
 
     def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
-        """Keep blocks at or above the threshold; flag pages with no confident block."""
-        kept = [int(i) for i in np.flatnonzero(probs >= self.threshold)]
-        top = float(probs.max()) if len(probs) else 0.0
-        confidence = float(np.mean(probs[kept])) if kept else top
-        return Extraction(
-            text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=self.name,
-            encoding=doc.encoding, blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
-            confidence=confidence, low_confidence=top < self.confident, no_body=not kept, replaced=doc.replaced,
-        )
+        """Keep blocks at or above the threshold; flag pages with no confident block (predict.decide_blocks)."""
+        from bodyblocks.predict import decide_blocks
+
+        return decide_blocks(doc, probs, self.threshold, self.confident, self.name)

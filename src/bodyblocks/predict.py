@@ -55,6 +55,19 @@ def _random_xlmr_encoder(device: str, max_length: int) -> Any:
     return HFEncoder(model, tok, name="random-xlmr-base", max_length=max_length, cache_dir=None)
 
 
+def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident: float, name: str) -> Extraction:
+    """The decision rule every block classifier shares: keep blocks with P(body) >= threshold; a page whose
+    best block stays under `confident` is low-confidence, and with nothing kept it is empty with no_body."""
+    kept = [int(i) for i in np.flatnonzero(probs >= threshold)]
+    top = float(probs.max()) if len(probs) else 0.0
+    return Extraction(
+        text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name, encoding=doc.encoding,
+        blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
+        confidence=float(np.mean(probs[kept])) if kept else top, low_confidence=top < confident,
+        no_body=not kept, replaced=doc.replaced,
+    )
+
+
 class ModelExtractor:
     """The trained block classifier behind the Extractor interface; loads its checkpoint once."""
 
@@ -164,16 +177,7 @@ class ModelExtractor:
 
     def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
         """Keep blocks at or above the threshold; flag pages with no confident block."""
-        kept = [int(i) for i in np.flatnonzero(probs >= self.threshold)]
-        top = float(probs.max()) if len(probs) else 0.0
-        low = top < self.confident
-        text = "\n".join(doc.blocks[i].text for i in kept)
-        confidence = float(np.mean(probs[kept])) if kept else top
-        return Extraction(
-            text=text, title=doc.title, extractor=self.name, encoding=doc.encoding, blocks=doc.blocks,
-            probabilities=[float(x) for x in probs], kept=kept, confidence=confidence,
-            low_confidence=low, no_body=not kept, replaced=doc.replaced,
-        )
+        return decide_blocks(doc, probs, self.threshold, self.confident, self.name)
 
     # ----------------------------------------------------------------------------------- helpers
     def _inputs(self, doc: Document) -> Any:
