@@ -72,12 +72,17 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="pages per dataset (0 = all)")
     ap.add_argument("--speed-pages", type=int, default=60, help="pages per dataset timed against trafilatura")
     ap.add_argument("--show-missing", type=int, default=0)
+    ap.add_argument("--datasets", nargs="*", default=None, help="only these dataset folders")
+    ap.add_argument("--by-lang", action="store_true", help="also print the whole-line share per language")
     args = ap.parse_args()
     import trafilatura
 
     print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'fuzzy':>6s} {'split':>6s} {'clean':>6s} "
           f"{'same':>6s} {'seg p/s':>8s} {'bs4 p/s':>8s} {'traf p/s':>8s}")
     for ds in sorted(p for p in args.root.iterdir() if (p / "pages.jsonl").exists()):
+        if args.datasets and ds.name not in args.datasets:
+            continue
+        per_lang: dict[str, list[int]] = {}
         recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
         recs = [r for r in recs if r.get("gold")]
         if args.limit:
@@ -110,12 +115,17 @@ def main() -> None:
             clean += not doc.replaced
             w, f, s, t, missing = line_coverage([b.text for b in doc.blocks], gold.splitlines())
             whole, fuzzy, split, total = whole + w, fuzzy + f, split + s, total + t
+            acc = per_lang.setdefault(r.get("lang") or "?", [0, 0])
+            acc[0], acc[1] = acc[0] + w, acc[1] + t
             examples += [f"{r['id']}: {m[:120]}" for m in missing[:2]]
         rate = [n_timed / t if t else 0.0 for t in (t_seg, t_bs4, t_traf)]
         print(f"{ds.name:18s} {len(recs):5d} {total:6d} {whole / max(total, 1):6.3f} {fuzzy / max(total, 1):6.3f} "
               f"{split / max(total, 1):6.3f} "
               f"{clean / len(recs):6.3f} {same / len(recs):6.3f} {rate[0]:8.1f} {rate[1]:8.1f} {rate[2]:8.1f}",
               flush=True)
+        if args.by_lang and len(per_lang) > 1:
+            shares = ", ".join(f"{k} {v[0] / max(v[1], 1):.3f}" for k, v in sorted(per_lang.items()))
+            print("     whole by language: " + shares)
         for e in examples[: args.show_missing]:
             print("    ", e)
 
