@@ -168,7 +168,10 @@ class ModelExtractor:
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             pages = [self._inputs(docs[i]) for i in idx]
-            batch = collate(pages).to(self.device, non_blocking=True)
+            batch = collate(pages)
+            if self.device.type == "cuda":
+                batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
+            batch = batch.to(self.device, non_blocking=True)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 probs = self.model.probabilities(batch)
             for i, p in zip(idx, probs, strict=True):
