@@ -40,6 +40,7 @@ SKIP_TAGS = frozenset(
 )
 PRE_TAGS = frozenset(["pre", "textarea", "listing", "plaintext"])
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_COUNTED = frozenset([*HEADINGS, "li", "dd", "dt", "td", "th", "tr"])
 PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
@@ -182,6 +183,7 @@ class _Builder:
         self.link_chars = 0
         self.in_link = 0
         self.in_pre = 0
+        self.open: dict[str, int] = dict.fromkeys(_COUNTED, 0)  # open elements that set block flags
 
     def feed(self, events: Iterator[Event]) -> list[Block]:
         for ev in events:
@@ -224,12 +226,16 @@ class _Builder:
         self.stack.append(opened)
         self.in_link += tag == "a"
         self.in_pre += tag in PRE_TAGS
+        if tag in _COUNTED:
+            self.open[tag] += 1
 
     def _end(self, tag: str) -> None:
         if not self.stack or self.stack[-1].boundary:
             self._flush()  # before the pop: the closing element owns the text
         if self.stack:
-            self.stack.pop()
+            closed = self.stack.pop().tag
+            if closed in _COUNTED:
+                self.open[closed] -= 1
         self.in_link -= tag == "a"
         self.in_pre -= tag in PRE_TAGS
 
@@ -258,8 +264,9 @@ class _Builder:
         prefix = ".../" if start else ""
         tag_path = prefix + "/".join(o.segment for o in stack[start : k + 1])
         xpath = ("/..." if start else "") + "/" + "/".join(o.xseg for o in stack[start : k + 1])
-        tags = {o.tag for o in stack[: k + 1]}
-        heading = max((HEADINGS.get(o.tag, 0) for o in stack[: k + 1]), default=0)
+        # Counters instead of a scan of the stack: a walk down a 10,000-deep page stays linear. Headings,
+        # list items and rows are block-level, so every open one sits at or above the owner.
+        heading = max((level for h, level in HEADINGS.items() if self.open[h]), default=0)
         n_chars = len(_WS.sub("", text))
         link_chars = min(link_chars, n_chars)
         punct = sum(1 for c in text if c in PUNCT)
@@ -276,8 +283,8 @@ class _Builder:
             punct_count=punct,
             punct_density=punct / n_chars if n_chars else 0.0,
             heading_level=heading,
-            is_list_item=bool(tags & {"li", "dd", "dt"}),
-            is_table_cell=bool(tags & {"td", "th", "tr"}),
+            is_list_item=bool(self.open["li"] or self.open["dd"] or self.open["dt"]),
+            is_table_cell=bool(self.open["td"] or self.open["th"] or self.open["tr"]),
             sibling_paragraphs=stack[k - 1].p_children if k > 0 else 0,
             in_link_only=n_chars > 0 and link_chars >= n_chars,
         )
