@@ -35,14 +35,6 @@ CORPUS = [
 ]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small models run fastest on one thread; on a shared machine more threads spin and crawl."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def tiny_hf(tmp_path_factory) -> Path:

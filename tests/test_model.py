@@ -25,14 +25,6 @@ WORDS = "relief convoys reached flooded valley tuesday rain road officials water
 NAV = ["Home", "News", "Sport", "Contact", "Login", "Share", "Next page", "Copyright 2026", "Privacy"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on a shared machine more threads spin and crawl."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def tiny_config(**kw: object) -> ModelConfig:
     """A model that trains in seconds."""

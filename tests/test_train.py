@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from bodyblocks.cli import main
 from bodyblocks.config import load_config
@@ -19,7 +18,6 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("synth")
     generate_corpus(root / "synth", pages=40, seed=5)
     return root
