@@ -109,7 +109,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bb-throughput-"))
     files = pick_pages(args.root, args.pages, tmp)
     (tmp / "files.json").write_text(json.dumps(files))
-    passthrough = [a for a in sys.argv[1:]]
+    passthrough = sys.argv[1:]
     results: dict[str, list[dict]] = {"ours": [], "trafilatura": []}
     for r in range(args.rounds):
         for which in ("ours", "trafilatura"):

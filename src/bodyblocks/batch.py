@@ -18,6 +18,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -168,8 +169,6 @@ def _work(job: Job) -> tuple[Job, Document | Extraction | None, str | None, floa
 
 
 def _in_main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 
