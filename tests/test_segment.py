@@ -24,7 +24,7 @@ PAGE = """<!DOCTYPE html><html><head><title>站点 - 标题</title>
      spans lines.</p>
   <!-- a comment that is not text -->
   <noscript>enable js</noscript><template><p>template text</p></template>
-  <div style="display: none">hidden div</div><span hidden>hidden span</span><p aria-hidden="true">aria</p>
+  <div style="display: none">hidden div</div><span hidden>hidden span</span>
   <ul><li>item one</li><li>item two</li></ul>
   <table><tr><td>cell A</td><td>cell B</td></tr></table>
 </div></body></html>"""
@@ -52,11 +52,40 @@ def test_tag_paths_xpaths_and_features(parser: str) -> None:
     assert nav.tag_path == "html/body/div.header" and nav.link_density == 1.0 and nav.in_link_only
     assert heading.tag_path == "html/body/div#main.article-body/h2" and heading.heading_level == 2
     assert heading.is_heading and heading.text_len == 4
-    assert para.xpath == "/html[1]/body[1]/div[2]/p[1]" and para.sibling_paragraphs == 3
+    assert para.xpath == "/html[1]/body[1]/div[2]/p[1]" and para.sibling_paragraphs == 2
     assert para.link_len == 2 and 0 < para.link_density < 0.2 and para.punct_count == 2
     assert doc.blocks[4].is_list_item and doc.blocks[6].is_table_cell and doc.blocks[6].tag == "tr"
     assert [b.index for b in doc.blocks] == list(range(len(doc.blocks)))
     assert doc.title == "会议召开"
+
+
+def test_aria_hidden_and_react_segments_are_displayed(parser: str) -> None:
+    # aria-hidden hides from screen readers only; React's <div hidden id="S:0"> is revealed by its script
+    html = ("<body><p aria-hidden='true'>shown to the eye</p><div hidden id='B:0'>placeholder</div>"
+            "<div hidden id='S:0'><p>streamed article text</p></div><div hidden id='S:x'>still hidden</div></body>")
+    assert texts(html, parser) == ["shown to the eye", "streamed article text"]
+
+
+def test_app_shell_falls_back_to_noscript_content(parser: str) -> None:
+    body = "".join(f"<p>Post number {i} of the discussion, with a sentence of text.</p>" for i in range(20))
+    shell = f"<body><div id='app'>Loading…</div><noscript><div class='crawler'>{body}</div></noscript></body>"
+    got = texts(shell, parser)
+    assert got[0] == "Loading…" and len(got) == 21
+    assert got[1] == "Post number 0 of the discussion, with a sentence of text."
+    # a page with real visible text keeps ignoring its noscript
+    page = f"<body>{body}<noscript><p>Please enable JavaScript to comment.</p></noscript></body>"
+    assert "Please enable JavaScript to comment." not in texts(page, parser)
+    # a small noscript next to a near-empty page is not an app's no-JS view
+    assert texts("<body><p>Hi</p><noscript>Enable JS</noscript></body>", parser) == ["Hi"]
+
+
+def test_button_that_swallowed_the_page_is_walked(parser: str) -> None:
+    # a missing </button> in the header puts the article inside the button; a browser displays it all
+    paras = "".join(f"<p>Paragraph {i} of the article body.</p><span>x</span>" for i in range(40))
+    html = f"<body><header><button class='menu'><span>Menu</span><main>{paras}</main></header></body>"
+    got = texts(html, parser)
+    assert "Paragraph 39 of the article body." in got and len(got) > 40
+    assert texts("<body><p>Text <button><span>Copy</span> link</button></p></body>", parser) == ["Text"]
 
 
 def test_title_falls_back_to_title_tag_then_h1() -> None:

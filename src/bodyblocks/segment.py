@@ -4,7 +4,11 @@ Stages:
   1. decode bytes (decode.py) and cap the size;
   2. parse: BeautifulSoup with the lxml parser (the user's choice), or lxml directly (same tree, faster);
   3. walk the tree depth-first, iteratively (10,000-deep pages must not overflow the stack), skipping
-     invisible subtrees (script, style, noscript, template, iframe, svg, comments, hidden elements);
+     invisible subtrees (script, style, noscript, template, iframe, svg, comments, hidden elements;
+     `aria-hidden` is only hidden from screen readers, a browser displays it; React's streamed
+     `<div hidden id="S:0">` segments are displayed once their inline script moves them into place);
+     an app shell whose visible text is almost nothing is walked again with its <noscript> content
+     visible (what a browser without JavaScript displays: Discourse and many apps serve their pages there);
   4. text accumulates until a block-level tag opens or closes, then becomes a Block with its tag path,
      xpath and DOM features; <br> is a newline inside the block;
   5. the title (<title>, og:title, first <h1>) is its own channel.
@@ -25,7 +29,7 @@ from typing import Any, TextIO
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.types import Block, Document
 
-SEGMENTER_VERSION = "3"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "4"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
 
@@ -42,6 +46,12 @@ PRE_TAGS = frozenset(["pre", "textarea", "listing", "plaintext"])
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _COUNTED = frozenset([*HEADINGS, "li", "dd", "dt", "td", "th", "tr"])
 PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
+_REACT_SEGMENT = re.compile(r"S:\d+")  # <div hidden id="S:0">: streamed content that a script reveals
+# An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
+NOSCRIPT_FALLBACK_CHARS = 500
+# A <button> holding this many elements is not a label: a missing </button> swallowed part of the page
+# (a browser displays a button's content, so nothing is lost by walking it).
+SWALLOWING_BUTTON = 64
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 _SPACES = re.compile(r" {2,}")
@@ -73,18 +83,28 @@ def _boundary(tag: str, descendant_tags: Iterator[str]) -> bool:
     return False
 
 
-def _skip(tag: str, attrs: dict[str, Any]) -> bool:
-    """Whether an element's whole subtree is invisible."""
+def _at_least(items: Iterator[Any], n: int) -> bool:
+    """Whether an iterator yields n items (reading no more than that)."""
+    return sum(1 for _ in zip(range(n), items, strict=False)) >= n
+
+
+def _skip(tag: str, attrs: dict[str, Any], noscript: bool = False, descendants: Iterator[str] | None = None) -> bool:
+    """Whether an element's whole subtree is invisible (`noscript`: a browser without JavaScript).
+
+    `descendants` (tag names) is read only for a <button>, to tell a label from a swallowed page part.
+    """
     if tag in SKIP_TAGS:
-        return True
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).lower() == "true":
+        if tag == "button":
+            return descendants is None or not _at_least(descendants, SWALLOWING_BUTTON)
+        return not (noscript and tag == "noscript")
+    if "hidden" in attrs and not (tag == "div" and _REACT_SEGMENT.fullmatch(str(attrs.get("id", "")))):
         return True
     style = attrs.get("style")
     return bool(style) and _HIDDEN_STYLE.search(str(style)) is not None
 
 
 # ----------------------------------------------------------------------------------------- event sources
-def _events_bs4(root: Any) -> Iterator[Event]:
+def _events_bs4(root: Any, noscript: bool = False) -> Iterator[Event]:
     """Events from a BeautifulSoup tree (iterative DFS)."""
     from bs4 import NavigableString, Tag
     from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
@@ -98,7 +118,8 @@ def _events_bs4(root: Any) -> Iterator[Event]:
             if not entering:
                 yield ("end", name)
                 continue
-            if _skip(name, node.attrs):
+            inner = (d.name for d in node.descendants if isinstance(d, Tag)) if name == "button" else None
+            if _skip(name, node.attrs, noscript, inner):
                 continue
             if name == "br":
                 yield ("br",)
@@ -113,7 +134,7 @@ def _events_bs4(root: Any) -> Iterator[Event]:
                 yield ("text", str(node))
 
 
-def _events_lxml(root: Any) -> Iterator[Event]:
+def _events_lxml(root: Any, noscript: bool = False) -> Iterator[Event]:
     """Events from an lxml.html tree (iterative DFS; text and tail handled as BeautifulSoup would)."""
     stack: list[tuple[Any, bool]] = [(root, True)]
     while stack:
@@ -129,7 +150,8 @@ def _events_lxml(root: Any) -> Iterator[Event]:
             if el.tail:
                 yield ("text", el.tail)
             continue
-        if _skip(name, el.attrib):
+        inner = (d.tag for d in el.iterdescendants() if isinstance(d.tag, str)) if name == "button" else None
+        if _skip(name, el.attrib, noscript, inner):
             if el.tail:
                 yield ("text", el.tail)
             continue
@@ -378,8 +400,13 @@ def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHA
             tree, parser = parse(text, "bs4"), "bs4"
     else:
         tree = parse(text, parser)
-    events = _events_bs4(tree) if parser == "bs4" else _events_lxml(tree)
-    blocks = _Builder().feed(events)
+    events = _events_bs4 if parser == "bs4" else _events_lxml
+    blocks = _Builder().feed(events(tree))
+    shown = sum(b.text_len for b in blocks)
+    if shown < NOSCRIPT_FALLBACK_CHARS and "<noscript" in text.lower():
+        with_noscript = _Builder().feed(events(tree, noscript=True))
+        if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
+            blocks = with_noscript
     return Document(blocks, _title(tree, parser), encoding, replaced, truncated)
 
 
