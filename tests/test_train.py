@@ -11,7 +11,7 @@ from bodyblocks.cli import main
 from bodyblocks.config import load_config
 from bodyblocks.predict import ModelExtractor
 from bodyblocks.synth import generate_corpus
-from bodyblocks.train import get_lr, load_pages, train, tune_threshold
+from bodyblocks.train import get_lr, load_pages, train, tune_decision, tune_score, tune_threshold
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -87,6 +87,58 @@ def test_threshold_tuning_prefers_the_separating_value() -> None:
 
     t, f1 = tune_threshold([page], [np.array([0.9, 0.7, 0.4, 0.1])])
     assert 0.4 < t <= 0.7 and f1 == pytest.approx(1.0)
+
+
+def _page(labels: list[int], name: str = "p"):  # noqa: ANN202
+    from bodyblocks.cache import CachedPage
+    from bodyblocks.types import Block
+
+    blocks = [Block(i, "x" * 10, "p", "html/body/p", "/html/body/p", 2, text_len=10) for i in range(len(labels))]
+    return CachedPage(name, "d", "en", None, "s", "", blocks, labels, labels, "gold")
+
+
+def test_decision_tuning_rescues_pages_whose_body_scores_under_the_threshold() -> None:
+    import numpy as np
+
+    # three long-ish pages separate at 0.6; a short page's body only reaches 0.35 (its navigation 0.1)
+    pages = [_page([1, 1, 0, 0], f"p{i}") for i in range(3)] + [_page([1, 0, 0], "short")]
+    probs = [np.array([0.9, 0.8, 0.5, 0.1])] * 3 + [np.array([0.35, 0.1, 0.05])]
+    t, r, score = tune_decision(pages, probs)
+    assert 0.5 < t <= 0.8 and 0.1 < r <= 0.35 and score == pytest.approx(1.0)
+    assert tune_score(pages, probs, t, t) == pytest.approx(0.75)  # without rescue the short page scores 0
+    # no page needs rescue: rescue stays equal to the threshold (off)
+    t2, r2, _ = tune_decision(pages[:3], probs[:3])
+    assert r2 == t2
+
+
+def test_rescue_rule_in_the_extractors_decision() -> None:
+    import numpy as np
+
+    from bodyblocks.predict import decide_blocks
+    from bodyblocks.types import Block, Document
+
+    doc = Document([Block(i, f"b{i}", "p", "html/body/p", "/html/body/p", 2, text_len=2) for i in range(3)])
+    probs = np.array([0.3, 0.05, 0.25])
+    plain = decide_blocks(doc, probs, 0.6, 0.6, "m")
+    assert plain.no_body and plain.kept == [] and plain.low_confidence
+    rescued = decide_blocks(doc, probs, 0.6, 0.6, "m", rescue=0.2)
+    assert rescued.kept == [0, 2] and rescued.text == "b0\nb2" and rescued.low_confidence and not rescued.no_body
+    assert decide_blocks(doc, probs, 0.6, 0.6, "m", rescue=0.5).no_body  # nothing reaches the floor either
+    assert decide_blocks(doc, np.array([0.7, 0.3, 0.1]), 0.6, 0.6, "m", rescue=0.2).kept == [0]  # no rescue needed
+
+
+def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path) -> None:
+    cfg = debug_cfg(corpus, tmp_path / "run", "train.epochs=1")
+    train(cfg, progress=False)
+    best = tmp_path / "run" / "best"
+    meta = json.loads((best / "config.json").read_text())
+    meta["threshold"], meta["rescue"] = 0.95, None  # a poor rule to be replaced
+    (best / "config.json").write_text(json.dumps(meta))
+    assert main(["tune", str(best)]) == 0
+    after = json.loads((best / "config.json").read_text())
+    assert after["threshold"] != 0.95 and after["rescue"] <= after["threshold"]
+    assert after["metrics"]["val_page_f1"] >= 0.0 and ModelExtractor(best, device="cpu").rescue == after["rescue"]
+    assert main(["tune", str(tmp_path / "missing")]) == 2
 
 
 @pytest.mark.slow

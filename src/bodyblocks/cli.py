@@ -43,6 +43,9 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                    help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
                         "batching saves; 64 on CUDA)")
     p.add_argument("--workers", type=int, default=1, help="parsing processes")
+    p.add_argument("--no-overlap", action="store_true",
+                   help="with one worker: parse and classify on one thread (default: the model runs on a second "
+                        "thread while the next page is parsed)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads of the model (0: torch's default)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
@@ -72,7 +75,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
-        review=args.review, progress=not args.no_progress, capture_opts={"timeout": args.capture_timeout},
+        overlap=not args.no_overlap, review=args.review, progress=not args.no_progress,
+        capture_opts={"timeout": args.capture_timeout},
     )
     totals = run_batch(args.inputs, args.out, opts)
     print(f"{totals.ok} extracted, {totals.failed} failed, {totals.skipped} skipped (already done), "
@@ -114,6 +118,32 @@ def _run_train(args: argparse.Namespace) -> int:
         return 2
     metrics = train(cfg, resume=args.resume, progress=not args.no_progress)
     print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def _add_tune(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="re-tune a checkpoint's decision rule (threshold, rescue) on validation")
+    p.add_argument("checkpoint", help="model or gbt checkpoint folder (config.json is rewritten)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages (default: the checkpoint's own)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set data.root=DIR (repeatable)")
+    p.set_defaults(handler=_run_tune)
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.train import retune
+
+    try:
+        data = load_config(args.config, args.overrides).data if args.config or args.overrides else None
+        result = retune(args.checkpoint, data)
+    except (ConfigError, OSError, ValueError, KeyError) as exc:
+        print(f"bodyblocks tune: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
     return 0
 
 
@@ -318,6 +348,7 @@ def _run_gbt(args: argparse.Namespace) -> int:
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
+    _add_tune,
     _add_train,
     _add_evaluate,
     _add_data,

@@ -109,6 +109,7 @@ class GbtModel:
     depth: int  # longest root-to-leaf path
     threshold: float = 0.5  # P(body) at which a block is kept (tuned on validation)
     confident: float = 0.5  # a page with no block at or above this is low-confidence
+    rescue: float | None = None  # on a page with no block at the threshold, keep those at or above this
     metrics: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -184,7 +185,7 @@ class GbtModel:
         meta = {
             "format_version": FORMAT_VERSION, "kind": "gbt", "bodyblocks_version": __version__,
             "gbt": asdict(self.cfg), "baseline": self.baseline, "depth": self.depth, "n_trees": self.n_trees,
-            "threshold": self.threshold, "confident": self.confident, "metrics": self.metrics,
+            "threshold": self.threshold, "confident": self.confident, "rescue": self.rescue, "metrics": self.metrics,
             "feature_names": feature_names(self.cfg), **(extra or {}),
         }
         (out / "config.json.tmp").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -212,7 +213,8 @@ class GbtModel:
         if bad_links or np.any(trees["feature"] >= width) or np.any(trees["feature"] < 0):
             raise ValueError(f"{path}: tree arrays point outside the nodes or the {width} features")
         return cls(cfg, trees, float(meta["baseline"]), int(meta["depth"]), float(meta["threshold"]),
-                   float(meta["confident"]), meta.get("metrics", {}))
+                   float(meta["confident"]), None if meta.get("rescue") is None else float(meta["rescue"]),
+                   meta.get("metrics", {}))
 
 
 # ----------------------------------------------------------------------------------------- training
@@ -249,7 +251,7 @@ def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None
     Returns:
         The fitted model (NumPy node arrays), with threshold, confident and validation metrics set.
     """
-    from bodyblocks.train import tune_threshold
+    from bodyblocks.train import tune_decision, tune_threshold
 
     cfg = cfg or GbtConfig()
     if val_pages is None:
@@ -263,11 +265,13 @@ def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None
     model = GbtModel.from_sklearn(fit_sklearn(x, y, x_val, y_val, cfg), cfg)
     p = model.predict_proba(x_val)
     probs = np.split(p, np.cumsum([len(cp.blocks) for cp in val_pages])[:-1])
-    model.threshold, f1 = tune_threshold(val_pages, probs)
+    _, f1 = tune_threshold(val_pages, probs)
+    model.threshold, model.rescue, page_f1 = tune_decision(val_pages, probs)
     model.confident = max(model.threshold, 0.5)
     eps = 1e-12
     loss = -float(np.mean(y_val * np.log(p + eps) + (1 - y_val) * np.log(1 - p + eps)))
-    model.metrics = {"val_loss": loss, "val_char_f1": f1, "threshold": model.threshold, "n_trees": model.n_trees,
+    model.metrics = {"val_loss": loss, "val_char_f1": f1, "val_page_f1": page_f1, "threshold": model.threshold,
+                     "rescue": model.rescue, "n_trees": model.n_trees,
                      "train_pages": len(pages), "train_blocks": int(len(y)), "val_pages": len(val_pages)}
     return model
 
@@ -295,12 +299,14 @@ class GbtExtractor:
     name = "gbt"
 
     def __init__(self, checkpoint: str | Path | None = None, *, threshold: float | None = None,
-                 confident: float | None = None) -> None:
+                 confident: float | None = None, rescue: float | None = None) -> None:
         """
         Args:
             checkpoint: folder with config.json + model.safetensors; None: the shipped checkpoints/gbt.
             threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
             confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
+            rescue: on a page with no block at the threshold, keep those at or above this; None: the
+                checkpoint's value.
         """
         path = Path(checkpoint) if checkpoint else shipped_gbt()
         if path is None:
@@ -308,6 +314,7 @@ class GbtExtractor:
         self.model = GbtModel.load(path)
         self.threshold = float(threshold if threshold is not None else self.model.threshold)
         self.confident = float(confident if confident is not None else self.model.confident)
+        self.rescue = rescue if rescue is not None else self.model.rescue
 
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
         """Segment and classify one page."""
@@ -324,4 +331,4 @@ class GbtExtractor:
         """Keep blocks at or above the threshold; flag pages with no confident block (predict.decide_blocks)."""
         from bodyblocks.predict import decide_blocks
 
-        return decide_blocks(doc, probs, self.threshold, self.confident, self.name)
+        return decide_blocks(doc, probs, self.threshold, self.confident, self.name, self.rescue)

@@ -55,11 +55,16 @@ def _random_xlmr_encoder(device: str, max_length: int) -> Any:
     return HFEncoder(model, tok, name="random-xlmr-base", max_length=max_length, cache_dir=None)
 
 
-def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident: float, name: str) -> Extraction:
-    """The decision rule every block classifier shares: keep blocks with P(body) >= threshold; a page whose
-    best block stays under `confident` is low-confidence, and with nothing kept it is empty with no_body."""
+def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident: float, name: str,
+                  rescue: float | None = None) -> Extraction:
+    """The decision rule every block classifier shares: keep blocks with P(body) >= threshold; on a page
+    where none reaches it, blocks with P(body) >= rescue (tuned on validation; None or >= threshold: no
+    rescue). A page whose best block stays under `confident` is low-confidence, and with nothing kept it is
+    empty with no_body."""
     kept = [int(i) for i in np.flatnonzero(probs >= threshold)]
     top = float(probs.max()) if len(probs) else 0.0
+    if not kept and rescue is not None and rescue < threshold and top >= rescue:
+        kept = [int(i) for i in np.flatnonzero(probs >= rescue)]
     return Extraction(
         text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name, encoding=doc.encoding,
         blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
@@ -80,6 +85,7 @@ class ModelExtractor:
         device: str = "auto",
         threshold: float | None = None,
         confident: float | None = None,
+        rescue: float | None = None,
         fallback: bool = False,
         batch_size: int = 16,
         random_xlmr: bool = False,
@@ -91,6 +97,8 @@ class ModelExtractor:
             device: "auto", "cpu" or "cuda".
             threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
             confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
+            rescue: on a page with no block at the threshold, keep those at or above this; None: the
+                checkpoint's tuned value (none in checkpoints that predate it).
             fallback: low-confidence pages go to the heuristic extractor.
             batch_size: pages per forward pass in extract_documents.
             random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
@@ -128,6 +136,8 @@ class ModelExtractor:
         self.bf16 = self.device.type == "cuda"
         self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.5))
         self.confident = float(confident if confident is not None else meta.get("confident", self.threshold))
+        tuned = meta.get("rescue")
+        self.rescue = rescue if rescue is not None else (float(tuned) if tuned is not None else None)
         self.fallback = fallback
         self.batch_size = batch_size
         self._heuristic: Any = None
@@ -180,7 +190,7 @@ class ModelExtractor:
 
     def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
         """Keep blocks at or above the threshold; flag pages with no confident block."""
-        return decide_blocks(doc, probs, self.threshold, self.confident, self.name)
+        return decide_blocks(doc, probs, self.threshold, self.confident, self.name, self.rescue)
 
     # ----------------------------------------------------------------------------------- helpers
     def _inputs(self, doc: Document) -> Any:

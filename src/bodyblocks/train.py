@@ -168,6 +168,102 @@ def tune_threshold(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> 
     return best
 
 
+def _page_f1(lab: np.ndarray, w: np.ndarray, keep: np.ndarray) -> float:
+    """Character-weighted F1 of one page's kept blocks (a page with no body and nothing kept scores 1)."""
+    tp = float(w[keep & (lab == 1)].sum())
+    kept, body = float(w[keep].sum()), float(w[lab == 1].sum())
+    if kept == 0 and body == 0:
+        return 1.0
+    return 2 * tp / max(kept + body, 1e-9)
+
+
+MIN_RESCUE = 0.15  # the rescue threshold is never tuned below this (see tune_decision)
+
+
+def tune_decision(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple[float, float, float]:
+    """The decision rule with the best mean per-page character F1 on validation: (threshold, rescue, score).
+
+    Blocks with P(body) >= threshold are kept; on a page where none is, blocks with P(body) >= rescue are
+    kept instead (rescue == threshold: no rescue). Pages count equally, as in the evaluation's per-page
+    means, so a short article whose blocks all score just under the threshold is not traded away for a
+    sliver of the long pages' characters. Every labelled page has a body, so validation cannot price
+    answering a page that has none with navigation; rescue stays >= MIN_RESCUE so that a page whose
+    blocks the model all but rules out still comes back empty and flagged.
+    """
+    grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.05)]
+    items = [(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p))
+             for cp, p in zip(pages, probs, strict=True) if len(p)]
+    if not items:
+        return 0.5, 0.5, 0.0
+    best = (0.5, 0.5, -1.0)
+    for t in grid:
+        kept_sum, empty = 0.0, []
+        for lab, w, p in items:
+            keep = p >= t
+            if keep.any():
+                kept_sum += _page_f1(lab, w, keep)
+            else:
+                empty.append((lab, w, p))
+        for r in [x for x in grid if MIN_RESCUE <= x <= t or x == t][::-1]:  # r == t first: only if it helps
+            rescued = sum(_page_f1(lab, w, p >= r) for lab, w, p in empty)
+            score = (kept_sum + rescued) / len(items)
+            if score > best[2] + 1e-9:
+                best = (t, r, score)
+    return best
+
+
+def retune(checkpoint: str | Path, data: DataConfig | None = None) -> dict[str, Any]:
+    """Re-tune a checkpoint's decision rule (threshold, rescue) on the validation pages; rewrites config.json.
+
+    Works for the neural model and for the gbt baseline (their folders say which), so both always share
+    the same rule. `data` picks the pages; None: the data config recorded in the checkpoint (else all).
+    Returns the new rule with its per-page F1 on validation and the old rule's.
+    """
+    from bodyblocks.types import Document
+
+    path = Path(checkpoint)
+    meta = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    if data is None:
+        data = DataConfig(**meta["data"]["config"]) if "data" in meta else DataConfig()
+    val = load_pages(data)["val"]
+    if not val:
+        raise ValueError("no validation pages to tune on")
+    if meta.get("kind") == "gbt":
+        from bodyblocks.gbt import GbtModel
+
+        gbt = GbtModel.load(path)
+        probs = [gbt.page_probabilities(cp.blocks) for cp in val]
+    else:
+        from bodyblocks.predict import ModelExtractor
+
+        probs = ModelExtractor(path, device="cpu", threads=None).probabilities([Document(cp.blocks) for cp in val])
+    old_t = float(meta.get("threshold", 0.5))
+    old_r = meta.get("rescue")
+    old = tune_score(val, probs, old_t, old_t if old_r is None else float(old_r))
+    threshold, rescue, score = tune_decision(val, probs)
+    meta.update(threshold=threshold, rescue=rescue, confident=max(threshold, 0.5))
+    meta.setdefault("metrics", {}).update(val_page_f1=score, threshold=threshold, rescue=rescue)
+    tmp = path / "config.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path / "config.json")
+    return {"threshold": threshold, "rescue": rescue, "val_page_f1": score, "val_pages": len(val),
+            "before": {"threshold": old_t, "rescue": old_r, "val_page_f1": old}}
+
+
+def tune_score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float) -> float:
+    """Mean per-page character F1 of one decision rule (see tune_decision)."""
+    scores = []
+    for cp, p in zip(pages, probs, strict=True):
+        if not len(p):
+            continue
+        lab, w, p = np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p)
+        keep = p >= threshold
+        if not keep.any() and p.max() >= rescue:
+            keep = p >= rescue
+        scores.append(_page_f1(lab, w, keep))
+    return float(np.mean(scores)) if scores else 0.0
+
+
 # ----------------------------------------------------------------------------------------- checkpoints
 def save_state(out: Path, model: BlockClassifier, opt: torch.optim.Optimizer, state: dict[str, Any]) -> None:
     """last/: model + optimizer tensors (safetensors) + loop state (JSON): everything --resume needs."""
@@ -249,7 +345,7 @@ def train(cfg: Config, resume: bool = False, progress: bool = True,
     total = steps_per_epoch * cfg.train.epochs
     if cfg.train.max_steps:
         total = min(total, cfg.train.max_steps)
-    state = {"epoch": 0, "step": 0, "best_val": float("inf"), "bad_epochs": 0, "best_epoch": -1}
+    state = {"epoch": 0, "step": 0, "best_val": float("inf"), "best_f1": -1.0, "bad_epochs": 0, "best_epoch": -1}
     if resume and (out / "last" / "optimizer.safetensors").exists():
         state = load_state(out / "last", model, opt)
     amp = cfg.train.amp and device.type == "cuda"
@@ -259,7 +355,8 @@ def train(cfg: Config, resume: bool = False, progress: bool = True,
     with open(log_path, "w" if new_log else "a", newline="") as fh:
         log = csv.writer(fh)
         if new_log:
-            log.writerow(["epoch", "step", "lr", "train_loss", "val_loss", "threshold", "val_char_f1", "seconds"])
+            log.writerow(["epoch", "step", "lr", "train_loss", "val_loss", "threshold", "rescue", "val_char_f1",
+                          "val_page_f1", "seconds"])
         # 3-4. epochs
         for epoch in range(state["epoch"], cfg.train.epochs):
             if state["step"] >= total:
@@ -287,37 +384,45 @@ def train(cfg: Config, resume: bool = False, progress: bool = True,
                 if state["step"] >= total:
                     break
             val_loss, val_probs = estimate_loss(model, val_in, cfg, device)
-            threshold, f1 = tune_threshold(splits["val"], val_probs)
+            _, f1 = tune_threshold(splits["val"], val_probs)
+            threshold, rescue, page_f1 = tune_decision(splits["val"], val_probs)
             secs = time.perf_counter() - start
             state["epoch"] = epoch + 1
-            improved = val_loss < state["best_val"]
-            if improved:
-                state.update(best_val=val_loss, bad_epochs=0, best_epoch=epoch)
-                model.save(out / "best", extra=_best_extra(cfg, epoch, val_loss, threshold, f1, splits))
+            loss_improved = val_loss < state["best_val"]
+            improved = loss_improved if cfg.train.select == "loss" else page_f1 > state.get("best_f1", -1.0)
+            if loss_improved:  # early stopping always watches the validation loss
+                state.update(best_val=val_loss, bad_epochs=0)
             else:
                 state["bad_epochs"] += 1
+            if improved:
+                state.update(best_epoch=epoch, best_f1=page_f1)
+                extra = _best_extra(cfg, epoch, val_loss, (threshold, rescue), (f1, page_f1), splits)
+                model.save(out / "best", extra=extra)
             save_state(out / "last", model, opt, state)
             log.writerow([epoch, state["step"], f"{lr:.3e}", f"{np.mean(losses):.5f}", f"{val_loss:.5f}", threshold,
-                          f"{f1:.4f}", f"{secs:.1f}"])
+                          rescue, f"{f1:.4f}", f"{page_f1:.4f}", f"{secs:.1f}"])
             fh.flush()
             if tb is not None:
                 tb.add_scalars("loss", {"train": float(np.mean(losses)), "val": val_loss}, epoch)
             if progress:
-                print(f"epoch {epoch}: train {np.mean(losses):.4f} val {val_loss:.4f} threshold {threshold} "
-                      f"char-F1 {f1:.4f} {'*' if improved else ''} ({secs:.0f} s)")
+                print(f"epoch {epoch}: train {np.mean(losses):.4f} val {val_loss:.4f} threshold {threshold} rescue "
+                      f"{rescue} char-F1 {f1:.4f} page-F1 {page_f1:.4f} {'*' if improved else ''} ({secs:.0f} s)")
             if state["bad_epochs"] >= cfg.train.patience:
                 break
     meta = json.loads((out / "best" / "config.json").read_text())
     return meta["metrics"]
 
 
-def _best_extra(cfg: Config, epoch: int, val_loss: float, threshold: float, f1: float,
+def _best_extra(cfg: Config, epoch: int, val_loss: float, rule: tuple[float, float], f1: tuple[float, float],
                 splits: dict[str, list[CachedPage]]) -> dict[str, Any]:
-    """What best/config.json records beside the model config."""
+    """What best/config.json records beside the model config (rule: threshold, rescue; f1: pooled, per page)."""
+    threshold, rescue = rule
     return {
         "threshold": threshold,
+        "rescue": rescue,
         "confident": max(threshold, 0.5),
-        "metrics": {"epoch": epoch, "val_loss": val_loss, "val_char_f1": f1, "threshold": threshold},
+        "metrics": {"epoch": epoch, "val_loss": val_loss, "val_char_f1": f1[0], "val_page_f1": f1[1],
+                    "threshold": threshold, "rescue": rescue},
         "train_config": to_dict(cfg.train),
         "data": {"config": to_dict(cfg.data), "pages": {k: len(v) for k, v in splits.items()}},
     }
