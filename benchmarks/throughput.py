@@ -58,9 +58,10 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     get_extractor(name, **opts)  # imports (torch) and the first load happen before the clock, as for the peer
     start = time.perf_counter()
     totals = run_batch(files, out, BatchOptions(extractor=name, extractor_opts=opts, workers=args.workers,
-                                                batch_size=args.batch_size, resume=False, progress=False))
-    return {"name": f"bodyblocks ({name})", "seconds": time.perf_counter() - start, "ok": totals.ok,
-            "failed": totals.failed}
+                                                batch_size=args.batch_size, resume=False, progress=False,
+                                                overlap=not args.no_overlap))
+    label = f"bodyblocks ({name}{', 1 thread' if args.no_overlap else ''})"
+    return {"name": label, "seconds": time.perf_counter() - start, "ok": totals.ok, "failed": totals.failed}
 
 
 def _trafilatura(files: list[str], _out: str, _args: argparse.Namespace) -> dict:
@@ -97,6 +98,8 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--workers", type=int, default=1, help="parsing processes for bodyblocks (1 = one process)")
     ap.add_argument("--batch-size", type=int, default=1, help="pages per forward pass (1 on CPU, as the CLI)")
+    ap.add_argument("--no-overlap", action="store_true",
+                    help="parse and classify on one thread (default: the model runs on a second thread)")
     ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
     ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
     ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)

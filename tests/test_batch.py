@@ -149,3 +149,57 @@ def test_url_list_is_captured_then_extracted(tmp_path: Path) -> None:
     assert "Relief convoys reached" in (tmp_path / "out" / "000000.txt").read_text(encoding="utf-8")
     failed = [p for p in report(tmp_path / "out")["pages"] if p["status"] == "failed"]
     assert failed[0]["error"].startswith("capture-http-error")
+
+
+class _Flaky:
+    """A block classifier whose batches fail when they hold a poisoned page (and which keeps every block)."""
+
+    name = "flaky"
+    batches: list[int] = []
+
+    def extract(self, html: str | bytes, url: str | None = None):  # noqa: ANN201
+        from bodyblocks.segment import segment
+
+        return self.extract_documents([segment(html)])[0]
+
+    def extract_documents(self, docs, sources=None):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        from bodyblocks.predict import decide_blocks
+
+        _Flaky.batches.append(len(docs))
+        if any("poison" in d.text for d in docs):
+            raise RuntimeError("a page in this batch breaks the model")
+        return [decide_blocks(d, np.ones(len(d.blocks)), 0.5, 0.5, "flaky") for d in docs]
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
+    from bodyblocks import extractors
+
+    monkeypatch.setitem(extractors.BASELINES, "flaky", _Flaky)
+    _Flaky.batches = []
+    src = make_inputs(tmp_path)
+    for i in range(5):
+        (src / f"more{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    (src / "poisoned.html").write_text(ARTICLE.replace("Tuesday", "poison day"), encoding="utf-8")
+    out = tmp_path / f"out-{overlap}"
+    totals = run_batch([src], out, BatchOptions(extractor="flaky", batch_size=3, overlap=overlap, progress=False))
+    assert (totals.pages, totals.ok, totals.failed) == (11, 8, 3)  # junk, empty, and the poisoned page
+    assert totals.reasons == {"binary": 1, "empty": 1, "error": 1}
+    by_id = {p["id"]: p for p in report(out)["pages"]}
+    assert by_id["poisoned"]["error"] == "error: classification failed: a page in this batch breaks the model"
+    for i in range(5):
+        assert "after three days" in (out / f"more{i}.txt").read_text(encoding="utf-8")
+    assert 1 in _Flaky.batches and max(_Flaky.batches) == 3  # the poisoned batch was retried page by page
+
+
+def test_overlapped_and_sequential_runs_write_the_same_outputs(tmp_path: Path) -> None:
+    src = make_inputs(tmp_path)
+    outs = []
+    for overlap in (True, False):
+        out = tmp_path / f"out-{overlap}"
+        run_batch([src], out, BatchOptions(extractor="model", overlap=overlap, progress=False))
+        outs.append({p.relative_to(out): p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.txt"))})
+    assert outs[0] == outs[1] and len(outs[0]) == 3

@@ -129,6 +129,7 @@ _LIMIT = 60
 def _init_worker(extractor_name: str | None, opts: dict[str, Any], limit: int) -> None:
     global _EXTRACTOR, _LIMIT
     _LIMIT = limit
+    _EXTRACTOR = None  # block classifiers get parsed Documents back (a previous run's extractor must not stay)
     if extractor_name is not None:
         from bodyblocks.extractors import get_extractor
 
@@ -227,6 +228,7 @@ class BatchOptions:
     workers: int = 1  # parsing processes; 0 or 1 parse in this process
     batch_size: int = 1  # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU)
     page_timeout: int = 60  # seconds per page (parsing or extraction)
+    overlap: bool = True  # classify on a background thread while the next pages are parsed (one process)
     resume: bool = True  # skip pages whose output exists
     review: float = 0.0  # share of pages that get a review page
     progress: bool = True
@@ -265,8 +267,13 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     pool = mp.get_context("fork").Pool(opts.workers, _init_worker, init) if opts.workers > 1 else None
     if pool is None:
         _init_worker(*init)
+    classifier: _Classifier | None = None
     try:
         with open(lines_path, "w", encoding="utf-8") as lines:
+            def write(job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
+                _finish(job, ex, error, secs, out, suffix, opts, lines, totals, bar)
+
+            classifier = _Classifier(main_extractor, opts.overlap and block_based, write)
             while True:
                 window = list(islice(jobs, WINDOW))
                 if not window:
@@ -286,14 +293,17 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
                     if block_based and isinstance(result, Document):
                         pending.append((job, result, secs))
                         if len(pending) >= opts.batch_size:
-                            _classify(main_extractor, pending, out, suffix, opts, lines, totals, bar)
+                            classifier.submit(pending)
                             pending = []
                     else:
                         ex = result if isinstance(result, Extraction) else None
-                        _finish(job, ex, error, secs, out, suffix, opts, lines, totals, bar)
-                _classify(main_extractor, pending, out, suffix, opts, lines, totals, bar)
+                        write(job, ex, error, secs)
+                classifier.submit(pending)
+                classifier.drain()
                 lines.flush()
     finally:
+        if classifier is not None:
+            classifier.close()
         if pool is not None:
             pool.terminate()
         if bar is not None:
@@ -303,27 +313,62 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     return totals
 
 
-def _classify(extractor: Any, pending: list[tuple[Job, Document, float]], out: Path, suffix: str,
-              opts: BatchOptions, lines: Any, totals: Totals, bar: Any) -> None:
-    """One forward pass over several parsed pages; a failing batch falls back to page by page."""
-    if not pending:
-        return
+def _classify_pages(extractor: Any, docs: list[Document], sources: list[Callable[[], str | bytes]]
+                    ) -> list[tuple[Extraction | None, str | None, float]]:
+    """(extraction, error, seconds) per page: one forward pass, or page by page when the batch fails."""
     t0 = time.perf_counter()
-    docs = [d for _, d, _ in pending]
-    sources = [_source(job) for job, _, _ in pending]
     try:
         extractions = extractor.extract_documents(docs, sources)
     except (RuntimeError, ValueError) as exc:
-        if len(pending) == 1:
-            job, _, secs = pending[0]
-            _finish(job, None, f"error: classification failed: {exc}", secs, out, suffix, opts, lines, totals, bar)
+        if len(docs) == 1:
+            return [(None, f"error: classification failed: {exc}", time.perf_counter() - t0)]
+        return [r for d, src in zip(docs, sources, strict=True) for r in _classify_pages(extractor, [d], [src])]
+    share = (time.perf_counter() - t0) / len(docs)
+    return [(ex, None, share) for ex in extractions]
+
+
+class _Classifier:
+    """Classifies parsed pages in batches and writes the results in input order.
+
+    With `overlap`, a batch is classified on a background thread while the caller parses the next pages:
+    torch releases the GIL inside its kernels, so parsing and the forward pass share two cores in one
+    process. At most one batch is in flight and only the calling thread writes outputs and counts.
+    """
+
+    def __init__(self, extractor: Any, overlap: bool, write: Callable[[Job, Extraction | None, str | None, float],
+                                                                       None]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.extractor, self.write = extractor, write
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="classify") if overlap else None
+        self.inflight: tuple[Any, list[tuple[Job, Document, float]]] | None = None
+
+    def submit(self, pending: list[tuple[Job, Document, float]]) -> None:
+        if not pending:
             return
-        for item in pending:
-            _classify(extractor, [item], out, suffix, opts, lines, totals, bar)
-        return
-    share = (time.perf_counter() - t0) / len(pending)
-    for (job, _, secs), ex in zip(pending, extractions, strict=True):
-        _finish(job, ex, None, secs + share, out, suffix, opts, lines, totals, bar)
+        docs, sources = [d for _, d, _ in pending], [_source(job) for job, _, _ in pending]
+        if self.executor is None:
+            self._write(pending, _classify_pages(self.extractor, docs, sources))
+            return
+        future = self.executor.submit(_classify_pages, self.extractor, docs, sources)
+        self.drain()  # the previous batch (queued before this one) is written first
+        self.inflight = (future, pending)
+
+    def drain(self) -> None:
+        if self.inflight is not None:
+            future, pending = self.inflight
+            self.inflight = None
+            self._write(pending, future.result())
+
+    def close(self) -> None:
+        """Stop the thread (a batch still in flight after an error is abandoned)."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def _write(self, pending: list[tuple[Job, Document, float]],
+               results: list[tuple[Extraction | None, str | None, float]]) -> None:
+        for (job, _, secs), (ex, error, classify_secs) in zip(pending, results, strict=True):
+            self.write(job, ex, error, secs + classify_secs)
 
 
 def _source(job: Job) -> Callable[[], str | bytes]:
