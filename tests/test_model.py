@@ -195,3 +195,43 @@ def test_segmented_page_end_to_end() -> None:
     cfg = tiny_config()
     probs = BlockClassifier(cfg).eval().probabilities(collate([prepare_page(doc.blocks, cfg)]))
     assert len(probs) == 1 and probs[0].shape == (len(doc.blocks),) and ((probs[0] >= 0) & (probs[0] <= 1)).all()
+
+
+def test_text_dropout_zeroes_whole_text_vectors_in_training_only() -> None:
+    torch.manual_seed(0)
+    cfg = tiny_config(text_dropout=0.5)
+    model = BlockClassifier(cfg)
+    batch = synthetic_batch(cfg)
+    seen: list[torch.Tensor] = []
+    model.embed.register_forward_hook(lambda _m, inputs, _out: seen.append(inputs[0].detach()))
+    model.train()
+    model(batch)
+    text = seen[-1][:, : cfg.encoder.dim]  # the text part of the projection's input
+    zero_rows = (text == 0).all(dim=1)
+    assert 0 < int(zero_rows.sum()) < len(text)  # some blocks lost their text vector, not all
+    model.eval()
+    model(batch)
+    assert not (seen[-1][:, : cfg.encoder.dim] == 0).all(dim=1).any()  # inference always sees the text
+    with pytest.raises(ValueError, match="text_dropout"):
+        tiny_config(text_dropout=1.0)
+
+
+def test_shipping_script_halves_weights_and_keeps_outputs(tmp_path) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("ship_model", Path(__file__).parents[1] / "scripts" / "ship_model.py")
+    ship_model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ship_model)
+    torch.manual_seed(0)
+    cfg = tiny_config()
+    model = BlockClassifier(cfg).eval()
+    src = model.save(tmp_path / "run", extra={"threshold": 0.4, "rescue": 0.2, "train_state": {"epoch": 3}})
+    ship_model.ship(src, tmp_path / "shipped")
+    meta = read_checkpoint(tmp_path / "shipped")
+    assert meta["threshold"] == 0.4 and meta["rescue"] == 0.2 and "train_state" not in meta
+    size = (tmp_path / "shipped" / "model.safetensors").stat().st_size
+    assert size < 0.6 * (src / "model.safetensors").stat().st_size
+    batch = synthetic_batch(cfg)
+    shipped = BlockClassifier.load(tmp_path / "shipped")
+    torch.testing.assert_close(shipped(batch).logits, model(batch).logits, atol=2e-2, rtol=2e-2)

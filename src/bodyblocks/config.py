@@ -91,6 +91,7 @@ class ModelConfig:
     n_heads: int = 4  # attention heads
     d_ff: int = 512  # feed-forward width inside each Transformer layer
     dropout: float = 0.1  # dropout in projection, Transformer and head
+    text_dropout: float = 0.0  # training only: share of blocks whose text vector is zeroed (leans on structure)
     window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
     positional: bool = True  # add a sinusoidal encoding of the block index
@@ -106,6 +107,7 @@ class ModelConfig:
         _check(self.d_model > 0 and self.d_model % self.n_heads == 0, "model.d_model must divide by n_heads")
         _check(self.n_layers >= 1 and self.d_ff > 0, "model.n_layers and d_ff must be positive")
         _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
+        _check(0.0 <= self.text_dropout < 1.0, "model.text_dropout must be in [0, 1)")
         _check(self.window >= 2, "model.window must be at least 2 blocks")
         _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
         _check(len(self.class_weights) == 2, "model.class_weights needs two numbers")
@@ -126,6 +128,7 @@ class TrainConfig:
     min_lr_ratio: float = 0.05  # floor of the cosine schedule
     grad_clip: float = 1.0  # max global gradient norm; 0 disables clipping
     patience: int = 5  # epochs without validation-loss improvement before stopping
+    select: str = "loss"  # best/ = the epoch with the lowest validation loss ("loss") or best per-page F1 ("f1")
     seed: int = 0  # seeds Python, NumPy and torch
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
@@ -138,6 +141,7 @@ class TrainConfig:
         _check(self.lr > 0 and self.weight_decay >= 0, "train.lr must be > 0 and weight_decay >= 0")
         _check(self.warmup_steps >= 0 and 0 <= self.min_lr_ratio <= 1, "train schedule values out of range")
         _check(self.grad_clip >= 0 and self.patience >= 1, "train.grad_clip >= 0 and patience >= 1")
+        _check(self.select in ("loss", "f1"), f"train.select must be loss or f1, got {self.select!r}")
         _check(self.max_steps >= 0 and self.num_workers >= 0, "train.max_steps and num_workers must be >= 0")
         _check(
             self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),

@@ -207,7 +207,11 @@ class BlockClassifier(nn.Module):
             else:
                 assert batch.text_vectors is not None, "batch lacks text vectors"
                 text = batch.text_vectors  # (N, D)
-            parts.append(self.text_norm(text))
+            text = self.text_norm(text)
+            if self.training and self.cfg.text_dropout > 0:  # whole vectors: the block must be judged without them
+                keep = torch.rand(text.shape[0], 1, device=text.device) >= self.cfg.text_dropout
+                text = text * keep.to(text.dtype)
+            parts.append(text)
         if self.tags is not None:
             parts.append(self.tags(batch.tag_ids, batch.tag_offsets))  # (N, tag_dim)
         parts.append(batch.features)  # (N, F)
@@ -217,6 +221,8 @@ class BlockClassifier(nn.Module):
         """Transformer over (b, w, d) with padding; rows with no real block keep one slot unmasked (no NaN)."""
         assert self.context is not None
         pad = ~mask
+        if not bool(pad.any()):  # no padding (one page, or equal lengths): the mask-free kernel is faster
+            return self.context(x)
         empty = pad.all(dim=1)
         if empty.any():
             pad = pad.clone()
