@@ -114,6 +114,11 @@ def test_decision_keeps_nothing_below_the_threshold(trained: tuple[GbtModel, Pat
     assert out.kept == [1] and out.text == doc.blocks[1].text and out.low_confidence and not out.no_body
     none = ex.decide(doc, np.array([0.1, 0.2, 0.3, 0.2]))
     assert none.text == "" and none.no_body and none.kept == [] and none.confidence == pytest.approx(0.3)
+    assert ex.rescue is None  # a threshold given by hand turns the checkpoint's tuned rescue off
+    rescuing = GbtExtractor(trained[1], threshold=0.9, rescue=0.25).decide(doc, np.array([0.1, 0.2, 0.3, 0.2]))
+    assert rescuing.kept == [2] and rescuing.low_confidence and not rescuing.no_body
+    tuned = GbtExtractor(trained[1])
+    assert tuned.rescue == trained[0].rescue and tuned.threshold == trained[0].threshold
 
 
 def test_bad_settings_and_checkpoints_are_refused(trained: tuple[GbtModel, Path], tmp_path: Path) -> None:

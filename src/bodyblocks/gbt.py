@@ -306,7 +306,7 @@ class GbtExtractor:
             threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
             confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
             rescue: on a page with no block at the threshold, keep those at or above this; None: the
-                checkpoint's value.
+                checkpoint's value when the threshold is the checkpoint's too, else no rescue.
         """
         path = Path(checkpoint) if checkpoint else shipped_gbt()
         if path is None:
@@ -314,7 +314,8 @@ class GbtExtractor:
         self.model = GbtModel.load(path)
         self.threshold = float(threshold if threshold is not None else self.model.threshold)
         self.confident = float(confident if confident is not None else self.model.confident)
-        self.rescue = rescue if rescue is not None else self.model.rescue
+        # the tuned rescue belongs to the tuned threshold: a threshold given here turns it off unless given too
+        self.rescue = rescue if rescue is not None else (self.model.rescue if threshold is None else None)
 
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
         """Segment and classify one page."""

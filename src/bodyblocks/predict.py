@@ -98,7 +98,8 @@ class ModelExtractor:
             threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
             confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
             rescue: on a page with no block at the threshold, keep those at or above this; None: the
-                checkpoint's tuned value (none in checkpoints that predate it).
+                checkpoint's tuned value when the threshold is the checkpoint's too (else, and in
+                checkpoints that predate it, no rescue).
             fallback: low-confidence pages go to the heuristic extractor.
             batch_size: pages per forward pass in extract_documents.
             random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
@@ -136,7 +137,7 @@ class ModelExtractor:
         self.bf16 = self.device.type == "cuda"
         self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.5))
         self.confident = float(confident if confident is not None else meta.get("confident", self.threshold))
-        tuned = meta.get("rescue")
+        tuned = meta.get("rescue") if threshold is None else None  # the tuned rescue goes with the tuned threshold
         self.rescue = rescue if rescue is not None else (float(tuned) if tuned is not None else None)
         self.fallback = fallback
         self.batch_size = batch_size
