@@ -142,6 +142,13 @@ def test_cli_train_gbt(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(args) == 0
     assert "val_char_f1" in capsys.readouterr().out and (tmp_path / "gbt" / "model.safetensors").exists()
     assert main(["train-gbt", "--set", "data.nope=1"]) == 2
+    # `bodyblocks tune` re-tunes a gbt checkpoint on the data recorded in it, reproducing the training-time rule
+    meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
+    capsys.readouterr()
+    assert main(["tune", str(tmp_path / "gbt")]) == 0
+    tuned = json.loads(capsys.readouterr().out)
+    assert (tuned["threshold"], tuned["rescue"]) == (meta["threshold"], meta["rescue"])
+    assert tuned["val_page_f1"] == pytest.approx(meta["metrics"]["val_page_f1"])
 
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
