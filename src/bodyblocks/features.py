@@ -151,13 +151,17 @@ _SEGMENT = re.compile(r"([#.])")  # "div#main.article-body" -> "div", "#", "main
 _WORDS = re.compile(r"[a-z]+|[A-Z][a-z]*")  # splits on - _ digits and camelCase; digits dropped
 
 
-def _segment_tokens(segment: str) -> list[str]:
-    """`div#main.articleBody-2` -> ["div", ".main", ".article", ".body"] (id and class words share a space)."""
+@functools.lru_cache(maxsize=65536)
+def _segment_tokens(segment: str) -> tuple[str, ...]:
+    """`div#main.articleBody-2` -> ("div", ".main", ".article", ".body") (id and class words share a space).
+
+    Cached: the same segments recur in many tag paths of a page and of a site.
+    """
     parts = _SEGMENT.split(segment)
     tokens = [parts[0].lower()] if parts[0] else []
     for name in parts[2::2]:
         tokens.extend("." + w.lower() for w in _WORDS.findall(name))
-    return tokens
+    return tuple(tokens)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -178,6 +182,7 @@ def tag_path_tokens(tag_path: str, tail: int = 2) -> tuple[str, ...]:
     return tuple(tokens)
 
 
+@functools.lru_cache(maxsize=262144)
 def hash_token(token: str, buckets: int) -> int:
     """Stable bucket of a token: CRC-32 of its UTF-8 bytes modulo `buckets`."""
     return zlib.crc32(token.encode("utf-8", "surrogatepass")) % buckets

@@ -46,6 +46,7 @@ PRE_TAGS = frozenset(["pre", "textarea", "listing", "plaintext"])
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _COUNTED = frozenset([*HEADINGS, "li", "dd", "dt", "td", "th", "tr"])
 PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
+_PUNCT_RE = re.compile("[" + re.escape("".join(sorted(PUNCT))) + "]")  # counts PUNCT characters in C
 _REACT_SEGMENT = re.compile(r"S:\d+")  # <div hidden id="S:0">: streamed content that a script reveals
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
@@ -291,7 +292,7 @@ class _Builder:
         heading = max((level for h, level in HEADINGS.items() if self.open[h]), default=0)
         n_chars = len(_WS.sub("", text))
         link_chars = min(link_chars, n_chars)
-        punct = sum(1 for c in text if c in PUNCT)
+        punct = len(_PUNCT_RE.findall(text))
         return Block(
             index=len(self.blocks),
             text=text,
