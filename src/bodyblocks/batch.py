@@ -331,8 +331,10 @@ class _Classifier:
     """Classifies parsed pages in batches and writes the results in input order.
 
     With `overlap`, a batch is classified on a background thread while the caller parses the next pages:
-    torch releases the GIL inside its kernels, so parsing and the forward pass share two cores in one
-    process. At most one batch is in flight and only the calling thread writes outputs and counts.
+    torch releases the GIL inside its kernels (and while it waits for a GPU), so parsing can go on meanwhile.
+    On the 2-core CPU here this measured no end-to-end gain (benchmarks/throughput.py with and without
+    --no-overlap): segmentation and the NumPy half of classification hold the GIL. At most one batch is in
+    flight and only the calling thread writes outputs and counts.
     """
 
     def __init__(self, extractor: Any, overlap: bool, write: Callable[[Job, Extraction | None, str | None, float],
