@@ -150,3 +150,32 @@ def test_random_xlmr_base_path_for_gpu_speed_tests_runs() -> None:
     assert 270e6 < sum(p.numel() for p in ex.encoder.model.parameters()) < 290e6  # xlm-roberta-base: 278M
     result = ex.extract("<p>Hello world, body text.</p><p>中文正文内容。</p>".encode())
     assert len(result.probabilities or []) == 2
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+
+
+@pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
+def test_shipped_model_finds_the_body_of_the_sample_pages(name: str) -> None:
+    from bodyblocks.metrics import levenshtein_ratio
+    from bodyblocks.predict import shipped_checkpoint
+
+    if shipped_checkpoint() is None:
+        pytest.skip("checkpoints/default is not shipped in this checkout")
+    result = ModelExtractor(device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())
+    gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
+    assert levenshtein_ratio(gold, result.text) > 0.9 and not result.low_confidence
+
+
+def test_shipped_model_answers_a_link_list_with_no_body() -> None:
+    """The tuned rescue threshold must not turn a page of navigation into an answer."""
+    from bodyblocks.predict import shipped_checkpoint
+
+    if shipped_checkpoint() is None:
+        pytest.skip("checkpoints/default is not shipped in this checkout")
+    ex = ModelExtractor(device="cpu")
+    assert ex.rescue is not None and ex.rescue < ex.threshold  # the shipped rule does rescue
+    nav = ("<html><body><ul>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(30))
+           + "</ul><div class='footer'>Copyright 2026 Example News</div></body></html>")
+    result = ex.extract(nav)
+    assert result.text == "" and result.no_body and result.low_confidence
