@@ -55,16 +55,22 @@ def _random_xlmr_encoder(device: str, max_length: int) -> Any:
     return HFEncoder(model, tok, name="random-xlmr-base", max_length=max_length, cache_dir=None)
 
 
+def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) -> np.ndarray:
+    """Blocks kept by the decision rule: P(body) >= threshold, or, on a page where none is, >= rescue."""
+    keep = probs >= threshold
+    if not keep.any() and rescue is not None and rescue < threshold:
+        keep = probs >= rescue
+    return keep
+
+
 def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident: float, name: str,
                   rescue: float | None = None) -> Extraction:
     """The decision rule every block classifier shares: keep blocks with P(body) >= threshold; on a page
     where none reaches it, blocks with P(body) >= rescue (tuned on validation; None or >= threshold: no
     rescue). A page whose best block stays under `confident` is low-confidence, and with nothing kept it is
     empty with no_body."""
-    kept = [int(i) for i in np.flatnonzero(probs >= threshold)]
+    kept = [int(i) for i in np.flatnonzero(keep_mask(probs, threshold, rescue))]
     top = float(probs.max()) if len(probs) else 0.0
-    if not kept and rescue is not None and rescue < threshold and top >= rescue:
-        kept = [int(i) for i in np.flatnonzero(probs >= rescue)]
     return Extraction(
         text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name, encoding=doc.encoding,
         blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,

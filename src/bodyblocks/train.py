@@ -177,6 +177,12 @@ def _page_f1(lab: np.ndarray, w: np.ndarray, keep: np.ndarray) -> float:
     return 2 * tp / max(kept + body, 1e-9)
 
 
+def _page_items(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+    """(labels, block characters, P(body)) of each page that has blocks."""
+    return [(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p))
+            for cp, p in zip(pages, probs, strict=True) if len(p)]
+
+
 MIN_RESCUE = 0.15  # the rescue threshold is never tuned below this (see tune_decision)
 
 
@@ -191,8 +197,7 @@ def tune_decision(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> t
     blocks the model all but rules out still comes back empty and flagged.
     """
     grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.05)]
-    items = [(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p))
-             for cp, p in zip(pages, probs, strict=True) if len(p)]
+    items = _page_items(pages, probs)
     if not items:
         return 0.5, 0.5, 0.0
     best = (0.5, 0.5, -1.0)
@@ -251,16 +256,10 @@ def retune(checkpoint: str | Path, data: DataConfig | None = None) -> dict[str, 
 
 
 def tune_score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float) -> float:
-    """Mean per-page character F1 of one decision rule (see tune_decision)."""
-    scores = []
-    for cp, p in zip(pages, probs, strict=True):
-        if not len(p):
-            continue
-        lab, w, p = np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p)
-        keep = p >= threshold
-        if not keep.any() and p.max() >= rescue:
-            keep = p >= rescue
-        scores.append(_page_f1(lab, w, keep))
+    """Mean per-page character F1 of one decision rule (the extractors' predict.keep_mask)."""
+    from bodyblocks.predict import keep_mask
+
+    scores = [_page_f1(lab, w, keep_mask(p, threshold, rescue)) for lab, w, p in _page_items(pages, probs)]
     return float(np.mean(scores)) if scores else 0.0
 
 
