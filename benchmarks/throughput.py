@@ -42,13 +42,14 @@ def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
 
 
 def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
-    from bodyblocks.batch import BatchOptions, run_batch
+    from bodyblocks.batch import BatchOptions, run_batch, usable_cores
     from bodyblocks.predict import default_extractor_name
 
     name = args.extractor or default_extractor_name()
     opts: dict = {}
     if name == "model":
-        opts = {"device": args.device}
+        threads = args.threads or max(1, usable_cores() // max(1, args.workers))  # as `bodyblocks extract`
+        opts = {"device": args.device, "threads": threads}
         if args.checkpoint:
             opts["checkpoint"] = args.checkpoint
         if args.gpu_xlmr:
@@ -59,8 +60,10 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     totals = run_batch(files, out, BatchOptions(extractor=name, extractor_opts=opts, workers=args.workers,
                                                 batch_size=args.batch_size, resume=False, progress=False,
-                                                overlap=not args.no_overlap))
-    label = f"bodyblocks ({name}{', 1 thread' if args.no_overlap else ''})"
+                                                overlap=args.overlap))
+    how = [f"{opts['threads']} torch threads"] if "threads" in opts else []
+    how += ["overlap"] if args.overlap else []
+    label = f"bodyblocks ({', '.join([name, *how])})"
     return {"name": label, "seconds": time.perf_counter() - start, "ok": totals.ok, "failed": totals.failed}
 
 
@@ -92,14 +95,16 @@ def main() -> None:
     default_root = Path(os.environ.get("BODYBLOCKS_DATASETS", REPO.parent / "shared" / "datasets"))
     ap.add_argument("--root", type=Path, default=default_root)
     ap.add_argument("--pages", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--extractor", default=None, help="default: the shipped model")
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--workers", type=int, default=1, help="parsing processes for bodyblocks (1 = one process)")
     ap.add_argument("--batch-size", type=int, default=1, help="pages per forward pass (1 on CPU, as the CLI)")
-    ap.add_argument("--no-overlap", action="store_true",
-                    help="parse and classify on one thread (default: the model runs on a second thread)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="torch CPU threads of the model (default 0, as `bodyblocks extract`: cores / workers)")
+    ap.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                    help="classify on a second thread while parsing (default, as `bodyblocks extract`: GPU only)")
     ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
     ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
     ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)
@@ -123,7 +128,7 @@ def main() -> None:
             proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
             results[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(f"{len(files)} pages, {args.rounds} rounds, one process each (bodyblocks parsing workers: {args.workers})")
-    print(f"{'extractor':28s} {'best p/s':>9s} {'rounds p/s':>22s} {'peak RSS MB':>12s} {'no text':>7s}")
+    print(f"{'extractor':44s} {'best p/s':>9s} {'rounds p/s':>22s} {'peak RSS MB':>12s} {'no text':>7s}")
     best: dict[str, float] = {}
     for which, rounds in results.items():
         if not rounds:
@@ -131,7 +136,7 @@ def main() -> None:
         rates = [x["pages"] / x["seconds"] for x in rounds]
         best[which] = max(rates)
         rss = max(x["peak_rss_mb"] + x["children_peak_rss_mb"] for x in rounds)
-        print(f"{rounds[0]['name']:28s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>22s} {rss:12.0f} "
+        print(f"{rounds[0]['name']:44s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>22s} {rss:12.0f} "
               f"{rounds[0]['failed']:7d}")
     if len(best) == 2:
         print(f"speed ratio bodyblocks / trafilatura: {best['ours'] / best['trafilatura']:.2f}x")

@@ -228,7 +228,9 @@ class BatchOptions:
     workers: int = 1  # parsing processes; 0 or 1 parse in this process
     batch_size: int = 1  # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU)
     page_timeout: int = 60  # seconds per page (parsing or extraction)
-    overlap: bool = True  # classify on a background thread while the next pages are parsed (one process)
+    # classify on a background thread while the next pages are parsed; None: only when the model is on a GPU
+    # (on CPU the thread competes with torch's own threads for the cores: see _Classifier)
+    overlap: bool | None = None
     resume: bool = True  # skip pages whose output exists
     review: float = 0.0  # share of pages that get a review page
     progress: bool = True
@@ -273,7 +275,8 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
             def write(job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
                 _finish(job, ex, error, secs, out, suffix, opts, lines, totals, bar)
 
-            classifier = _Classifier(main_extractor, opts.overlap and block_based, write)
+            overlap = opts.overlap if opts.overlap is not None else _on_gpu(main_extractor)
+            classifier = _Classifier(main_extractor, overlap and block_based, write)
             while True:
                 window = list(islice(jobs, WINDOW))
                 if not window:
@@ -313,6 +316,19 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     return totals
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _on_gpu(extractor: Any) -> bool:
+    device = getattr(extractor, "device", None)
+    return getattr(device, "type", None) == "cuda"
+
+
 def _classify_pages(extractor: Any, docs: list[Document], sources: list[Callable[[], str | bytes]]
                     ) -> list[tuple[Extraction | None, str | None, float]]:
     """(extraction, error, seconds) per page: one forward pass, or page by page when the batch fails."""
@@ -332,9 +348,10 @@ class _Classifier:
 
     With `overlap`, a batch is classified on a background thread while the caller parses the next pages:
     torch releases the GIL inside its kernels (and while it waits for a GPU), so parsing can go on meanwhile.
-    On the 2-core CPU here this measured no end-to-end gain (benchmarks/throughput.py with and without
-    --no-overlap): segmentation and the NumPy half of classification hold the GIL. At most one batch is in
-    flight and only the calling thread writes outputs and counts.
+    That is the default on a GPU only. On the 2-core CPU here (benchmarks/throughput.py, 300 pages) one
+    thread with torch using both cores ran 30.1 pages/s, the overlap with one torch thread 21.3 and with two
+    22.4: segmentation and the NumPy half of classification hold the GIL, and the threads fight for the
+    cores. At most one batch is in flight and only the calling thread writes outputs and counts.
     """
 
     def __init__(self, extractor: Any, overlap: bool, write: Callable[[Job, Extraction | None, str | None, float],

@@ -43,10 +43,10 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                    help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
                         "batching saves; 64 on CUDA)")
     p.add_argument("--workers", type=int, default=1, help="parsing processes")
-    p.add_argument("--no-overlap", action="store_true",
-                   help="with one worker: parse and classify on one thread (default: the model runs on a second "
-                        "thread while the next page is parsed)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads of the model (0: torch's default)")
+    p.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                   help="classify on a second thread while the next page is parsed (default: on a GPU only)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads of the model (default 0: the usable cores divided by --workers)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
@@ -57,13 +57,14 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from bodyblocks.batch import BatchOptions, run_batch
+    from bodyblocks.batch import BatchOptions, run_batch, usable_cores
     from bodyblocks.predict import default_extractor_name
 
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
     if name == "model":
-        extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": args.threads}
+        threads = args.threads or max(1, usable_cores() // max(1, args.workers))
+        extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
     batch_size = args.batch_size
@@ -75,7 +76,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
-        overlap=not args.no_overlap, review=args.review, progress=not args.no_progress,
+        overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout},
     )
     totals = run_batch(args.inputs, args.out, opts)

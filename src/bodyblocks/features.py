@@ -189,9 +189,34 @@ def hash_token(token: str, buckets: int) -> int:
 
 
 @functools.lru_cache(maxsize=65536)
-def _tag_path_ids(tag_path: str, buckets: int) -> np.ndarray:
-    """Bucket ids of a tag path's tokens (cached: a page repeats a handful of paths)."""
-    return np.array([hash_token(t, buckets) for t in tag_path_tokens(tag_path)], dtype=np.int64)
+def _segment_ids(segment: str, buckets: int, k: int = 0) -> tuple[int, ...]:
+    """Bucket ids of one path segment's tokens, prefixed "k:" when k > 0 (see `tag_path_tokens`)."""
+    tokens = _segment_tokens(segment)
+    if k:
+        tokens = tuple(f"{k}:{t}" for t in tokens)
+    return tuple(hash_token(t, buckets) for t in tokens)
+
+
+@functools.lru_cache(maxsize=65536)
+def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
+    """Ids of every segment of a path in order, from the ids of its parent path (cached: the paths of a
+    page share their prefixes, so each new path costs one segment)."""
+    head, _, last = tag_path.rpartition("/")
+    own = _segment_ids(last, buckets) if last and last != "..." else ()
+    return (_path_ids(head, buckets) if head else ()) + own
+
+
+@functools.lru_cache(maxsize=65536)
+def _tag_path_ids(tag_path: str, buckets: int, tail: int = 2) -> np.ndarray:
+    """Bucket ids of `tag_path_tokens(tag_path, tail)` (cached: a page repeats a handful of paths)."""
+    ids = list(_path_ids(tag_path, buckets))
+    rest, k = tag_path, 0
+    while k < tail and rest:  # the last `tail` segments again, innermost first, prefixed "1:", "2:"
+        rest, _, last = rest.rpartition("/")
+        if last and last != "...":
+            k += 1
+            ids.extend(_segment_ids(last, buckets, k))
+    return np.array(ids, dtype=np.int64)
 
 
 def tag_bags(blocks: Sequence[Block], buckets: int) -> tuple[np.ndarray, np.ndarray]:

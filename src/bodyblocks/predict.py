@@ -95,7 +95,7 @@ class ModelExtractor:
         fallback: bool = False,
         batch_size: int = 16,
         random_xlmr: bool = False,
-        threads: int | None = 1,
+        threads: int | None = None,
     ) -> None:
         """
         Args:
@@ -109,9 +109,10 @@ class ModelExtractor:
             fallback: low-confidence pages go to the heuristic extractor.
             batch_size: pages per forward pass in extract_documents.
             random_xlmr: replace the model by an untrained xlm-roberta-base-sized one (speed tests only).
-            threads: torch CPU threads for this process (None leaves torch's setting). One is the default:
-                on a 2-core machine a single page's forward pass ran 3x slower with 2 threads than with 1,
-                and `bodyblocks extract --workers N` scales over processes instead.
+            threads: torch CPU threads for this process (None leaves torch's setting, which is every core;
+                `bodyblocks extract` gives the usable cores divided by its parsing workers). On the 2-core
+                machine here a page's forward pass took 13 ms with 2 threads and 18 ms with 1
+                (benchmarks/profile_stages.py).
         """
 
         from bodyblocks.config import ModelConfig
