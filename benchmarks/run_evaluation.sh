@@ -25,6 +25,7 @@ ROOT="${BODYBLOCKS_DATASETS:-../shared/datasets}"
 NICE="${NICE:-15}"
 CHECKPOINT="checkpoints/default"
 GBT_DIR="checkpoints/gbt"
+ENSEMBLE_DIR="checkpoints/ensemble"
 OUT="docs/evaluation"
 SYNTH_DIR="${TMPDIR:-/tmp}/bodyblocks-eval/synth-300"  # generated data stays out of the repository
 ONLY=""
@@ -55,13 +56,15 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-# The extractors to run: the baselines and peers always, model and gbt when their checkpoints exist.
+# The extractors to run: the baselines and peers always; model, gbt and ensemble when their checkpoints exist.
 extractors() {
   local names="$BASELINES"
   if [[ -f "$CHECKPOINT/model.safetensors" ]]; then names="$names model"
   else echo "no $CHECKPOINT/model.safetensors: model skipped" >&2; fi
   if [[ -d "$GBT_DIR" ]]; then names="$names gbt"
   else echo "no $GBT_DIR: gbt skipped" >&2; fi
+  if [[ -f "$ENSEMBLE_DIR/config.json" ]]; then names="$names ensemble"
+  else echo "no $ENSEMBLE_DIR/config.json: ensemble skipped" >&2; fi
   if [[ -n "$ONLY" ]]; then
     local keep="" n
     for n in $ONLY; do

@@ -3,10 +3,11 @@
 Each contender runs in its own fresh process (so peak RSS is its own), one process, and the two alternate
 for --rounds rounds (these machines are noisy); the best round of each is reported, with all rounds shown.
 
-CPU (the shipped model):
+CPU (the default extractor, the ensemble; `--extractor model` for the block Transformer alone):
     python benchmarks/throughput.py --pages 300
 GPU (an XLM-R-base-sized encoder with random weights; speed does not depend on the weights):
-    python benchmarks/throughput.py --pages 2000 --gpu-xlmr --device cuda --workers 14 --batch-size 64
+    python benchmarks/throughput.py --pages 2000 --extractor model --gpu-xlmr --device cuda --workers 14 \
+        --batch-size 64 --no-peer
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
 
     name = args.extractor or default_extractor_name()
     opts: dict = {}
-    if name == "model":
+    if name in ("model", "ensemble"):
         threads = args.threads or max(1, usable_cores() // max(1, args.workers))  # as `bodyblocks extract`
         opts = {"device": args.device, "threads": threads}
         if args.checkpoint:

@@ -51,7 +51,7 @@ def lines_of(ex: Extraction) -> list[str]:
 # ------------------------------------------------------------------------------------------- registry
 def test_registry_names_and_protocol() -> None:
     assert set(BASELINES) <= set(available_extractors())
-    assert set(NAMES) == set(BASELINES) | set(PEERS) | {"model"}
+    assert set(NAMES) == set(BASELINES) | set(PEERS) | {"model", "gbt", "ensemble"}
     for name in BASELINES:
         ex = get_extractor(name)
         assert isinstance(ex, Extractor) and ex.name == name

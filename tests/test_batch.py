@@ -203,3 +203,35 @@ def test_overlapped_and_sequential_runs_write_the_same_outputs(tmp_path: Path) -
         run_batch([src], out, BatchOptions(extractor="model", overlap=overlap, progress=False))
         outs.append({p.relative_to(out): p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.txt"))})
     assert outs[0] == outs[1] and len(outs[0]) == 3
+
+
+def test_cli_extract_gives_torch_the_cores_per_worker_and_overlaps_only_on_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks import batch
+
+    seen: list[BatchOptions] = []
+
+    def fake_run_batch(inputs: list[str], out: str, opts: BatchOptions) -> batch.Totals:
+        seen.append(opts)
+        return batch.Totals()
+
+    monkeypatch.setattr(batch, "run_batch", fake_run_batch)
+    monkeypatch.setattr(batch, "usable_cores", lambda: 8)
+    base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress"]
+    assert main([*base, "--workers", "2"]) == 0
+    assert main([*base, "--threads", "3", "--overlap"]) == 0
+    assert main([*base, "--no-overlap"]) == 0
+    assert [o.extractor_opts["threads"] for o in seen] == [4, 3, 8]
+    assert [o.overlap for o in seen] == [None, True, False]  # None: run_batch decides (on a GPU only)
+
+
+def test_overlap_by_default_only_for_a_model_on_a_gpu() -> None:
+    from types import SimpleNamespace
+
+    from bodyblocks.batch import _on_gpu
+    from bodyblocks.extractors import get_extractor
+
+    assert BatchOptions().overlap is None
+    assert not _on_gpu(get_extractor("heuristic"))  # no device at all
+    assert not _on_gpu(SimpleNamespace(device=SimpleNamespace(type="cpu")))
+    assert _on_gpu(SimpleNamespace(device=SimpleNamespace(type="cuda")))

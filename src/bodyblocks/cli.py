@@ -62,7 +62,7 @@ def _run_extract(args: argparse.Namespace) -> int:
 
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
-    if name == "model":
+    if name in ("model", "ensemble"):
         threads = args.threads or max(1, usable_cores() // max(1, args.workers))
         extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
         if args.checkpoint:
@@ -72,7 +72,7 @@ def _run_extract(args: argparse.Namespace) -> int:
         import torch
 
         cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-        batch_size = 64 if cuda and name == "model" else 1
+        batch_size = 64 if cuda and name in ("model", "ensemble") else 1
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
@@ -124,12 +124,38 @@ def _run_train(args: argparse.Namespace) -> int:
 
 def _add_tune(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tune", help="re-tune a checkpoint's decision rule (threshold, rescue) on validation")
-    p.add_argument("checkpoint", help="model or gbt checkpoint folder (config.json is rewritten)")
+    p.add_argument("checkpoint", help="model, gbt or ensemble folder (config.json is rewritten)")
     p.add_argument("config", nargs="?", default=None,
                    help="YAML config whose data section picks the pages (default: the checkpoint's own)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set data.root=DIR (repeatable)")
     p.set_defaults(handler=_run_tune)
+
+
+def _add_ensemble(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ensemble", help="average a model and a gbt checkpoint; weight and rule tuned on validation")
+    p.add_argument("model", help="model checkpoint folder, e.g. checkpoints/default")
+    p.add_argument("gbt", help="gbt checkpoint folder, e.g. checkpoints/gbt")
+    p.add_argument("--out", required=True, help="ensemble folder to write (config.json with relative paths)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages (default: the model's own)")
+    p.set_defaults(handler=_run_ensemble)
+
+
+def _run_ensemble(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.ensemble import make_ensemble
+
+    try:
+        data = load_config(args.config).data if args.config else None
+        result = make_ensemble(args.model, args.gbt, args.out, data)
+    except (ConfigError, OSError, ValueError, KeyError) as exc:
+        print(f"bodyblocks ensemble: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
 
 
 def _run_tune(args: argparse.Namespace) -> int:
@@ -350,6 +376,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
     _add_tune,
+    _add_ensemble,
     _add_train,
     _add_evaluate,
     _add_data,

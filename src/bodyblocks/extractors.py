@@ -1,8 +1,8 @@
 """Every extractor behind one interface, selectable by name: `get_extractor(name).extract(html, url)`.
 
 Names: density, heuristic, scorer, regex, longest (baselines/), trafilatura, readability, gne (peers,
-the optional extra `peers`), model (the block classifier, imported lazily from bodyblocks.predict) and gbt
-(the boosted-tree baseline, lazily from bodyblocks.gbt).
+the optional extra `peers`), model (the block classifier, imported lazily from bodyblocks.predict), gbt
+(the boosted-tree baseline, lazily from bodyblocks.gbt) and ensemble (the two averaged, bodyblocks.ensemble).
 An extractor raises an InputError subclass for input it cannot read (empty, binary, corrupt) and returns
 an Extraction otherwise.
 """
@@ -45,6 +45,13 @@ def _model(**opts: Any) -> Extractor:
     return ModelExtractor(**opts)
 
 
+def _ensemble(**opts: Any) -> Extractor:
+    """The model and the boosted trees averaged (bodyblocks.ensemble), imported only when asked for."""
+    from bodyblocks.ensemble import EnsembleExtractor
+
+    return EnsembleExtractor(**opts)
+
+
 def _gbt(**opts: Any) -> Extractor:
     """The boosted-tree baseline (bodyblocks.gbt), imported only when asked for."""
     from bodyblocks.gbt import GbtExtractor
@@ -64,15 +71,16 @@ PEERS: dict[str, Callable[..., Extractor]] = {
     "readability": ReadabilityExtractor,
     "gne": GneExtractor,
 }
-NAMES: tuple[str, ...] = (*BASELINES, *PEERS, "model")
+NAMES: tuple[str, ...] = (*BASELINES, *PEERS, "model", "gbt", "ensemble")
 
 
 def available_extractors() -> list[str]:
-    """Names that can be built here: baselines always, peers when installed, model when predict exists."""
+    """Names that can be built here: baselines always, peers when installed, the trained ones when predict exists
+    (they still need their checkpoints)."""
     names = list(BASELINES)
     names += [n for n in PEERS if peer_installed(n)]
     if importlib.util.find_spec("bodyblocks.predict") is not None:
-        names.append("model")
+        names += ["model", "gbt", "ensemble"]
     return names
 
 
@@ -87,6 +95,8 @@ def get_extractor(name: str, **opts: Any) -> Extractor:
         return _model(**opts)
     if name == "gbt":
         return _gbt(**opts)
+    if name == "ensemble":
+        return _ensemble(**opts)
     if name in PEERS and not peer_installed(name):
         raise ImportError(f"extractor {name!r} needs the optional extra: pip install 'bodyblocks[peers]'")
     factory = BASELINES.get(name) or PEERS.get(name)

@@ -33,7 +33,18 @@ def shipped_checkpoint() -> Path | None:
 
 
 def default_extractor_name() -> str:
-    """"model" when a trained checkpoint is available, else the best rule-based extractor."""
+    """The most accurate extractor available here.
+
+    "ensemble" (the model and the boosted trees averaged) when checkpoints/ensemble and both of its parts
+    are shipped and $BODYBLOCKS_CHECKPOINT does not name another model; else "model" when a checkpoint is
+    available; else the best rule-based extractor.
+    """
+    import os
+
+    from bodyblocks.ensemble import shipped_ensemble
+
+    if not os.environ.get("BODYBLOCKS_CHECKPOINT") and shipped_ensemble() is not None:
+        return "ensemble"
     return "model" if shipped_checkpoint() is not None else "heuristic"
 
 
@@ -182,9 +193,7 @@ class ModelExtractor:
         from bodyblocks.model import collate
 
         result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
-        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+        for idx in self._batches(docs):
             pages = [self._inputs(docs[i]) for i in idx]
             batch = collate(pages)
             if self.device.type == "cuda":
@@ -195,6 +204,23 @@ class ModelExtractor:
             for i, p in zip(idx, probs, strict=True):
                 result[i] = p.astype(np.float32)
         return result
+
+    def _batches(self, docs: Sequence[Document]) -> list[list[int]]:
+        """Indices of the pages with blocks, by block count, up to batch_size per forward pass.
+
+        A page longer than the model's window runs alone: a batch's windows follow its longest page, and a
+        page's probabilities must not depend on the pages it happens to share a batch with.
+        """
+        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
+        window = self.cfg.window if self.cfg.use_context else None
+        batches: list[list[int]] = []
+        for i in order:
+            alone = window is not None and len(docs[i].blocks) > window
+            if alone or not batches or len(batches[-1]) >= self.batch_size or batches[-1][-1] < 0:
+                batches.append([i] if not alone else [i, -1])  # -1 marks a batch that takes no more pages
+            else:
+                batches[-1].append(i)
+        return [[i for i in b if i >= 0] for b in batches]
 
     def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
         """Keep blocks at or above the threshold; flag pages with no confident block."""

@@ -221,13 +221,18 @@ def retune(checkpoint: str | Path, data: DataConfig | None = None) -> dict[str, 
     """Re-tune a checkpoint's decision rule (threshold, rescue) on the validation pages; rewrites config.json.
 
     Works for the neural model and for the gbt baseline (their folders say which), so both always share
-    the same rule. `data` picks the pages; None: the data config recorded in the checkpoint (else all).
+    the same rule; an ensemble folder gets its weight re-tuned with the rule (ensemble.tune_ensemble).
+    `data` picks the pages; None: the data config recorded in the checkpoint (else all).
     Returns the new rule with its per-page F1 on validation and the old rule's.
     """
     from bodyblocks.types import Document
 
     path = Path(checkpoint)
     meta = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    if meta.get("kind") == "ensemble":  # its weight is tuned with the rule
+        from bodyblocks.ensemble import tune_ensemble
+
+        return tune_ensemble(path, data)
     if data is None:
         data = DataConfig(**meta["data"]["config"]) if "data" in meta else DataConfig()
     val = load_pages(data)["val"]
