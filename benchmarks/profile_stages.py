@@ -1,10 +1,11 @@
-"""Where a page's time goes in `bodyblocks extract` on CPU: segmentation, model inputs, forward pass, the rest.
+"""Where a page's time goes in `bodyblocks extract` on CPU: segmentation, model inputs, forward pass, trees.
 
-    python benchmarks/profile_stages.py --pages 150
+    python benchmarks/profile_stages.py --pages 300
 
-Same page sample as benchmarks/throughput.py, one process, one torch thread, pages read into memory first.
-Prints ms/page per stage, and the time of segmenting and classifying the same pages on two threads at
-once (the overlap `bodyblocks extract` uses by default) against one after the other.
+Same page sample as benchmarks/throughput.py, one process, torch with the usable cores (as `bodyblocks
+extract`; --threads to change), pages read into memory first. Prints ms/page per stage: segmenting,
+classifying with the model alone and with the ensemble (the model plus the boosted trees), and what the
+parts cost when measured alone.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import argparse
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -26,21 +26,24 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=Path(os.environ.get("BODYBLOCKS_DATASETS",
                                                                      REPO.parent / "shared" / "datasets")))
     ap.add_argument("--pages", type=int, default=150)
-    ap.add_argument("--checkpoint", default=None)
+    ap.add_argument("--checkpoint", default=None, help="model checkpoint (default: the shipped one)")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: the usable cores)")
     args = ap.parse_args()
 
     import torch
     from throughput import pick_pages
 
+    from bodyblocks.batch import usable_cores
     from bodyblocks.decode import read_bytes
+    from bodyblocks.ensemble import EnsembleExtractor, shipped_ensemble
     from bodyblocks.model import collate, prepare_page
     from bodyblocks.predict import ModelExtractor
     from bodyblocks.segment import segment
 
-    torch.set_num_threads(1)
+    threads = args.threads or usable_cores()
     files = pick_pages(args.root, args.pages, Path(tempfile.mkdtemp(prefix="bb-profile-")))
     raw = [read_bytes(f) for f in files]
-    ex = ModelExtractor(args.checkpoint, device="cpu")
+    ex = ModelExtractor(args.checkpoint, device="cpu", threads=threads)
     n = len(raw)
 
     def clock(fn) -> float:  # noqa: ANN001
@@ -57,23 +60,21 @@ def main() -> None:
         fwd = clock(lambda: [ex.model(b) for b in batches])
     whole = clock(lambda: [ex.extract_documents([d]) for d in docs])
     blocks = sum(len(d.blocks) for d in docs) / n
-
-    def overlapped() -> None:
-        worker = threading.Thread(target=lambda: [ex.extract_documents([d]) for d in docs])
-        worker.start()
-        for r in raw:
-            segment(r)
-        worker.join()
-
-    both = clock(overlapped)
-    print(f"{n} pages, {blocks:.0f} blocks/page on average, ms/page:")
-    print(f"  segment (decode + parse + walk)     {seg:6.1f}")
-    print(f"  classify (inputs + forward + rule)  {whole:6.1f}")
-    print("    of which, measured alone:")
-    print(f"    model inputs (features, n-grams)  {prep:6.1f}")
-    print(f"    forward pass (embed + Transformer){fwd:6.1f}")
-    print(f"  one after the other                 {seg + whole:6.1f}")
-    print(f"  on two threads at once              {both:6.1f}")
+    print(f"{n} pages, {blocks:.0f} blocks/page on average, {threads} torch threads, ms/page:")
+    print(f"  segment (decode + parse + walk)        {seg:6.1f}")
+    print(f"  classify, model (inputs+forward+rule)  {whole:6.1f}")
+    print(f"    model inputs (features, n-grams)     {prep:6.1f}")
+    print(f"    forward pass (embed + Transformer)   {fwd:6.1f}")
+    if shipped_ensemble() is not None and args.checkpoint is None:
+        ens = EnsembleExtractor(device="cpu", threads=threads)
+        pairs = list(zip(docs, inputs, strict=True))
+        trees = clock(lambda: [ens.gbt.page_probabilities(d.blocks, i.features) for d, i in pairs])
+        both = clock(lambda: [ens.extract_documents([d]) for d in docs])
+        print(f"  classify, ensemble (model + trees)     {both:6.1f}")
+        print(f"    trees (their features and walk)      {trees:6.1f}")
+        print(f"  segment + classify: model {seg + whole:.1f}, ensemble {seg + both:.1f}")
+    else:
+        print(f"  segment + classify: model {seg + whole:.1f}")
 
 
 if __name__ == "__main__":

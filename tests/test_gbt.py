@@ -72,6 +72,18 @@ def test_features_hold_the_block_its_neighbours_and_tag_indicators() -> None:
     assert gbt_features([], cfg).shape == (0, x.shape[1])
 
 
+def test_features_reuse_what_the_model_computed() -> None:
+    """The ensemble hands over the model's block features and finer tag ids: the same matrix comes out."""
+    from bodyblocks.features import block_features, tag_bags
+
+    cfg, blocks = GbtConfig(tag_buckets=64, neighbours=1), _blocks()
+    ids, offsets = tag_bags(blocks, 16384)
+    x = gbt_features(blocks, cfg)
+    assert np.array_equal(gbt_features(blocks, cfg, block_features(blocks), (ids, offsets, 16384)), x, equal_nan=True)
+    other = gbt_features(blocks, cfg, tags=(ids * 0, offsets, 1000))  # 1000 is no multiple of 64: ids recomputed
+    assert np.array_equal(other, x, equal_nan=True)
+
+
 def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[CachedPage]], tmp_path: Path) -> None:
     x, y = page_matrix(splits["train"], SMALL)
     x_val, y_val = page_matrix(splits["val"], SMALL)

@@ -138,13 +138,15 @@ class EnsembleExtractor(ModelExtractor):
 
     def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """The blended P(body) of every block of every page."""
-        self._features: dict[int, np.ndarray] = {}
+        self._shared: dict[int, tuple[np.ndarray, Any]] = {}
         p_model = super().probabilities(docs)
-        features, self._features = self._features, {}
-        p_gbt = [self.gbt.page_probabilities(d.blocks, features.get(id(d))) for d in docs]
+        shared, self._shared = self._shared, {}
+        p_gbt = [self.gbt.page_probabilities(d.blocks, *shared.get(id(d), (None, None))) for d in docs]
         return blend(p_model, p_gbt, self.weight)
 
     def _inputs(self, doc: Document) -> Any:
         page = super()._inputs(doc)
-        self._features[id(doc)] = page.features  # the trees start from the same block features
+        # the trees start from the same block features and tag-path ids (gbt.gbt_features)
+        tags = (page.tag_ids, page.tag_offsets, self.cfg.tag_buckets) if self.cfg.use_tag_path else None
+        self._shared[id(doc)] = (page.features, tags)
         return page

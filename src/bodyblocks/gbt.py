@@ -74,10 +74,13 @@ def feature_names(cfg: GbtConfig) -> list[str]:
     return names + [f"tag{j}" for j in range(cfg.tag_buckets)]
 
 
-def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None) -> np.ndarray:
+def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
+                 tags: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
     """(n, len(feature_names(cfg))) float64 inputs of one page's blocks (module docstring).
 
-    `base`: the page's block_features when the caller has them already (the ensemble's model computed them).
+    What the caller has computed already (the ensemble's model) is not computed again: `base`, the page's
+    block_features; `tags`, its tag_bags (ids, offsets) for a bucket count that is a multiple of
+    cfg.tag_buckets (CRC-32 mod k*b mod b is CRC-32 mod b: the same ids).
     """
     base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
     n, f = base.shape
@@ -86,12 +89,15 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
         pad = np.full((k, f), np.nan)
         parts.append(np.concatenate((pad, base[:-k] if k < n else base[:0]))[:n])  # block i - k
         parts.append(np.concatenate((base[k:], pad))[:n])  # block i + k
-    tags = np.zeros((n, cfg.tag_buckets))
+    indicators = np.zeros((n, cfg.tag_buckets))
     if cfg.tag_buckets and n:
-        ids, offsets = tag_bags(blocks, cfg.tag_buckets)
+        if tags is not None and tags[2] % cfg.tag_buckets == 0:
+            ids, offsets = tags[0] % cfg.tag_buckets, tags[1]
+        else:
+            ids, offsets = tag_bags(blocks, cfg.tag_buckets)
         rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
-        tags[rows, ids] = 1.0
-    return np.concatenate([*parts, tags], axis=1)
+        indicators[rows, ids] = 1.0
+    return np.concatenate([*parts, indicators], axis=1)
 
 
 def page_matrix(pages: Sequence[CachedPage], cfg: GbtConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -195,11 +201,13 @@ class GbtModel:
         """P(body) per row."""
         return 1.0 / (1.0 + np.exp(-self.raw(x)))
 
-    def page_probabilities(self, blocks: Sequence[Block], base: np.ndarray | None = None) -> np.ndarray:
-        """P(body) of each block of one page (float32; empty for a page with no block); `base` as gbt_features."""
+    def page_probabilities(self, blocks: Sequence[Block], base: np.ndarray | None = None,
+                           tags: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
+        """P(body) of each block of one page (float32; empty for a page with no block); `base`, `tags`: as
+        gbt_features."""
         if not blocks:
             return np.zeros(0, np.float32)
-        return self.predict_proba(gbt_features(blocks, self.cfg, base)).astype(np.float32)
+        return self.predict_proba(gbt_features(blocks, self.cfg, base, tags)).astype(np.float32)
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
