@@ -1,7 +1,8 @@
 """Pages/s and peak memory of `bodyblocks extract` beside trafilatura, on the same pages, in the same run.
 
 Each contender runs in its own fresh process (so peak RSS is its own), one process, and the two alternate
-for --rounds rounds (these machines are noisy); the best round of each is reported, with all rounds shown.
+for --rounds rounds (these machines are noisy); the best round of each is reported, with all rounds shown,
+and the ratio of each round's back-to-back pair (the machine's speed drifts over minutes: a pair shares it).
 
 CPU (the default extractor, the ensemble; `--extractor model` for the block Transformer alone):
     python benchmarks/throughput.py --pages 300
@@ -140,7 +141,12 @@ def main() -> None:
         print(f"{rounds[0]['name']:44s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>22s} {rss:12.0f} "
               f"{rounds[0]['failed']:7d}")
     if len(best) == 2:
-        print(f"speed ratio bodyblocks / trafilatura: {best['ours'] / best['trafilatura']:.2f}x")
+        pairs = sorted(o["pages"] / o["seconds"] / (t["pages"] / t["seconds"])
+                       for o, t in zip(results["ours"], results["trafilatura"], strict=True))
+        median = pairs[len(pairs) // 2] if len(pairs) % 2 else (pairs[len(pairs) // 2 - 1] + pairs[len(pairs) // 2]) / 2
+        print(f"speed ratio bodyblocks / trafilatura: {best['ours'] / best['trafilatura']:.2f}x best against best; "
+              f"round by round (each pair ran back to back): median {median:.2f}x, "
+              f"range {pairs[0]:.2f}-{pairs[-1]:.2f}x")
 
 
 if __name__ == "__main__":
