@@ -130,7 +130,7 @@ def main() -> None:
             proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
             results[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(f"{len(files)} pages, {args.rounds} rounds, one process each (bodyblocks parsing workers: {args.workers})")
-    print(f"{'extractor':44s} {'best p/s':>9s} {'rounds p/s':>22s} {'peak RSS MB':>12s} {'no text':>7s}")
+    print(f"{'extractor':44s} {'best p/s':>9s} {'rounds p/s':>30s} {'peak RSS MB':>12s} {'no text':>7s}")
     best: dict[str, float] = {}
     for which, rounds in results.items():
         if not rounds:
@@ -138,7 +138,7 @@ def main() -> None:
         rates = [x["pages"] / x["seconds"] for x in rounds]
         best[which] = max(rates)
         rss = max(x["peak_rss_mb"] + x["children_peak_rss_mb"] for x in rounds)
-        print(f"{rounds[0]['name']:44s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>22s} {rss:12.0f} "
+        print(f"{rounds[0]['name']:44s} {best[which]:9.1f} {' '.join(f'{v:.1f}' for v in rates):>30s} {rss:12.0f} "
               f"{rounds[0]['failed']:7d}")
     if len(best) == 2:
         pairs = sorted(o["pages"] / o["seconds"] / (t["pages"] / t["seconds"])
