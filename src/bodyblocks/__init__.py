@@ -4,8 +4,10 @@
     >>> result = bodyblocks.extract(open("page.html", "rb").read())
     >>> result.title, result.text, result.low_confidence
 
-`extract` uses the shipped model (checkpoints/default) when present; `Extractor` loads a checkpoint once
-and takes batches.
+`extract` uses the default extractor: the shipped ensemble (checkpoints/ensemble: the block Transformer in
+checkpoints/default averaged with the boosted trees in checkpoints/gbt) when present, else the model alone.
+`Extractor` (predict.ModelExtractor) loads a model checkpoint once and takes batches; the ensemble's
+extractor, `bodyblocks.ensemble.EnsembleExtractor`, takes the same options.
 """
 
 from __future__ import annotations
