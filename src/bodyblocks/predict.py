@@ -212,15 +212,11 @@ class ModelExtractor:
         page's probabilities must not depend on the pages it happens to share a batch with.
         """
         order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
-        window = self.cfg.window if self.cfg.use_context else None
-        batches: list[list[int]] = []
-        for i in order:
-            alone = window is not None and len(docs[i].blocks) > window
-            if alone or not batches or len(batches[-1]) >= self.batch_size or batches[-1][-1] < 0:
-                batches.append([i] if not alone else [i, -1])  # -1 marks a batch that takes no more pages
-            else:
-                batches[-1].append(i)
-        return [[i for i in b if i >= 0] for b in batches]
+        short = order  # without the Transformer there are no windows: any pages batch together
+        if self.cfg.use_context:  # sorted by length: the pages longer than the window are the rest
+            short = [i for i in order if len(docs[i].blocks) <= self.cfg.window]
+        size = self.batch_size
+        return [short[k : k + size] for k in range(0, len(short), size)] + [[i] for i in order[len(short) :]]
 
     def decide(self, doc: Document, probs: np.ndarray) -> Extraction:
         """Keep blocks at or above the threshold; flag pages with no confident block."""
