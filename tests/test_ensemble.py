@@ -108,3 +108,14 @@ def test_shipped_ensemble_finds_the_body_of_the_sample_pages(name: str) -> None:
     result = get_extractor("ensemble", device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())
     gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
     assert levenshtein_ratio(gold, result.text) > 0.9 and not result.low_confidence
+
+
+def test_cli_evaluate_takes_the_checkpoint_of_the_one_trained_extractor(parts: tuple[Path, Path, Path],
+                                                                        tmp_path: Path) -> None:
+    root, model, gbt = parts
+    make_ensemble(model, gbt, tmp_path / "ens")
+    base = ["evaluate", str(root / "synth"), "--limit", "3", "--workers", "0", "--json", str(tmp_path / "r.json")]
+    assert main([*base, "--extractor", "ensemble", "--checkpoint", str(tmp_path / "ens")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {r["extractor"] for r in report["summary"]} == {"ensemble"}
+    assert main([*base, "--extractor", "model", "gbt", "--checkpoint", str(model)]) == 2

@@ -186,7 +186,8 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N pages per dataset, evenly spread")
     p.add_argument("--workers", type=int, default=1, help="extraction processes (0: in-process, no time limit)")
     p.add_argument("--page-timeout", type=float, default=60.0, help="seconds per page and extractor")
-    p.add_argument("--checkpoint", default=None, help="model folder for --extractor model")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint folder of the one trained extractor asked for (model, gbt or ensemble)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
     p.add_argument("--out", default=None, metavar="DIR", help="write report.json, pages.csv, accuracy.png, report.md")
     p.add_argument("--by-lang", action="store_true", help="also print the per-language table")
@@ -199,7 +200,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from bodyblocks.evalreport import format_table, write_outputs
     from bodyblocks.evaluate import EvalConfig, evaluate
 
-    opts = {"model": {"checkpoint": args.checkpoint}} if args.checkpoint else {}
+    trained = [n for n in args.extractor if n in ("model", "gbt", "ensemble")]
+    if args.checkpoint and len(trained) != 1:
+        print("bodyblocks evaluate: --checkpoint needs exactly one of model, gbt, ensemble among the extractors",
+              file=sys.stderr)
+        return 2
+    opts = {trained[0]: {"checkpoint": args.checkpoint}} if args.checkpoint else {}
     cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
                      args.page_timeout, opts)
     report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr))
