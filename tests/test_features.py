@@ -121,6 +121,17 @@ def test_tag_path_tokens() -> None:
     assert tag_path_tokens("html/body/p", tail=0) == ("html", "body", "p")
 
 
+def test_tag_path_ids_are_the_hashed_tokens() -> None:
+    """The cached per-segment ids (features._tag_path_ids) are those of tag_path_tokens, token by token."""
+    from bodyblocks.features import _tag_path_ids
+
+    paths = [".../body/div#main_2.articleBody.post-content/p", "html", "html/body/p", "div#a/b//p", "", "..."]
+    for path in paths:
+        for tail in (0, 1, 2, 3):
+            expected = [hash_token(t, 16384) for t in tag_path_tokens(path, tail)]
+            assert _tag_path_ids(path, 16384, tail).tolist() == expected
+
+
 def test_hash_token_is_crc32_and_pinned() -> None:
     assert hash_token("div", 1 << 32) == zlib.crc32(b"div") == 3183918601
     assert hash_token(".content", 16384) == 218

@@ -173,13 +173,28 @@ def tag_path_tokens(tag_path: str, tail: int = 2) -> tuple[str, ...]:
     distance from the end ("1:p", "1:.content", "2:div"), so the block's own element and its parent count
     apart from the ancestors. A leading ".../" (path cut by the segmenter) is ignored.
     """
-    segments = [s for s in tag_path.split("/") if s and s != "..."]
+    segments = _path_segments(tag_path)
     tokens: list[str] = []
     for seg in segments:
         tokens.extend(_segment_tokens(seg))
-    for k, seg in enumerate(reversed(segments[-tail:] if tail else []), start=1):
-        tokens.extend(f"{k}:{t}" for t in _segment_tokens(seg))
+    for k, seg in _tail(segments, tail):
+        tokens.extend(_tail_tokens(seg, k))
     return tuple(tokens)
+
+
+def _path_segments(tag_path: str) -> list[str]:
+    """The segments of a tag path, without empty ones and the "..." of a path cut by the segmenter."""
+    return [s for s in tag_path.split("/") if s and s != "..."]
+
+
+def _tail(segments: list[str], tail: int) -> list[tuple[int, str]]:
+    """(distance from the end, segment) of the last `tail` segments, innermost first."""
+    return list(enumerate(reversed(segments[-tail:] if tail else []), start=1))
+
+
+def _tail_tokens(segment: str, k: int) -> tuple[str, ...]:
+    """A segment's tokens prefixed with its distance from the end of the path ("1:p", "2:.main")."""
+    return tuple(f"{k}:{t}" for t in _segment_tokens(segment))
 
 
 @functools.lru_cache(maxsize=262144)
@@ -191,10 +206,7 @@ def hash_token(token: str, buckets: int) -> int:
 @functools.lru_cache(maxsize=65536)
 def _segment_ids(segment: str, buckets: int, k: int = 0) -> tuple[int, ...]:
     """Bucket ids of one path segment's tokens, prefixed "k:" when k > 0 (see `tag_path_tokens`)."""
-    tokens = _segment_tokens(segment)
-    if k:
-        tokens = tuple(f"{k}:{t}" for t in tokens)
-    return tuple(hash_token(t, buckets) for t in tokens)
+    return tuple(hash_token(t, buckets) for t in (_tail_tokens(segment, k) if k else _segment_tokens(segment)))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -210,12 +222,8 @@ def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
 def _tag_path_ids(tag_path: str, buckets: int, tail: int = 2) -> np.ndarray:
     """Bucket ids of `tag_path_tokens(tag_path, tail)` (cached: a page repeats a handful of paths)."""
     ids = list(_path_ids(tag_path, buckets))
-    rest, k = tag_path, 0
-    while k < tail and rest:  # the last `tail` segments again, innermost first, prefixed "1:", "2:"
-        rest, _, last = rest.rpartition("/")
-        if last and last != "...":
-            k += 1
-            ids.extend(_segment_ids(last, buckets, k))
+    for k, seg in _tail(_path_segments(tag_path), tail):
+        ids.extend(_segment_ids(seg, buckets, k))
     return np.array(ids, dtype=np.int64)
 
 

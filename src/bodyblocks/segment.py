@@ -113,6 +113,13 @@ def _bs4_p_children(node: Any) -> int:
     return sum(1 for c in node.contents if isinstance(c, Tag) and c.name == "p")
 
 
+def _bs4_tags_below(node: Any) -> Iterator[str]:
+    """Tag names of a node's descendant elements, in document order (read lazily: callers stop early)."""
+    from bs4 import Tag
+
+    return (d.name for d in node.descendants if isinstance(d, Tag))
+
+
 def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
     """Walk a BeautifulSoup tree (iterative DFS)."""
     from bs4 import NavigableString, Tag
@@ -127,13 +134,13 @@ def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
             if not entering:
                 b.end()
                 continue
-            inner = (d.name for d in node.descendants if isinstance(d, Tag)) if name == "button" else None
+            inner = _bs4_tags_below(node) if name == "button" else None
             if _skip(name, node.attrs, noscript, inner):
                 continue
             if name == "br":
                 b.br()
                 continue
-            inner = (d.name for d in node.descendants if isinstance(d, Tag)) if name in CELL_TAGS else iter(())
+            inner = _bs4_tags_below(node) if name in CELL_TAGS else iter(())
             b.start(name, node.attrs, node, _boundary(name, inner))
             stack.append((node, False))
             stack.extend((c, True) for c in reversed(node.contents))
@@ -144,6 +151,11 @@ def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
 
 def _lxml_p_children(el: Any) -> int:
     return len(el.findall("p"))
+
+
+def _lxml_tags_below(el: Any) -> Iterator[str]:
+    """Tag names of an element's descendants, in document order (read lazily: callers stop early)."""
+    return (d.tag for d in el.iterdescendants() if isinstance(d.tag, str))
 
 
 def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
@@ -167,8 +179,7 @@ def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
                 continue
             name = tag.lower()
             if name in SKIP_TAGS or el in marked:
-                inner = (d.tag for d in el.iterdescendants() if isinstance(d.tag, str)) if name == "button" else None
-                if _skip(name, el, noscript, inner):
+                if _skip(name, el, noscript, _lxml_tags_below(el) if name == "button" else None):
                     walk.skip_subtree()
                     skipped = el
                     continue
@@ -178,7 +189,7 @@ def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
                 skipped = el
                 continue
             if name in CELL_TAGS:
-                boundary = _boundary(name, (d.tag for d in el.iterdescendants() if isinstance(d.tag, str)))
+                boundary = _boundary(name, _lxml_tags_below(el))
             else:
                 boundary = name in BLOCK_TAGS
             start(name, el, el, boundary)
