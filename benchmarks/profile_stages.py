@@ -33,14 +33,14 @@ def main() -> None:
     import torch
     from throughput import pick_pages
 
-    from bodyblocks.batch import usable_cores
+    from bodyblocks.batch import default_threads
     from bodyblocks.decode import read_bytes
     from bodyblocks.ensemble import EnsembleExtractor, shipped_ensemble
     from bodyblocks.model import collate, prepare_page
     from bodyblocks.predict import ModelExtractor
     from bodyblocks.segment import segment
 
-    threads = args.threads or usable_cores()
+    threads = args.threads or default_threads(1)
     files = pick_pages(args.root, args.pages, Path(tempfile.mkdtemp(prefix="bb-profile-")))
     raw = [read_bytes(f) for f in files]
     ex = ModelExtractor(args.checkpoint, device="cpu", threads=threads)

@@ -44,13 +44,14 @@ def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
 
 
 def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
-    from bodyblocks.batch import BatchOptions, run_batch, usable_cores
+    from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.extractors import TORCH
     from bodyblocks.predict import default_extractor_name
 
     name = args.extractor or default_extractor_name()
     opts: dict = {}
-    if name in ("model", "ensemble"):
-        threads = args.threads or max(1, usable_cores() // max(1, args.workers))  # as `bodyblocks extract`
+    if name in TORCH:
+        threads = args.threads or default_threads(args.workers)  # as `bodyblocks extract`
         opts = {"device": args.device, "threads": threads}
         if args.checkpoint:
             opts["checkpoint"] = args.checkpoint

@@ -324,6 +324,11 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_threads(workers: int) -> int:
+    """Torch threads of the model in `bodyblocks extract`: the usable cores shared by the parsing workers."""
+    return max(1, usable_cores() // max(1, workers))
+
+
 def _on_gpu(extractor: Any) -> bool:
     device = getattr(extractor, "device", None)
     return getattr(device, "type", None) == "cuda"

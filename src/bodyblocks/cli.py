@@ -57,13 +57,14 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from bodyblocks.batch import BatchOptions, run_batch, usable_cores
+    from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.extractors import TORCH
     from bodyblocks.predict import default_extractor_name
 
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
-    if name in ("model", "ensemble"):
-        threads = args.threads or max(1, usable_cores() // max(1, args.workers))
+    if name in TORCH:
+        threads = args.threads or default_threads(args.workers)
         extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
@@ -72,7 +73,7 @@ def _run_extract(args: argparse.Namespace) -> int:
         import torch
 
         cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-        batch_size = 64 if cuda and name in ("model", "ensemble") else 1
+        batch_size = 64 if cuda and name in TORCH else 1
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
@@ -199,8 +200,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
     from bodyblocks.evalreport import format_table, write_outputs
     from bodyblocks.evaluate import EvalConfig, evaluate
+    from bodyblocks.extractors import TRAINED
 
-    trained = [n for n in args.extractor if n in ("model", "gbt", "ensemble")]
+    trained = [n for n in args.extractor if n in TRAINED]
     if args.checkpoint and len(trained) != 1:
         print("bodyblocks evaluate: --checkpoint needs exactly one of model, gbt, ensemble among the extractors",
               file=sys.stderr)

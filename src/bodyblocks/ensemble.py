@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import DataConfig
-from bodyblocks.predict import ModelExtractor
+from bodyblocks.predict import ModelExtractor, decision_rule
 from bodyblocks.types import Document
 
 KIND = "ensemble"
@@ -65,13 +65,12 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None) -> dict[st
     """
     from bodyblocks.gbt import GbtModel
     from bodyblocks.model import read_checkpoint
-    from bodyblocks.train import load_pages, tune_decision
+    from bodyblocks.train import load_pages, recorded_data, tune_decision
 
     path = Path(folder)
     meta = read_ensemble(path)
     if data is None:
-        recorded = read_checkpoint(meta["model_path"]).get("data", {}).get("config")
-        data = DataConfig(**recorded) if recorded else DataConfig()
+        data = recorded_data(read_checkpoint(meta["model_path"]))
     val = load_pages(data)["val"]
     if not val:
         raise ValueError("no validation pages to tune on")
@@ -131,10 +130,8 @@ class EnsembleExtractor(ModelExtractor):
         super().__init__(meta["model_path"], threshold=threshold, confident=confident, rescue=rescue, **opts)
         self.gbt = GbtModel.load(meta["gbt_path"])
         self.weight = float(meta["weight"])
-        self.threshold = float(threshold if threshold is not None else meta["threshold"])
-        self.confident = float(confident if confident is not None else meta.get("confident", self.threshold))
-        tuned = meta.get("rescue") if threshold is None else None  # the tuned rescue goes with the tuned threshold
-        self.rescue = rescue if rescue is not None else (float(tuned) if tuned is not None else None)
+        self.threshold, self.confident, self.rescue = decision_rule(
+            meta["threshold"], meta.get("confident"), meta.get("rescue"), threshold, confident, rescue)
 
     def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """The blended P(body) of every block of every page."""

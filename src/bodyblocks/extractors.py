@@ -71,7 +71,9 @@ PEERS: dict[str, Callable[..., Extractor]] = {
     "readability": ReadabilityExtractor,
     "gne": GneExtractor,
 }
-NAMES: tuple[str, ...] = (*BASELINES, *PEERS, "model", "gbt", "ensemble")
+TRAINED: tuple[str, ...] = ("model", "gbt", "ensemble")  # built from a checkpoint (`checkpoint=`)
+TORCH: tuple[str, ...] = ("model", "ensemble")  # run the block Transformer: device, threads, batches
+NAMES: tuple[str, ...] = (*BASELINES, *PEERS, *TRAINED)
 
 
 def available_extractors() -> list[str]:
@@ -80,7 +82,7 @@ def available_extractors() -> list[str]:
     names = list(BASELINES)
     names += [n for n in PEERS if peer_installed(n)]
     if importlib.util.find_spec("bodyblocks.predict") is not None:
-        names += ["model", "gbt", "ensemble"]
+        names += TRAINED
     return names
 
 

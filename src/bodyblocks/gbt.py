@@ -349,11 +349,12 @@ class GbtExtractor:
         path = Path(checkpoint) if checkpoint else shipped_gbt()
         if path is None:
             raise FileNotFoundError("no shipped gbt model in checkpoints/gbt; pass checkpoint= or train one")
+        from bodyblocks.predict import decision_rule
+
         self.model = GbtModel.load(path)
-        self.threshold = float(threshold if threshold is not None else self.model.threshold)
-        self.confident = float(confident if confident is not None else self.model.confident)
-        # the tuned rescue belongs to the tuned threshold: a threshold given here turns it off unless given too
-        self.rescue = rescue if rescue is not None else (self.model.rescue if threshold is None else None)
+        m = self.model
+        self.threshold, self.confident, self.rescue = decision_rule(
+            m.threshold, m.confident, m.rescue, threshold, confident, rescue)
 
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
         """Segment and classify one page."""

@@ -74,6 +74,20 @@ def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) 
     return keep
 
 
+def decision_rule(tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
+                  threshold: float | None = None, confident: float | None = None, rescue: float | None = None
+                  ) -> tuple[float, float, float | None]:
+    """(threshold, confident, rescue) of an extractor: the values given, else the checkpoint's tuned ones.
+
+    `confident` defaults to the threshold in use when the checkpoint has none. The tuned rescue belongs to
+    the tuned threshold: a threshold given by hand turns it off unless a rescue is given too.
+    """
+    t = float(threshold if threshold is not None else tuned_threshold)
+    c = float(confident if confident is not None else (tuned_confident if tuned_confident is not None else t))
+    tuned = tuned_rescue if threshold is None else None
+    return t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None)
+
+
 def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident: float, name: str,
                   rescue: float | None = None) -> Extraction:
     """The decision rule every block classifier shares: keep blocks with P(body) >= threshold; on a page
@@ -153,10 +167,8 @@ class ModelExtractor:
             self.encoder = make_encoder(cfg.encoder, device=str(self.device)) if frozen else None
         self.cfg: ModelConfig = cfg
         self.bf16 = self.device.type == "cuda"
-        self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.5))
-        self.confident = float(confident if confident is not None else meta.get("confident", self.threshold))
-        tuned = meta.get("rescue") if threshold is None else None  # the tuned rescue goes with the tuned threshold
-        self.rescue = rescue if rescue is not None else (float(tuned) if tuned is not None else None)
+        self.threshold, self.confident, self.rescue = decision_rule(
+            meta.get("threshold", 0.5), meta.get("confident"), meta.get("rescue"), threshold, confident, rescue)
         self.fallback = fallback
         self.batch_size = batch_size
         self._heuristic: Any = None

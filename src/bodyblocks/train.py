@@ -217,6 +217,11 @@ def tune_decision(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> t
     return best
 
 
+def recorded_data(meta: dict[str, Any]) -> DataConfig:
+    """The data config a checkpoint's config.json recorded at training (all datasets when it has none)."""
+    return DataConfig(**meta["data"]["config"]) if "data" in meta else DataConfig()
+
+
 def retune(checkpoint: str | Path, data: DataConfig | None = None) -> dict[str, Any]:
     """Re-tune a checkpoint's decision rule (threshold, rescue) on the validation pages; rewrites config.json.
 
@@ -234,7 +239,7 @@ def retune(checkpoint: str | Path, data: DataConfig | None = None) -> dict[str, 
 
         return tune_ensemble(path, data)
     if data is None:
-        data = DataConfig(**meta["data"]["config"]) if "data" in meta else DataConfig()
+        data = recorded_data(meta)
     val = load_pages(data)["val"]
     if not val:
         raise ValueError("no validation pages to tune on")
