@@ -51,7 +51,7 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     name = args.extractor or default_extractor_name()
     opts: dict = {}
     if name in TORCH:
-        threads = args.threads or default_threads(args.workers)  # as `bodyblocks extract`
+        threads = args.threads or default_threads(args.workers, args.overlap is not False)  # as the CLI
         opts = {"device": args.device, "threads": threads}
         if args.checkpoint:
             opts["checkpoint"] = args.checkpoint
@@ -65,7 +65,7 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
                                                 batch_size=args.batch_size, resume=False, progress=False,
                                                 overlap=args.overlap))
     how = [f"{opts['threads']} torch threads"] if "threads" in opts else []
-    how += ["overlap"] if args.overlap else []
+    how += ["overlap"] if args.overlap is not False else ["no overlap"]
     label = f"bodyblocks ({', '.join([name, *how])})"
     return {"name": label, "seconds": time.perf_counter() - start, "ok": totals.ok, "failed": totals.failed}
 
@@ -107,7 +107,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0,
                     help="torch CPU threads of the model (default 0, as `bodyblocks extract`: cores / workers)")
     ap.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
-                    help="classify on a second thread while parsing (default, as `bodyblocks extract`: GPU only)")
+                    help="the forward pass on a second thread while parsing (default on, as `bodyblocks extract`)")
     ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
     ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
     ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)

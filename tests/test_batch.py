@@ -152,10 +152,13 @@ def test_url_list_is_captured_then_extracted(tmp_path: Path) -> None:
 
 
 class _Flaky:
-    """A block classifier whose batches fail when they hold a poisoned page (and which keeps every block)."""
+    """A block classifier in ModelExtractor's three steps whose batches fail (in `fail_in`: prepare or forward)
+    when they hold a poisoned page; it keeps every block."""
 
     name = "flaky"
     batches: list[int] = []
+    threads: set[str] = set()
+    fail_in = "forward"
 
     def extract(self, html: str | bytes, url: str | None = None):  # noqa: ANN201
         from bodyblocks.segment import segment
@@ -163,23 +166,43 @@ class _Flaky:
         return self.extract_documents([segment(html)])[0]
 
     def extract_documents(self, docs, sources=None):  # noqa: ANN001, ANN201
+        prepared = self.prepare(docs)
+        return self.finish(prepared, self.forward(prepared), sources)
+
+    def _check(self, docs, step):  # noqa: ANN001, ANN202
+        if step == _Flaky.fail_in and any("poison" in d.text for d in docs):
+            raise RuntimeError("a page in this batch breaks the model")
+
+    def prepare(self, docs):  # noqa: ANN001, ANN201
+        _Flaky.batches.append(len(docs))
+        self._check(docs, "prepare")
+        return docs
+
+    def forward(self, docs):  # noqa: ANN001, ANN201
+        import threading
+
         import numpy as np
 
+        _Flaky.threads.add(threading.current_thread().name)
+        self._check(docs, "forward")
+        return [np.ones(len(d.blocks)) for d in docs]
+
+    def finish(self, docs, probs, sources=None):  # noqa: ANN001, ANN201
         from bodyblocks.predict import decide_blocks
 
-        _Flaky.batches.append(len(docs))
-        if any("poison" in d.text for d in docs):
-            raise RuntimeError("a page in this batch breaks the model")
-        return [decide_blocks(d, np.ones(len(d.blocks)), 0.5, 0.5, "flaky") for d in docs]
+        return [decide_blocks(d, p, 0.5, 0.5, "flaky") for d, p in zip(docs, probs, strict=True)]
 
 
-@pytest.mark.parametrize("overlap", [True, False])
+@pytest.mark.parametrize(("overlap", "fail_in"), [(True, "forward"), (True, "prepare"), (False, "forward")])
 def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool, fail_in: str) -> None:
+    import threading
+
     from bodyblocks import extractors
 
     monkeypatch.setitem(extractors.BASELINES, "flaky", _Flaky)
-    _Flaky.batches = []
+    monkeypatch.setattr(_Flaky, "fail_in", fail_in)
+    _Flaky.batches, _Flaky.threads = [], set()
     src = make_inputs(tmp_path)
     for i in range(5):
         (src / f"more{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
@@ -193,6 +216,8 @@ def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
     for i in range(5):
         assert "after three days" in (out / f"more{i}.txt").read_text(encoding="utf-8")
     assert 1 in _Flaky.batches and max(_Flaky.batches) == 3  # the poisoned batch was retried page by page
+    main_thread = threading.current_thread().name
+    assert any(t != main_thread for t in _Flaky.threads) == overlap  # forward passes ran on the second thread
 
 
 def test_overlapped_and_sequential_runs_write_the_same_outputs(tmp_path: Path) -> None:
@@ -205,7 +230,7 @@ def test_overlapped_and_sequential_runs_write_the_same_outputs(tmp_path: Path) -
     assert outs[0] == outs[1] and len(outs[0]) == 3
 
 
-def test_cli_extract_gives_torch_the_cores_per_worker_and_overlaps_only_on_request(
+def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks import batch
 
@@ -221,17 +246,20 @@ def test_cli_extract_gives_torch_the_cores_per_worker_and_overlaps_only_on_reque
     assert main([*base, "--workers", "2"]) == 0
     assert main([*base, "--threads", "3", "--overlap"]) == 0
     assert main([*base, "--no-overlap"]) == 0
-    assert [o.extractor_opts["threads"] for o in seen] == [4, 3, 8]
-    assert [o.overlap for o in seen] == [None, True, False]  # None: run_batch decides (on a GPU only)
+    assert main(base) == 0
+    assert [o.extractor_opts["threads"] for o in seen] == [3, 3, 8, 7]
+    assert [o.overlap for o in seen] == [None, True, False, None]  # None: run_batch overlaps when it can
 
 
-def test_overlap_by_default_only_for_a_model_on_a_gpu() -> None:
-    from types import SimpleNamespace
+def test_overlap_needs_the_three_steps_and_restores_the_switch_interval(tmp_path: Path) -> None:
+    import sys
 
-    from bodyblocks.batch import _on_gpu
+    from bodyblocks.batch import can_overlap
     from bodyblocks.extractors import get_extractor
 
     assert BatchOptions().overlap is None
-    assert not _on_gpu(get_extractor("heuristic"))  # no device at all
-    assert not _on_gpu(SimpleNamespace(device=SimpleNamespace(type="cpu")))
-    assert _on_gpu(SimpleNamespace(device=SimpleNamespace(type="cuda")))
+    assert not can_overlap(get_extractor("heuristic")) and not can_overlap(get_extractor("gbt"))
+    assert can_overlap(get_extractor("model")) and can_overlap(get_extractor("ensemble")) and can_overlap(_Flaky())
+    before = sys.getswitchinterval()
+    run_batch([make_inputs(tmp_path)], tmp_path / "o", BatchOptions(extractor="model", progress=False))
+    assert sys.getswitchinterval() == before

@@ -17,6 +17,7 @@ from bodyblocks.gbt import (
     GbtConfig,
     GbtExtractor,
     GbtModel,
+    container_features,
     feature_names,
     fit_sklearn,
     gbt_features,
@@ -72,6 +73,30 @@ def test_features_hold_the_block_its_neighbours_and_tag_indicators() -> None:
     assert gbt_features([], cfg).shape == (0, x.shape[1])
 
 
+def test_container_features_sum_what_lies_under_each_ancestor_path() -> None:
+    paths = ["html/body/div.nav/a", "html/body/div#main/p", "html/body/div#main/p", "html/body/div#main/div.box/p",
+             "html/body/div.footer/span"]
+    texts, links = ["Home", "x" * 40, "y" * 20, "z" * 10, "w" * 30], [1.0, 0.0, 0.5, 0.0, 0.0]
+    blocks = [Block(i, t, p.rsplit("/", 1)[1], p, "/x", 3, text_len=len(t), link_density=d)
+              for i, (p, t, d) in enumerate(zip(paths, texts, links, strict=True))]
+    x = container_features(blocks, 2).reshape(5, 3, 3)  # (block, level, name)
+    total = 104.0
+    # level 0: the block's own path; the two div#main/p blocks share one
+    assert x[1, 0, 0] == pytest.approx(60 / total) and x[1, 0, 1] == pytest.approx(10 / 60)
+    assert x[1, 0, 2] == pytest.approx(np.log1p(2) / 5) and x[3, 0, 0] == pytest.approx(10 / total)
+    # level 1: div#main holds its three blocks, the one inside div.box included
+    assert x[1, 1, 0] == x[2, 1, 0] == pytest.approx(70 / total)
+    assert x[3, 1, 0] == pytest.approx(10 / total)  # div.box
+    assert x[3, 2, 0] == pytest.approx(70 / total) and x[3, 2, 2] == pytest.approx(np.log1p(3) / 5)
+    assert x[0, 1, 0] == pytest.approx(4 / total) and x[0, 1, 1] == pytest.approx(1.0)  # the nav: all link
+    assert x[0, 2, 0] == pytest.approx(1.0)  # body: the whole page
+    short = [Block(0, "abc", "p", "p", "/p", 0, text_len=3)]
+    assert container_features(short, 2)[0].tolist() == pytest.approx([1.0, 0.0, np.log1p(1) / 5] * 3)  # above the root
+    cfg = GbtConfig(tag_buckets=8, neighbours=0, containers=2)
+    assert gbt_features(blocks, cfg).shape == (5, len(feature_names(cfg))) == (5, len(FEATURE_NAMES) + 9 + 8)
+    assert container_features([], 1).shape == (0, 6)
+
+
 def test_features_reuse_what_the_model_computed() -> None:
     """The ensemble hands over the model's block features and finer tag ids: the same matrix comes out."""
     from bodyblocks.features import block_features, tag_bags
@@ -96,6 +121,22 @@ def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[Cac
     np.testing.assert_allclose(loaded.predict_proba(x_val), expected, rtol=0, atol=1e-12)
     meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
     assert meta["kind"] == "gbt" and len(meta["feature_names"]) == x.shape[1]
+    # both walks: scikit-learn's compiled one (used when it agrees) and the NumPy one (without scikit-learn)
+    assert loaded._compiled is not None
+    np.testing.assert_allclose(loaded._numpy_raw(x_val), loaded._compiled(x_val), rtol=0, atol=1e-12)
+
+
+def test_the_numpy_walk_stands_in_when_the_compiled_one_is_missing(trained: tuple[GbtModel, Path],
+                                                                  splits: dict[str, list[CachedPage]],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    x, _ = page_matrix(splits["val"], trained[0].cfg)
+    expected = GbtModel.load(trained[1]).predict_proba(x)
+    monkeypatch.setitem(sys.modules, "sklearn.ensemble._hist_gradient_boosting._predictor", None)  # ImportError
+    model = GbtModel.load(trained[1])
+    assert model._compiled is None
+    np.testing.assert_allclose(model.predict_proba(x), expected, rtol=0, atol=1e-12)
 
 
 def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[CachedPage]], corpus: Path,
@@ -149,13 +190,15 @@ def test_bad_settings_and_checkpoints_are_refused(trained: tuple[GbtModel, Path]
 
 
 def test_cli_train_gbt(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["train-gbt", "--out", str(tmp_path / "gbt"), "--max-iter", "20", "--set", f"data.root={corpus}",
+    args = ["train-gbt", "--out", str(tmp_path / "gbt"), "--max-iter", "20", "--containers", "2",
+            "--set", f"data.root={corpus}",
             "--set", "data.datasets=[synth]", "--set", f"data.cache_dir={corpus / 'cache'}"]
     assert main(args) == 0
     assert "val_char_f1" in capsys.readouterr().out and (tmp_path / "gbt" / "model.safetensors").exists()
     assert main(["train-gbt", "--set", "data.nope=1"]) == 2
     # `bodyblocks tune` re-tunes a gbt checkpoint on the data recorded in it, reproducing the training-time rule
     meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
+    assert meta["gbt"]["containers"] == 2 and GbtModel.load(tmp_path / "gbt").cfg.containers == 2
     capsys.readouterr()
     assert main(["tune", str(tmp_path / "gbt")]) == 0
     tuned = json.loads(capsys.readouterr().out)

@@ -32,6 +32,7 @@ from bodyblocks.types import Document, Extraction
 
 HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md"}
+OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while the forward pass overlaps
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 
 
@@ -228,8 +229,8 @@ class BatchOptions:
     workers: int = 1  # parsing processes; 0 or 1 parse in this process
     batch_size: int = 1  # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU)
     page_timeout: int = 60  # seconds per page (parsing or extraction)
-    # classify on a background thread while the next pages are parsed; None: only when the model is on a GPU
-    # (on CPU the thread competes with torch's own threads for the cores: see _Classifier)
+    # the forward pass on a background thread while the next pages are parsed (_Classifier); None: whenever
+    # the extractor can (the block classifiers)
     overlap: bool | None = None
     resume: bool = True  # skip pages whose output exists
     review: float = 0.0  # share of pages that get a review page
@@ -270,13 +271,17 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     if pool is None:
         _init_worker(*init)
     classifier: _Classifier | None = None
+    switch: float | None = None
     try:
         with open(lines_path, "w", encoding="utf-8") as lines:
             def write(job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
                 _finish(job, ex, error, secs, out, suffix, opts, lines, totals, bar)
 
-            overlap = opts.overlap if opts.overlap is not None else _on_gpu(main_extractor)
-            classifier = _Classifier(main_extractor, overlap and block_based, write)
+            overlap = can_overlap(main_extractor) and (opts.overlap if opts.overlap is not None else True)
+            if overlap:  # the forward thread gets the GIL back soon after each kernel (default: 5 ms)
+                switch = sys.getswitchinterval()
+                sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
+            classifier = _Classifier(main_extractor, overlap, write)
             while True:
                 window = list(islice(jobs, WINDOW))
                 if not window:
@@ -307,6 +312,8 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     finally:
         if classifier is not None:
             classifier.close()
+        if switch is not None:
+            sys.setswitchinterval(switch)
         if pool is not None:
             pool.terminate()
         if bar is not None:
@@ -324,14 +331,10 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def default_threads(workers: int) -> int:
-    """Torch threads of the model in `bodyblocks extract`: the usable cores shared by the parsing workers."""
-    return max(1, usable_cores() // max(1, workers))
-
-
-def _on_gpu(extractor: Any) -> bool:
-    device = getattr(extractor, "device", None)
-    return getattr(device, "type", None) == "cuda"
+def default_threads(workers: int, overlap: bool = False) -> int:
+    """Torch threads of the model in `bodyblocks extract`: the usable cores shared by the parsing workers,
+    less the one this thread keeps busy with parsing and NumPy while the forward pass overlaps them."""
+    return max(1, usable_cores() // max(1, workers) - int(overlap))
 
 
 def _classify_pages(extractor: Any, docs: list[Document], sources: list[Callable[[], str | bytes]]
@@ -348,15 +351,25 @@ def _classify_pages(extractor: Any, docs: list[Document], sources: list[Callable
     return [(ex, None, share) for ex in extractions]
 
 
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    return fn(*args), time.perf_counter() - t0
+
+
+def can_overlap(extractor: Any) -> bool:
+    """Whether an extractor classifies in the three steps _Classifier overlaps (ModelExtractor and kin)."""
+    return all(callable(getattr(extractor, m, None)) for m in ("prepare", "forward", "finish"))
+
+
 class _Classifier:
     """Classifies parsed pages in batches and writes the results in input order.
 
-    With `overlap`, a batch is classified on a background thread while the caller parses the next pages:
-    torch releases the GIL inside its kernels (and while it waits for a GPU), so parsing can go on meanwhile.
-    That is the default on a GPU only. On the 2-core CPU here (benchmarks/throughput.py, 300 pages) one
-    thread with torch using both cores ran 30.1 pages/s, the overlap with one torch thread 21.3 and with two
-    22.4: segmentation and the NumPy half of classification hold the GIL, and the threads fight for the
-    cores. At most one batch is in flight and only the calling thread writes outputs and counts.
+    With `overlap`, a batch's forward pass runs on a background thread while this thread prepares the inputs
+    and trees of the next batch, parses the next pages and applies the decision rule to the previous batch:
+    torch releases the GIL inside its kernels (and while it waits for a GPU). Only the forward pass leaves
+    this thread: NumPy and parsing code on two threads would only fight for the GIL. At most one batch is
+    in flight, and only this thread writes outputs and counts. A batch that fails is classified again page
+    by page, so a broken page costs only itself.
     """
 
     def __init__(self, extractor: Any, overlap: bool, write: Callable[[Job, Extraction | None, str | None, float],
@@ -364,8 +377,8 @@ class _Classifier:
         from concurrent.futures import ThreadPoolExecutor
 
         self.extractor, self.write = extractor, write
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix="classify") if overlap else None
-        self.inflight: tuple[Any, list[tuple[Job, Document, float]]] | None = None
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="forward") if overlap else None
+        self.inflight: tuple[Any, Any, list[tuple[Job, Document, float]], float] | None = None
 
     def submit(self, pending: list[tuple[Job, Document, float]]) -> None:
         if not pending:
@@ -374,15 +387,33 @@ class _Classifier:
         if self.executor is None:
             self._write(pending, _classify_pages(self.extractor, docs, sources))
             return
-        future = self.executor.submit(_classify_pages, self.extractor, docs, sources)
+        t0 = time.perf_counter()
+        try:
+            prepared = self.extractor.prepare(docs)
+        except (RuntimeError, ValueError):
+            self.drain()
+            self._write(pending, _classify_pages(self.extractor, docs, sources))  # page by page
+            return
+        future = self.executor.submit(_timed, self.extractor.forward, prepared)
+        prep_secs = time.perf_counter() - t0
         self.drain()  # the previous batch (queued before this one) is written first
-        self.inflight = (future, pending)
+        self.inflight = (future, prepared, pending, prep_secs)
 
     def drain(self) -> None:
-        if self.inflight is not None:
-            future, pending = self.inflight
-            self.inflight = None
-            self._write(pending, future.result())
+        if self.inflight is None:
+            return
+        future, prepared, pending, prep_secs = self.inflight
+        self.inflight = None
+        docs, sources = [d for _, d, _ in pending], [_source(job) for job, _, _ in pending]
+        t0 = time.perf_counter()
+        try:
+            probs, fwd_secs = future.result()
+            extractions = self.extractor.finish(prepared, probs, sources)
+        except (RuntimeError, ValueError):
+            self._write(pending, _classify_pages(self.extractor, docs, sources))  # page by page
+            return
+        share = (prep_secs + fwd_secs + time.perf_counter() - t0) / len(docs)
+        self._write(pending, [(ex, None, share) for ex in extractions])
 
     def close(self) -> None:
         """Stop the thread (a batch still in flight after an error is abandoned)."""

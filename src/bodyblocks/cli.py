@@ -44,9 +44,11 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                         "batching saves; 64 on CUDA)")
     p.add_argument("--workers", type=int, default=1, help="parsing processes")
     p.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
-                   help="classify on a second thread while the next page is parsed (default: on a GPU only)")
+                   help="run the model's forward pass on a second thread while the next pages are parsed "
+                        "(default: on)")
     p.add_argument("--threads", type=int, default=0,
-                   help="torch CPU threads of the model (default 0: the usable cores divided by --workers)")
+                   help="torch CPU threads of the model (default 0: the usable cores divided by --workers, "
+                        "less one for this thread when the forward pass overlaps)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
@@ -64,7 +66,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
     if name in TORCH:
-        threads = args.threads or default_threads(args.workers)
+        threads = args.threads or default_threads(args.workers, args.overlap is not False)
         extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
@@ -360,6 +362,8 @@ def _add_gbt(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set data.max_pages=50 (repeatable)")
     p.add_argument("--max-iter", type=int, default=None, help="boosting iterations (default: GbtConfig's)")
+    p.add_argument("--containers", type=int, default=None,
+                   help="ancestor levels of container features (gbt.container_features; default: GbtConfig's)")
     p.set_defaults(handler=_run_gbt)
 
 
@@ -374,7 +378,8 @@ def _run_gbt(args: argparse.Namespace) -> int:
     except (ConfigError, OSError) as exc:
         print(f"bodyblocks train-gbt: {exc}", file=sys.stderr)
         return 2
-    cfg = GbtConfig() if args.max_iter is None else GbtConfig(max_iter=args.max_iter)
+    given = {"max_iter": args.max_iter, "containers": args.containers}
+    cfg = GbtConfig(**{k: v for k, v in given.items() if v is not None})
     print(json.dumps(train_and_save(data, args.out, cfg), indent=2))
     return 0
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import DataConfig
-from bodyblocks.predict import ModelExtractor, decision_rule
+from bodyblocks.predict import ModelExtractor, Prepared, decision_rule
 from bodyblocks.types import Document
 
 KIND = "ensemble"
@@ -133,17 +133,21 @@ class EnsembleExtractor(ModelExtractor):
         self.threshold, self.confident, self.rescue = decision_rule(
             meta["threshold"], meta.get("confident"), meta.get("rescue"), threshold, confident, rescue)
 
-    def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
-        """The blended P(body) of every block of every page."""
-        self._shared: dict[int, tuple[np.ndarray, Any]] = {}
-        p_model = super().probabilities(docs)
-        shared, self._shared = self._shared, {}
-        p_gbt = [self.gbt.page_probabilities(d.blocks, *shared.get(id(d), (None, None))) for d in docs]
-        return blend(p_model, p_gbt, self.weight)
+    def prepare(self, docs: Sequence[Document]) -> Prepared:
+        """The model's inputs, and the trees' P(body) of every page: the trees start from the same block
+        features and tag-path ids (gbt.gbt_features), so those are computed once."""
+        prepared = super().prepare(docs)
+        tags_of = self.cfg.tag_buckets if self.cfg.use_tag_path else None
+        for idx, pages in prepared.batches:
+            for i, page in zip(idx, pages or [None] * len(idx), strict=True):
+                base = tags = None
+                if page is not None:
+                    base = page.features
+                    tags = (page.tag_ids, page.tag_offsets, tags_of) if tags_of else None
+                prepared.extra[i] = self.gbt.page_probabilities(docs[i].blocks, base, tags)
+        return prepared
 
-    def _inputs(self, doc: Document) -> Any:
-        page = super()._inputs(doc)
-        # the trees start from the same block features and tag-path ids (gbt.gbt_features)
-        tags = (page.tag_ids, page.tag_offsets, self.cfg.tag_buckets) if self.cfg.use_tag_path else None
-        self._shared[id(doc)] = (page.features, tags)
-        return page
+    def combine(self, prepared: Prepared, probs: list[np.ndarray]) -> list[np.ndarray]:
+        """w * model + (1 - w) * trees, per block."""
+        empty = np.zeros(0, np.float32)
+        return blend(probs, [prepared.extra.get(i, empty) for i in range(len(probs))], self.weight)

@@ -151,7 +151,9 @@ _SEGMENT = re.compile(r"([#.])")  # "div#main.article-body" -> "div", "#", "main
 _WORDS = re.compile(r"[a-z]+|[A-Z][a-z]*")  # splits on - _ digits and camelCase; digits dropped
 
 
-@functools.lru_cache(maxsize=65536)
+# These caches are small on purpose: a page and its site repeat their paths and class names, and a run over
+# ever new sites must not grow with them (benchmarks/memory_flat.py: 65,536-entry caches kept growing RSS)
+@functools.lru_cache(maxsize=8192)
 def _segment_tokens(segment: str) -> tuple[str, ...]:
     """`div#main.articleBody-2` -> ("div", ".main", ".article", ".body") (id and class words share a space).
 
@@ -164,7 +166,7 @@ def _segment_tokens(segment: str) -> tuple[str, ...]:
     return tuple(tokens)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=1024)
 def tag_path_tokens(tag_path: str, tail: int = 2) -> tuple[str, ...]:
     """Tokens of a tag path such as "html/body/div#main/div.article-body/p".
 
@@ -197,19 +199,19 @@ def _tail_tokens(segment: str, k: int) -> tuple[str, ...]:
     return tuple(f"{k}:{t}" for t in _segment_tokens(segment))
 
 
-@functools.lru_cache(maxsize=262144)
+@functools.lru_cache(maxsize=32768)
 def hash_token(token: str, buckets: int) -> int:
     """Stable bucket of a token: CRC-32 of its UTF-8 bytes modulo `buckets`."""
     return zlib.crc32(token.encode("utf-8", "surrogatepass")) % buckets
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=16384)
 def _segment_ids(segment: str, buckets: int, k: int = 0) -> tuple[int, ...]:
     """Bucket ids of one path segment's tokens, prefixed "k:" when k > 0 (see `tag_path_tokens`)."""
     return tuple(hash_token(t, buckets) for t in (_tail_tokens(segment, k) if k else _segment_tokens(segment)))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)
 def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
     """Ids of every segment of a path in order, from the ids of its parent path (cached: the paths of a
     page share their prefixes, so each new path costs one segment)."""
@@ -218,7 +220,7 @@ def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
     return (_path_ids(head, buckets) if head else ()) + own
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)
 def _tag_path_ids(tag_path: str, buckets: int, tail: int = 2) -> np.ndarray:
     """Bucket ids of `tag_path_tokens(tag_path, tail)` (cached: a page repeats a handful of paths)."""
     ids = list(_path_ids(tag_path, buckets))

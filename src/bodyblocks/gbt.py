@@ -9,13 +9,18 @@ Inputs per block (`gbt_features`), all computed without a neural network:
   2. the same row for the `neighbours` blocks before and after it (NaN past the page's ends): a cheap
      stand-in for the Transformer's page context;
   3. `tag_buckets` 0/1 indicators of its tag-path tokens (features.tag_path_tokens hashed by CRC-32): the
-     neural model's tag-path input without the embedding.
+     neural model's tag-path input without the embedding;
+  4. with `containers` = K > 0, what the page holds under the block's own tag path and under its ancestor
+     paths 1..K levels up (`container_features`): the share of the page's text, the text-weighted link
+     density, and the number of blocks there. Blocks whose paths match share a container, so the paragraphs
+     of an article body (`.../div.article/p`) are seen together, as readability scores a parent node.
 The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
 Training: early stopping on validation log-loss, then the P(body) threshold tuned on validation exactly as
 train.tune_threshold does for the neural model.
 Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
-leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Prediction
-walks all trees at once in NumPy: loading never unpickles and does not need scikit-learn.
+leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never
+unpickles. Prediction hands the node arrays to scikit-learn's compiled tree walk when it is installed (and
+agrees with ours), else walks all trees at once in NumPy: inference does not need scikit-learn.
 """
 
 from __future__ import annotations
@@ -55,10 +60,11 @@ class GbtConfig:
     l2_regularization: float = 1.0  # on leaf values
     n_iter_no_change: int = 20  # early-stopping patience on validation loss (0: run all max_iter)
     seed: int = 0  # random state of scikit-learn
+    containers: int = 0  # ancestor levels of container_features (0: none; checkpoints before it had none)
 
     def __post_init__(self) -> None:
-        if self.tag_buckets < 0 or self.neighbours < 0:
-            raise ValueError("gbt: tag_buckets and neighbours must be >= 0")
+        if self.tag_buckets < 0 or self.neighbours < 0 or self.containers < 0:
+            raise ValueError("gbt: tag_buckets, neighbours and containers must be >= 0")
         if self.max_iter < 1 or self.max_leaf_nodes < 2 or self.min_samples_leaf < 1:
             raise ValueError("gbt: max_iter >= 1, max_leaf_nodes >= 2 and min_samples_leaf >= 1 are required")
         if not 0 < self.learning_rate <= 1 or self.l2_regularization < 0 or self.n_iter_no_change < 0:
@@ -71,7 +77,53 @@ def feature_names(cfg: GbtConfig) -> list[str]:
     names = list(FEATURE_NAMES)
     for k in range(1, cfg.neighbours + 1):
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
+    names += [f"up{k}:{n}" for k in range(cfg.containers + 1) if cfg.containers for n in CONTAINER_NAMES]
     return names + [f"tag{j}" for j in range(cfg.tag_buckets)]
+
+
+CONTAINER_NAMES = ("text_share", "link_density", "log_blocks")
+
+
+def container_features(blocks: Sequence[Block], levels: int) -> np.ndarray:
+    """(n, (levels + 1) * 3): for the element at the block's tag path (level 0) and at its ancestor paths
+    1..levels up, what lies under it (every block whose path starts with that path): the share of the
+    page's characters, their text-weighted link density, and log1p(number of blocks) / 5. Elements with
+    equal paths (siblings of one kind) count as one. Above the root, the whole page."""
+    n = len(blocks)
+    width = len(CONTAINER_NAMES)
+    out = np.zeros((n, (levels + 1) * width))
+    if not n:
+        return out
+    chars = np.array([max(b.text_len, 0) for b in blocks], dtype=np.float64)
+    links = chars * np.array([min(max(b.link_density, 0.0), 1.0) for b in blocks])
+    path_of: dict[str, int] = {}
+    ids = np.fromiter((path_of.setdefault(b.tag_path, len(path_of)) for b in blocks), np.int64, n)
+    p_chars, p_links = np.bincount(ids, chars, len(path_of)), np.bincount(ids, links, len(path_of))
+    p_count = np.bincount(ids, minlength=len(path_of)).astype(np.float64)
+    under: dict[str, np.ndarray] = {}  # prefix path -> (chars, links, blocks) of every block below it
+    prefixes = []
+    for j, path in enumerate(path_of):
+        segs = path.split("/")
+        mine = ["/".join(segs[: i + 1]) for i in range(len(segs))]
+        prefixes.append(mine)
+        row = np.array((p_chars[j], p_links[j], p_count[j]))
+        for key in mine:
+            acc = under.get(key)
+            if acc is None:
+                under[key] = row.copy()
+            else:
+                acc += row
+    page = np.array((chars.sum(), links.sum(), float(n)))
+    table = np.empty((len(path_of), levels + 1, 3))
+    for j, mine in enumerate(prefixes):
+        for k in range(levels + 1):
+            table[j, k] = under[mine[-1 - k]] if k < len(mine) else page
+    sums = table[ids]  # (n, levels + 1, 3)
+    total = max(page[0], 1.0)
+    out[:, 0::width] = sums[:, :, 0] / total
+    out[:, 1::width] = sums[:, :, 1] / np.maximum(sums[:, :, 0], 1.0)
+    out[:, 2::width] = np.log1p(sums[:, :, 2]) / 5
+    return out
 
 
 def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
@@ -97,6 +149,8 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
             ids, offsets = tag_bags(blocks, cfg.tag_buckets)
         rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
         indicators[rows, ids] = 1.0
+    if cfg.containers:
+        parts.append(container_features(blocks, cfg.containers))
     return np.concatenate([*parts, indicators], axis=1)
 
 
@@ -154,12 +208,61 @@ class GbtModel:
         return len(self.trees["roots"])
 
     def raw(self, x: np.ndarray) -> np.ndarray:
-        """Log-odds of body for rows of gbt_features: baseline + the leaf value of every tree."""
-        x = np.asarray(x, dtype=np.float64)
+        """Log-odds of body for rows of gbt_features: baseline + the leaf value of every tree.
+
+        scikit-learn's compiled tree walk when it is installed and agrees with the NumPy walk on this model
+        (checked once, on rows with missing values: it is a private API), else the NumPy walk.
+        """
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        compiled = self._compiled
+        if compiled is not None and len(x):
+            return compiled(x)
+        return self._numpy_raw(x)
+
+    def _numpy_raw(self, x: np.ndarray) -> np.ndarray:
         out = np.full(len(x), self.baseline)
         for start in range(0, len(x), _CHUNK):
             out[start : start + _CHUNK] += self._leaf_values(x[start : start + _CHUNK]).sum(axis=1)
         return out
+
+    @functools.cached_property
+    def _compiled(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The trees as scikit-learn predictor nodes, walked by its Cython code (about half the NumPy walk's
+        time on a page); None when scikit-learn is absent or its walk disagrees with ours."""
+        try:
+            from sklearn.ensemble._hist_gradient_boosting._predictor import _predict_from_raw_data
+            from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+        except ImportError:
+            return None
+        t, width = self.trees, len(feature_names(self.cfg))
+        bounds = [*self.trees["roots"].tolist(), len(t["value"])]
+        trees = []
+        try:
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                nodes = np.zeros(b - a, dtype=PREDICTOR_RECORD_DTYPE)
+                leaf = t["left"][a:b] == np.arange(a, b)
+                nodes["value"], nodes["feature_idx"] = t["value"][a:b], t["feature"][a:b]
+                nodes["num_threshold"], nodes["missing_go_to_left"] = t["threshold"][a:b], t["nan_left"][a:b]
+                nodes["left"] = np.where(leaf, 0, t["left"][a:b] - a)
+                nodes["right"] = np.where(leaf, 0, t["right"][a:b] - a)
+                nodes["is_leaf"] = leaf
+                trees.append(nodes)
+            no_cats, no_map = np.zeros((0, 8), np.uint32), np.zeros(width, np.uint32)
+
+            def walk(x: np.ndarray) -> np.ndarray:
+                out, leaf_values = np.full(len(x), self.baseline), np.empty(len(x))
+                for nodes in trees:
+                    _predict_from_raw_data(nodes, x, no_cats, no_cats, no_map, 1, leaf_values)
+                    out += leaf_values
+                return out
+
+            probe = np.random.default_rng(0).normal(size=(64, width)) * 2
+            probe[np.random.default_rng(1).random(probe.shape) < 0.1] = np.nan
+            if np.allclose(walk(probe), self._numpy_raw(probe), rtol=0, atol=1e-9):
+                return walk
+        except (TypeError, ValueError):  # a scikit-learn whose private predictor changed shape
+            pass
+        return None
 
     @functools.cached_property
     def _walk_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -4,6 +4,9 @@
     result = extractor.extract(html_bytes)              # one page
     results = extractor.extract_documents(docs)         # several segmented pages per forward pass
 
+extract_documents = prepare (model inputs, NumPy) -> forward (torch only) -> finish (decision rule): the
+batch runner runs `forward` on a second thread while this one parses the next pages (batch._Classifier).
+
 Decision rule: a block is body when P(body) >= the checkpoint's threshold (tuned on validation by
 train.py). A page on which no block reaches `confident` is flagged low_confidence; with nothing kept
 the result is empty with no_body=True, never navigation. With fallback=True, low-confidence pages are
@@ -13,6 +16,7 @@ handed to the `heuristic` extractor instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +108,15 @@ def decide_blocks(doc: Document, probs: np.ndarray, threshold: float, confident:
     )
 
 
+@dataclass
+class Prepared:
+    """Pages ready for the forward pass (ModelExtractor.prepare)."""
+
+    docs: Sequence[Document]
+    batches: list[tuple[list[int], list[Any] | None]]  # page indices per forward pass, with their PageInputs
+    extra: dict[int, np.ndarray] = field(default_factory=dict)  # per page, what a subclass adds (the trees' P)
+
+
 class ModelExtractor:
     """The trained block classifier behind the Extractor interface; loads its checkpoint once."""
 
@@ -189,25 +202,35 @@ class ModelExtractor:
             docs: segmented pages.
             sources: per page, a function returning its HTML; only called for the fallback.
         """
-        probs = self.probabilities(docs)
-        out = []
-        for i, (doc, p) in enumerate(zip(docs, probs, strict=True)):
-            ex = self.decide(doc, p)
-            if ex.low_confidence and self.fallback and sources is not None:
-                ex = self._fall_back(sources[i], ex)
-            out.append(ex)
-        return out
+        prepared = self.prepare(docs)
+        return self.finish(prepared, self.forward(prepared), sources)
 
     def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """P(body) for every block of every page (pages with no block get an empty array)."""
+        prepared = self.prepare(docs)
+        return self.combine(prepared, self.forward(prepared))
+
+    # Classification in three steps, so that a batch runner can put the forward pass on its own thread
+    # (torch releases the GIL in its kernels) while this one parses and prepares the next pages:
+    #   prepare (NumPy, this thread) -> forward (torch, any thread) -> finish (decision rule, this thread)
+    def prepare(self, docs: Sequence[Document]) -> Prepared:
+        """The forward passes' batches and each page's model inputs; a frozen encoder's vectors are left to
+        `forward`, since they come from the encoder on the model's device."""
+        batches = []
+        for idx in self._batches(docs):
+            batches.append((idx, None if self.encoder is not None else [self._inputs(docs[i]) for i in idx]))
+        return Prepared(docs, batches)
+
+    def forward(self, prepared: Prepared) -> list[np.ndarray]:
+        """The model's P(body) for every block of every page of a prepared batch (touches only torch)."""
         import torch
 
         from bodyblocks.model import collate
 
+        docs = prepared.docs
         result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
-        for idx in self._batches(docs):
-            pages = [self._inputs(docs[i]) for i in idx]
-            batch = collate(pages)
+        for idx, pages in prepared.batches:
+            batch = collate(pages if pages is not None else [self._inputs(docs[i]) for i in idx])
             if self.device.type == "cuda":
                 batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
             batch = batch.to(self.device, non_blocking=True)
@@ -216,6 +239,21 @@ class ModelExtractor:
             for i, p in zip(idx, probs, strict=True):
                 result[i] = p.astype(np.float32)
         return result
+
+    def combine(self, prepared: Prepared, probs: list[np.ndarray]) -> list[np.ndarray]:
+        """The final P(body) from the model's (the model alone: unchanged; see EnsembleExtractor)."""
+        return probs
+
+    def finish(self, prepared: Prepared, probs: list[np.ndarray],
+               sources: Sequence[Callable[[], str | bytes]] | None = None) -> list[Extraction]:
+        """The decision rule (and the fallback) on every page, from `forward`'s probabilities."""
+        out = []
+        for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
+            ex = self.decide(doc, p)
+            if ex.low_confidence and self.fallback and sources is not None:
+                ex = self._fall_back(sources[i], ex)
+            out.append(ex)
+        return out
 
     def _batches(self, docs: Sequence[Document]) -> list[list[int]]:
         """Indices of the pages with blocks, by block count, up to batch_size per forward pass.
