@@ -7,8 +7,8 @@ The input is a folder tree of PAGES symbolic links to --distinct real pages from
 (synthetic pages when they are absent), 500 links per sub-folder, so every page has its own output file and
 report line, as in a real crawl; the pages repeat, the outputs do not. One process (parsing workers: 1),
 the CLI's defaults otherwise. A thread samples this process's RSS (VmRSS) and the pages written so far
-(lines of DIR/report.pages.jsonl) every --every seconds; the table shows the samples and the RSS growth
-between the first tenth of the run and its end.
+(lines of DIR/report.pages.jsonl) every --every seconds; the table shows the samples, then the median RSS
+in each fifth of the pages (the first fifth fills the bounded caches; flat means the later fifths agree).
 """
 
 from __future__ import annotations
@@ -104,10 +104,14 @@ def main() -> None:
     step = max(1, len(samples) // 20)
     for t, pages, mb in samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else []):
         print(f"{t:8.0f} {pages:8d} {mb:8.0f}")
-    early = [mb for _, pages, mb in samples if pages >= totals.pages // 10]
+    fifths = []
+    for k in range(5):  # median RSS of the samples in each fifth of the pages (single samples spike on big pages)
+        lo, hi = totals.pages * k / 5, totals.pages * (k + 1) / 5
+        part = sorted(mb for _, pages, mb in samples if lo < pages <= hi) or [float("nan")]
+        fifths.append(part[len(part) // 2])
     peak = max(mb for _, _, mb in samples)
-    print(f"RSS at a tenth of the run {early[0]:.0f} MB, at the end {samples[-1][2]:.0f} MB, peak {peak:.0f} MB: "
-          f"growth over the last nine tenths {samples[-1][2] - early[0]:+.0f} MB")
+    print("median RSS MB by fifth of the pages: " + ", ".join(f"{mb:.0f}" for mb in fifths)
+          + f"; peak {peak:.0f} MB; last fifth - second fifth {fifths[4] - fifths[1]:+.0f} MB")
 
 
 if __name__ == "__main__":

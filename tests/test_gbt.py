@@ -122,7 +122,7 @@ def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[Cac
     meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
     assert meta["kind"] == "gbt" and len(meta["feature_names"]) == x.shape[1]
     # both walks: scikit-learn's compiled one (used when it agrees) and the NumPy one (without scikit-learn)
-    assert loaded._compiled is not None
+    assert loaded.prepare_walk() and loaded._compiled is not None
     np.testing.assert_allclose(loaded._numpy_raw(x_val), loaded._compiled(x_val), rtol=0, atol=1e-12)
 
 
@@ -135,7 +135,7 @@ def test_the_numpy_walk_stands_in_when_the_compiled_one_is_missing(trained: tupl
     expected = GbtModel.load(trained[1]).predict_proba(x)
     monkeypatch.setitem(sys.modules, "sklearn.ensemble._hist_gradient_boosting._predictor", None)  # ImportError
     model = GbtModel.load(trained[1])
-    assert model._compiled is None
+    assert model.prepare_walk() is False and model._compiled is None
     np.testing.assert_allclose(model.predict_proba(x), expected, rtol=0, atol=1e-12)
 
 
@@ -145,6 +145,7 @@ def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[Cache
     assert model.metrics["val_char_f1"] > 0.9 and 0.0 < model.threshold < 1.0
     ex = get_extractor("gbt", checkpoint=folder)
     assert isinstance(ex, GbtExtractor) and ex.name == "gbt"
+    assert "_compiled" in vars(ex.model)  # the compiled walk is built when the extractor loads
     page = splits["test"][0]
     html = (corpus / "synth" / "html" / f"{page.id}.html.gz").read_bytes()
     result = ex.extract(html)

@@ -129,6 +129,7 @@ class EnsembleExtractor(ModelExtractor):
         meta = read_ensemble(folder)
         super().__init__(meta["model_path"], threshold=threshold, confident=confident, rescue=rescue, **opts)
         self.gbt = GbtModel.load(meta["gbt_path"])
+        self.gbt.prepare_walk()
         self.weight = float(meta["weight"])
         self.threshold, self.confident, self.rescue = decision_rule(
             meta["threshold"], meta.get("confident"), meta.get("rescue"), threshold, confident, rescue)

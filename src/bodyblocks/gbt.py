@@ -219,6 +219,11 @@ class GbtModel:
             return compiled(x)
         return self._numpy_raw(x)
 
+    def prepare_walk(self) -> bool:
+        """Build the compiled walk now (importing scikit-learn takes about 1.5 s), not on the first page;
+        True when it is in use. Extractors call it when they load."""
+        return self._compiled is not None
+
     def _numpy_raw(self, x: np.ndarray) -> np.ndarray:
         out = np.full(len(x), self.baseline)
         for start in range(0, len(x), _CHUNK):
@@ -455,6 +460,7 @@ class GbtExtractor:
         from bodyblocks.predict import decision_rule
 
         self.model = GbtModel.load(path)
+        self.model.prepare_walk()
         m = self.model
         self.threshold, self.confident, self.rescue = decision_rule(
             m.threshold, m.confident, m.rescue, threshold, confident, rescue)
