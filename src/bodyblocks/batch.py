@@ -378,7 +378,8 @@ class _Classifier:
 
         self.extractor, self.write = extractor, write
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="forward") if overlap else None
-        self.inflight: tuple[Any, Any, list[tuple[Job, Document, float]], float] | None = None
+        # (forward's future, prepared batch, its pages, their sources, seconds spent preparing)
+        self.inflight: tuple[Any, Any, list[tuple[Job, Document, float]], list[Any], float] | None = None
 
     def submit(self, pending: list[tuple[Job, Document, float]]) -> None:
         if not pending:
@@ -397,14 +398,14 @@ class _Classifier:
         future = self.executor.submit(_timed, self.extractor.forward, prepared)
         prep_secs = time.perf_counter() - t0
         self.drain()  # the previous batch (queued before this one) is written first
-        self.inflight = (future, prepared, pending, prep_secs)
+        self.inflight = (future, prepared, pending, sources, prep_secs)
 
     def drain(self) -> None:
         if self.inflight is None:
             return
-        future, prepared, pending, prep_secs = self.inflight
+        future, prepared, pending, sources, prep_secs = self.inflight
         self.inflight = None
-        docs, sources = [d for _, d, _ in pending], [_source(job) for job, _, _ in pending]
+        docs = [d for _, d, _ in pending]  # `prepared` is the extractor's own: not read here
         t0 = time.perf_counter()
         try:
             probs, fwd_secs = future.result()
