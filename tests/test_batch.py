@@ -6,6 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
@@ -228,6 +229,70 @@ def test_overlapped_and_sequential_runs_write_the_same_outputs(tmp_path: Path) -
         run_batch([src], out, BatchOptions(extractor="model", overlap=overlap, progress=False))
         outs.append({p.relative_to(out): p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.txt"))})
     assert outs[0] == outs[1] and len(outs[0]) == 3
+
+
+class _Queued(_Flaky):
+    """_Flaky whose forward passes are slow, counting the batches prepared and not yet finished."""
+
+    name = "queued"
+    outstanding: list[int] = []
+    open = 0
+
+    def prepare(self, docs):  # noqa: ANN001, ANN201
+        _Queued.open += 1
+        _Queued.outstanding.append(_Queued.open)
+        return docs
+
+    def forward(self, docs):  # noqa: ANN001, ANN201
+        import time
+
+        time.sleep(0.05)
+        return super().forward(docs)
+
+    def finish(self, docs, probs, sources=None):  # noqa: ANN001, ANN201
+        _Queued.open -= 1
+        return super().finish(docs, probs, sources)
+
+
+def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks import batch, extractors
+
+    monkeypatch.setitem(extractors.BASELINES, "queued", _Queued)
+    monkeypatch.setattr(batch, "IN_FLIGHT", 3)
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(12):
+        (src / f"p{i:02d}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    orders = []
+    for overlap in (True, False):
+        _Queued.outstanding, _Queued.open = [], 0
+        out = tmp_path / f"out-{overlap}"
+        totals = run_batch([src], out, BatchOptions(extractor="queued", overlap=overlap, progress=False))
+        assert totals.ok == 12 and _Queued.open == 0
+        assert max(_Queued.outstanding) == (4 if overlap else 1)  # three in flight while the next is prepared
+        orders.append([p["id"] for p in report(out)["pages"]])
+    assert orders[0] == orders[1] == [f"p{i:02d}" for i in range(12)]
+
+
+def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks.model import SinglePage
+    from bodyblocks.predict import ModelExtractor
+    from bodyblocks.segment import segment
+
+    calls = []
+    real = SinglePage.__call__
+    monkeypatch.setattr(SinglePage, "__call__", lambda self, b: calls.append(1) or real(self, b))
+    docs = [segment(ARTICLE), segment(ARTICLE.replace("Tuesday", "Monday"))]
+    one, sixteen = ModelExtractor(device="cpu", batch_size=1), ModelExtractor(device="cpu", batch_size=16)
+    assert one.single is not None
+    calls.clear()  # (loading checked the traces on probe pages)
+    a = one.probabilities(docs)
+    assert len(calls) == 2
+    b = sixteen.probabilities(docs)  # both pages in one eager pass
+    assert len(calls) == 2
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-5)
 
 
 def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(

@@ -235,3 +235,44 @@ def test_shipping_script_halves_weights_and_keeps_outputs(tmp_path) -> None:
     batch = synthetic_batch(cfg)
     shipped = BlockClassifier.load(tmp_path / "shipped")
     torch.testing.assert_close(shipped(batch).logits, model(batch).logits, atol=2e-2, rtol=2e-2)
+
+
+# ----------------------------------------------------------------------------------------- traced inference
+@pytest.mark.parametrize("kw", [{}, {"use_tag_path": False, "positional": False},
+                                {"encoder": EncoderConfig(kind="hf", name="tiny", dim=24)}])
+def test_traced_single_page_gives_the_models_probabilities(kw: dict) -> None:
+    torch.manual_seed(5)
+    cfg = tiny_config(**kw)
+    model = BlockClassifier(cfg).eval()
+    single = model.single_page()
+    assert single is not None
+    rng, vec = random.Random(6), np.random.default_rng(6)
+    for n_body, n_nav in [(0, 0), (2, 2), (15, 8), (40, 11)]:  # 2, 6, 25 and 53 blocks: 1 to 5 windows of 16
+        blocks, _ = synthetic_page(rng, n_body, n_nav)
+        vectors = vec.normal(size=(len(blocks), 24)).astype(np.float32) if "encoder" in kw else None
+        batch = collate([prepare_page(blocks, cfg, text_vectors=vectors)])
+        assert single.accepts(batch)
+        np.testing.assert_allclose(single(batch), model.probabilities(batch)[0], rtol=0, atol=1e-6)
+    if not kw:
+        two = collate([prepare_page(synthetic_page(rng, 2, 2)[0], cfg)] * 2)
+        assert not single.accepts(two) and not single.accepts(collate([prepare_page([], cfg)]))
+
+
+def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks import model as model_module
+
+    torch.manual_seed(7)
+    model = BlockClassifier(tiny_config()).eval()
+    assert BlockClassifier(tiny_config(use_context=False)).eval().single_page() is None  # nothing to gain
+    assert model.train().single_page() is None  # dropout on: no trace
+    model.eval()
+    shifted = model_module._Context.forward
+    monkeypatch.setattr(model_module._Context, "forward", lambda self, x: shifted(self, x) * 1.5)
+    assert model.single_page() is None  # a trace that disagrees with the eager model on a probe is not used
+    monkeypatch.undo()
+
+    def no_tracer(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("torch.jit.trace is gone")
+
+    monkeypatch.setattr(torch.jit, "trace", no_tracer)
+    assert model.single_page() is None

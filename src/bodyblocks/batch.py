@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -34,6 +35,9 @@ HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md"}
 OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while the forward pass overlaps
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
+# batches queued for the forward thread at once: a long page's forward pass does not stall the parsing of
+# the next ones (with one, this thread waited for every forward pass longer than its own work on a page)
+IN_FLIGHT = 4
 
 
 class PageTimeout(Exception):
@@ -367,8 +371,8 @@ class _Classifier:
     With `overlap`, a batch's forward pass runs on a background thread while this thread prepares the inputs
     and trees of the next batch, parses the next pages and applies the decision rule to the previous batch:
     torch releases the GIL inside its kernels (and while it waits for a GPU). Only the forward pass leaves
-    this thread: NumPy and parsing code on two threads would only fight for the GIL. At most one batch is
-    in flight, and only this thread writes outputs and counts. A batch that fails is classified again page
+    this thread: NumPy and parsing code on two threads would only fight for the GIL. At most IN_FLIGHT batches
+    are in flight, and only this thread writes outputs and counts. A batch that fails is classified again page
     by page, so a broken page costs only itself.
     """
 
@@ -378,8 +382,8 @@ class _Classifier:
 
         self.extractor, self.write = extractor, write
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="forward") if overlap else None
-        # (forward's future, prepared batch, its pages, their sources, seconds spent preparing)
-        self.inflight: tuple[Any, Any, list[tuple[Job, Document, float]], list[Any], float] | None = None
+        # oldest first: (forward's future, prepared batch, its pages, their sources, seconds spent preparing)
+        self.inflight: deque[tuple[Any, Any, list[tuple[Job, Document, float]], list[Any], float]] = deque()
 
     def submit(self, pending: list[tuple[Job, Document, float]]) -> None:
         if not pending:
@@ -396,15 +400,17 @@ class _Classifier:
             self._write(pending, _classify_pages(self.extractor, docs, sources))  # page by page
             return
         future = self.executor.submit(_timed, self.extractor.forward, prepared)
-        prep_secs = time.perf_counter() - t0
-        self.drain()  # the previous batch (queued before this one) is written first
-        self.inflight = (future, prepared, pending, sources, prep_secs)
+        self.inflight.append((future, prepared, pending, sources, time.perf_counter() - t0))
+        while len(self.inflight) > IN_FLIGHT:
+            self._finish_oldest()
 
     def drain(self) -> None:
-        if self.inflight is None:
-            return
-        future, prepared, pending, sources, prep_secs = self.inflight
-        self.inflight = None
+        """Finish and write every batch in flight."""
+        while self.inflight:
+            self._finish_oldest()
+
+    def _finish_oldest(self) -> None:
+        future, prepared, pending, sources, prep_secs = self.inflight.popleft()
         docs = [d for _, d, _ in pending]  # `prepared` is the extractor's own: not read here
         t0 = time.perf_counter()
         try:

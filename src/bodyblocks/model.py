@@ -217,6 +217,14 @@ class BlockClassifier(nn.Module):
         parts.append(batch.features)  # (N, F)
         return self.embed(torch.cat(parts, dim=-1))
 
+    def _place(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(N, d) packed blocks -> (B, T, d) padded pages, with the sinusoidal encoding of the block index."""
+        x = h.new_zeros(*mask.shape, h.shape[-1])
+        x[mask] = h
+        if self.cfg.positional:
+            x = x + sinusoidal(torch.arange(x.shape[1], device=x.device), x.shape[-1]).to(x.dtype)
+        return x
+
     def _encode(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Transformer over (b, w, d) with padding; rows with no real block keep one slot unmasked (no NaN)."""
         assert self.context is not None
@@ -229,16 +237,22 @@ class BlockClassifier(nn.Module):
             pad[empty, 0] = False
         return self.context(x, src_key_padding_mask=pad)
 
-    def _contextualise(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """(B, T, d) -> (B, T, 2) logits, over overlapping windows when T > window."""
+    def _head_over_context(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(b, w, d) -> (b, w, 2) logits of one pass of the Transformer and the head."""
+        return self.head(self._encode(x, mask))
+
+    def _contextualise(self, x: torch.Tensor, mask: torch.Tensor, run: Any = None) -> torch.Tensor:
+        """(B, T, d) -> (B, T, 2) logits, over overlapping windows when T > window; `run`: in place of
+        _head_over_context (SinglePage's traced one)."""
+        run = run or self._head_over_context
         B, T, _ = x.shape
         starts = window_starts(T, self.cfg.window, self.cfg.stride)
         if len(starts) == 1:
-            return self.head(self._encode(x, mask))
+            return run(x, mask)
         W = self.cfg.window
         xs = torch.cat([x[:, s : s + W] for s in starts])  # (windows * B, W, d), window-major
         ms = torch.cat([mask[:, s : s + W] for s in starts])
-        ys = self.head(self._encode(xs, ms)).view(len(starts), B, W, 2)
+        ys = run(xs, ms).view(len(starts), B, W, 2)
         total = x.new_zeros(B, T, 2, dtype=ys.dtype)
         count = x.new_zeros(T, dtype=ys.dtype)
         for k, s in enumerate(starts):
@@ -252,11 +266,7 @@ class BlockClassifier(nn.Module):
         if self.context is None:
             logits = self.head(h)
         else:
-            x = h.new_zeros(*batch.mask.shape, h.shape[-1])  # (B, T, d)
-            x[batch.mask] = h
-            if self.cfg.positional:
-                x = x + sinusoidal(torch.arange(x.shape[1], device=x.device), x.shape[-1]).to(x.dtype)
-            logits = self._contextualise(x, batch.mask)[batch.mask]  # (N, 2)
+            logits = self._contextualise(self._place(h, batch.mask), batch.mask)[batch.mask]  # (N, 2)
         loss = None
         if labels is not None:
             if bool((labels != IGNORE).any()):
@@ -270,6 +280,18 @@ class BlockClassifier(nn.Module):
         """P(body) per block, one array per page."""
         probs = torch.softmax(self(batch).logits.float(), dim=-1)[:, 1].cpu().numpy()
         return np.split(probs, np.cumsum(batch.lengths)[:-1])
+
+    def single_page(self) -> SinglePage | None:
+        """This model's forward pass for one unpadded page, compiled by TorchScript's tracer (CPU), or None.
+
+        Why: eager PyTorch takes the GIL back after every operator (about fifty per page). While the batch
+        runner's main thread parses the next pages, every one of those waits for that thread to let go of
+        the GIL: a page's forward pass took 36 ms instead of 12 beside a busy Python thread here. The traced
+        graph runs all of them in C++ with the GIL released once (14 ms beside the same thread). It is the
+        model's own `forward`, traced; it is used only when it gives the same probabilities as the eager
+        model on probe pages (the tracer is deprecated in recent PyTorch and may one day be gone).
+        """
+        return SinglePage.build(self)
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -308,3 +330,91 @@ def read_checkpoint(directory: str | Path) -> dict[str, Any]:
     if version != FORMAT_VERSION:
         raise ValueError(f"{path}: checkpoint format {version!r}, this version reads {FORMAT_VERSION}")
     return meta
+
+
+# ----------------------------------------------------------------------------------------- traced inference
+_BATCH_FIELDS = ("features", "tag_ids", "tag_offsets", "text_vectors", "text_ids", "text_offsets")
+
+
+class _Embed(nn.Module):
+    """One unpadded page's tensors -> (1, T, d): the model's embed_blocks and _place, for the tracer."""
+
+    def __init__(self, model: BlockClassifier, names: tuple[str, ...]) -> None:
+        super().__init__()
+        self.model, self.names = model, names
+
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        parts = dict(zip(self.names, tensors, strict=True))
+        mask = torch.ones((1, parts["features"].shape[0]), dtype=torch.bool, device=parts["features"].device)
+        return self.model._place(self.model.embed_blocks(PageBatch(mask=mask, **parts)), mask)
+
+
+class _Context(nn.Module):
+    """(b, w, d) unpadded windows -> (b, w, 2) logits: the model's _head_over_context, for the tracer."""
+
+    def __init__(self, model: BlockClassifier) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model._head_over_context(x, torch.ones(x.shape[:2], dtype=torch.bool, device=x.device))
+
+
+class SinglePage:
+    """P(body) of one page's blocks through the traced pieces of the forward pass (BlockClassifier.single_page):
+    the embedding, then the Transformer and head over the page or, past the window, over each window (the
+    windows cut and averaged by the model's own _contextualise)."""
+
+    def __init__(self, model: BlockClassifier, embed: Any, context: Any, names: tuple[str, ...]) -> None:
+        self.model, self.embed, self.context, self.names = model, embed, context, names
+
+    def accepts(self, batch: PageBatch) -> bool:
+        """One page with blocks (no padding), with the fields the traces were made with."""
+        return (batch.mask.shape[0] == 1 and batch.mask.shape[1] == batch.features.shape[0] > 0
+                and tuple(f for f in _BATCH_FIELDS if getattr(batch, f) is not None) == self.names)
+
+    def __call__(self, batch: PageBatch) -> np.ndarray:
+        with torch.inference_mode():
+            x = self.embed(*(getattr(batch, f) for f in self.names))
+            logits = self.model._contextualise(x, batch.mask, lambda xs, _: self.context(xs))[0]
+            return torch.softmax(logits.float(), dim=-1)[:, 1].numpy()
+
+    @classmethod
+    def build(cls, model: BlockClassifier) -> SinglePage | None:
+        import warnings
+
+        if model.training or model.context is None or next(model.parameters()).device.type != "cpu":
+            return None
+        rng = np.random.default_rng(0)
+        # traced at 16 blocks; checked on a page of one block, a short one and one past the window
+        lengths = (16, 1, 37, model.cfg.window + model.cfg.stride // 2 + 5)
+        probes = [collate([_probe_page(model.cfg, n, rng)]) for n in lengths]
+        names = tuple(f for f in _BATCH_FIELDS if getattr(probes[0], f) is not None)
+        try:
+            with warnings.catch_warnings(), torch.no_grad():
+                warnings.simplefilter("ignore")  # the tracer's deprecation and tracer warnings
+                args = tuple(getattr(probes[0], f) for f in names)
+                embed = torch.jit.trace(_Embed(model, names), args, check_trace=False)
+                context = torch.jit.trace(_Context(model), embed(*args), check_trace=False)
+            single = cls(model, embed, context, names)
+            for b in probes:
+                if not np.allclose(single(b), model.probabilities(b)[0], rtol=0, atol=1e-5):
+                    return None
+        except Exception:  # noqa: BLE001 - no tracer, or one that cannot follow this model: eager it is
+            return None
+        return single
+
+
+def _probe_page(cfg: ModelConfig, n: int, rng: np.random.Generator) -> PageInputs:
+    """Random inputs of an n-block page, with every id in range (for SinglePage's check)."""
+    per = 3
+    page = PageInputs(rng.normal(size=(n, cfg.num_features)).astype(np.float32),
+                      rng.integers(0, cfg.tag_buckets, n * per), np.arange(0, n * per, per))
+    if not cfg.use_tag_path:
+        page.tag_ids, page.tag_offsets = np.zeros(0, np.int64), np.zeros(n, np.int64)
+    if cfg.use_text and cfg.encoder.frozen:
+        page.text_vectors = rng.normal(size=(n, cfg.encoder.dim)).astype(np.float32)
+    elif cfg.use_text:
+        page.text_ids = rng.integers(0, cfg.encoder.buckets, n * per)
+        page.text_offsets = np.arange(0, n * per, per)
+    return page

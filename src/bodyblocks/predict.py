@@ -114,6 +114,7 @@ class Prepared:
 
     docs: Sequence[Document]
     batches: list[tuple[list[int], list[Any] | None]]  # page indices per forward pass, with their PageInputs
+    collated: list[Any] = field(default_factory=list)  # per forward pass, its PageBatch (None: made in forward)
     extra: dict[int, np.ndarray] = field(default_factory=dict)  # per page, what a subclass adds (the trees' P)
 
 
@@ -185,6 +186,8 @@ class ModelExtractor:
         self.fallback = fallback
         self.batch_size = batch_size
         self._heuristic: Any = None
+        # one-page batches (the batch runner's on CPU) go through the traced forward pass when it is exact
+        self.single = self.model.single_page() if self.device.type == "cpu" else None
 
     # ----------------------------------------------------------------------------------- public API
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
@@ -216,10 +219,14 @@ class ModelExtractor:
     def prepare(self, docs: Sequence[Document]) -> Prepared:
         """The forward passes' batches and each page's model inputs; a frozen encoder's vectors are left to
         `forward`, since they come from the encoder on the model's device."""
-        batches = []
+        from bodyblocks.model import collate
+
+        batches, collated = [], []
         for idx in self._batches(docs):
-            batches.append((idx, None if self.encoder is not None else [self._inputs(docs[i]) for i in idx]))
-        return Prepared(docs, batches)
+            pages = None if self.encoder is not None else [self._inputs(docs[i]) for i in idx]
+            batches.append((idx, pages))
+            collated.append(None if pages is None else collate(pages))  # here: Python and NumPy, not forward's
+        return Prepared(docs, batches, collated)
 
     def forward(self, prepared: Prepared) -> list[np.ndarray]:
         """The model's P(body) for every block of every page of a prepared batch (touches only torch)."""
@@ -229,13 +236,19 @@ class ModelExtractor:
 
         docs = prepared.docs
         result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
-        for idx, pages in prepared.batches:
-            batch = collate(pages if pages is not None else [self._inputs(docs[i]) for i in idx])
-            if self.device.type == "cuda":
-                batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
-            batch = batch.to(self.device, non_blocking=True)
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-                probs = self.model.probabilities(batch)
+        for (idx, pages), batch in zip(prepared.batches, prepared.collated or [None] * len(prepared.batches),
+                                       strict=True):
+            if batch is None:
+                batch = collate(pages if pages is not None else [self._inputs(docs[i]) for i in idx])
+            if self.device.type != "cpu":  # (on CPU: every call here waits for the GIL on its way back)
+                if self.device.type == "cuda":
+                    batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
+                batch = batch.to(self.device, non_blocking=True)
+            if self.single is not None and self.single.accepts(batch):
+                probs = [self.single(batch)]
+            else:
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+                    probs = self.model.probabilities(batch)
             for i, p in zip(idx, probs, strict=True):
                 result[i] = p.astype(np.float32)
         return result
