@@ -5,7 +5,8 @@
 Same page sample as benchmarks/throughput.py, one process, torch with the usable cores (as `bodyblocks
 extract`; --threads to change), pages read into memory first. Prints ms/page per stage: segmenting,
 classifying with the model alone and with the ensemble (the model plus the boosted trees), and what the
-parts cost when measured alone.
+parts cost when measured alone; and the forward pass one page at a time, eager and traced
+(BlockClassifier.single_page), alone and while a second thread runs Python, as in `bodyblocks extract`.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def main() -> None:
     batches = [collate([i]) for i in inputs]
     with torch.inference_mode():
         fwd = clock(lambda: [ex.model(b) for b in batches])
+    traced = clock(lambda: [ex.single(b) for b in batches]) if ex.single is not None else None
+    beside = _beside_busy_thread(clock, ex, batches)
     whole = clock(lambda: [ex.extract_documents([d]) for d in docs])
     blocks = sum(len(d.blocks) for d in docs) / n
     print(f"{n} pages, {blocks:.0f} blocks/page on average, {threads} torch threads, ms/page:")
@@ -65,6 +68,10 @@ def main() -> None:
     print(f"  classify, model (inputs+forward+rule)  {whole:6.1f}")
     print(f"    model inputs (features, n-grams)     {prep:6.1f}")
     print(f"    forward pass (embed + Transformer)   {fwd:6.1f}")
+    if traced is not None:
+        print(f"    forward pass, traced (one page)      {traced:6.1f}")
+    for name, ms in beside.items():
+        print(f"    forward pass, {name:6s} beside a busy Python thread (GIL) {ms:6.1f}")
     if shipped_ensemble() is not None and args.checkpoint is None:
         ens = EnsembleExtractor(device="cpu", threads=threads)
         pairs = list(zip(docs, inputs, strict=True))
@@ -75,6 +82,39 @@ def main() -> None:
         print(f"  segment + classify: model {seg + whole:.1f}, ensemble {seg + both:.1f}")
     else:
         print(f"  segment + classify: model {seg + whole:.1f}")
+
+
+def _beside_busy_thread(clock, ex, batches) -> dict[str, float]:  # noqa: ANN001
+    """ms/page of the forward pass while another thread runs Python (as the batch runner's main thread does
+    while it parses the next pages), eager and traced, at the batch runner's GIL switch interval."""
+    import threading
+
+    import torch
+
+    from bodyblocks.batch import OVERLAP_SWITCH_INTERVAL
+
+    runs = {"eager": lambda: [ex.model.probabilities(b) for b in batches]}
+    if ex.single is not None:
+        runs["traced"] = lambda: [ex.single(b) for b in batches]
+    out, old = {}, sys.getswitchinterval()
+    sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
+    try:
+        for name, run in runs.items():
+            stop = threading.Event()
+
+            def busy(stop: threading.Event = stop) -> None:
+                while not stop.is_set():
+                    sum(range(200))
+
+            thread = threading.Thread(target=busy)
+            thread.start()
+            with torch.inference_mode():
+                out[name] = clock(run)
+            stop.set()
+            thread.join()
+    finally:
+        sys.setswitchinterval(old)
+    return out
 
 
 if __name__ == "__main__":

@@ -328,3 +328,18 @@ def test_overlap_needs_the_three_steps_and_restores_the_switch_interval(tmp_path
     before = sys.getswitchinterval()
     run_batch([make_inputs(tmp_path)], tmp_path / "o", BatchOptions(extractor="model", progress=False))
     assert sys.getswitchinterval() == before
+
+
+def test_free_heap_memory_goes_back_after_every_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from bodyblocks import batch
+
+    if sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver()):
+        assert batch.release_free_memory() is True  # glibc's malloc_trim was found and called
+    calls: list[int] = []
+    monkeypatch.setattr(batch, "release_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(batch, "WINDOW", 2)
+    src = make_inputs(tmp_path)  # 5 page files: 3 windows of at most 2
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="heuristic", progress=False))
+    assert totals.pages == 5 and len(calls) == 3
