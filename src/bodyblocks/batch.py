@@ -331,14 +331,15 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's malloc_trim, where the C library is glibc (Linux); else None."""
+    """glibc's malloc_trim, where the C library is glibc (Linux); else None.
+
+    Looked up among the symbols already loaded (not with ctypes.util.find_library, which forks `ldconfig`: a
+    child that counts this whole process as its own peak RSS)."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):  # no glibc (macOS, musl, Windows)
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError, TypeError):  # no glibc (macOS, musl: no such symbol; Windows: no CDLL(None))
         return None
 
 
