@@ -199,10 +199,11 @@ def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool, fail_in: str) -> None:
     import threading
 
-    from bodyblocks import extractors
+    from bodyblocks import batch, extractors
 
     monkeypatch.setitem(extractors.BASELINES, "flaky", _Flaky)
     monkeypatch.setattr(_Flaky, "fail_in", fail_in)
+    monkeypatch.setattr(batch, "GROUP", 1)  # batches of batch_size pages
     _Flaky.batches, _Flaky.threads = [], set()
     src = make_inputs(tmp_path)
     for i in range(5):
@@ -260,6 +261,7 @@ def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
 
     monkeypatch.setitem(extractors.BASELINES, "queued", _Queued)
     monkeypatch.setattr(batch, "IN_FLIGHT", 3)
+    monkeypatch.setattr(batch, "GROUP", 1)  # one page per call
     src = tmp_path / "in"
     src.mkdir()
     for i in range(12):
@@ -293,6 +295,33 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
     assert len(calls) == 2
     for x, y in zip(a, b, strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-5)
+
+
+def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks import batch
+    from bodyblocks.ensemble import EnsembleExtractor
+
+    calls: list[tuple[int, list[int], int]] = []
+    real = EnsembleExtractor.prepare
+
+    def prepare(self, docs):  # noqa: ANN001, ANN202
+        prepared = real(self, docs)
+        calls.append((len(docs), [len(idx) for idx, _ in prepared.batches], self.batch_size))
+        return prepared
+
+    monkeypatch.setattr(EnsembleExtractor, "prepare", prepare)
+    monkeypatch.setattr(batch, "GROUP", 4)
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(6):
+        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", progress=False))
+    assert totals.ok == 6
+    assert calls == [(4, [1, 1, 1, 1], 1), (2, [1, 1], 1)]  # groups of 4 pages, one page per forward pass
+    calls.clear()
+    run_batch([src], tmp_path / "out2", BatchOptions(extractor="ensemble", batch_size=3, progress=False))
+    assert calls == [(4, [3, 1], 3), (2, [2], 3)]
 
 
 def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(

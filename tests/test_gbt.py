@@ -139,6 +139,18 @@ def test_the_numpy_walk_stands_in_when_the_compiled_one_is_missing(trained: tupl
     np.testing.assert_allclose(model.predict_proba(x), expected, rtol=0, atol=1e-12)
 
 
+def test_pages_walked_together_get_what_each_gets_alone(trained: tuple[GbtModel, Path],
+                                                       splits: dict[str, list[CachedPage]]) -> None:
+    model = trained[0]
+    pages = [cp.blocks for cp in splits["val"][:4]]
+    pages.insert(2, [])  # a page with no block keeps its place
+    together = model.pages_probabilities([(blocks, None, None) for blocks in pages])
+    assert [len(p) for p in together] == [len(b) for b in pages] and together[2].dtype == np.float32
+    for blocks, p in zip(pages, together, strict=True):
+        np.testing.assert_array_equal(p, model.page_probabilities(blocks))
+    assert model.pages_probabilities([]) == []
+
+
 def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[CachedPage]], corpus: Path,
                                                     trained: tuple[GbtModel, Path]) -> None:
     model, folder = trained

@@ -139,13 +139,17 @@ class EnsembleExtractor(ModelExtractor):
         features and tag-path ids (gbt.gbt_features), so those are computed once."""
         prepared = super().prepare(docs)
         tags_of = self.cfg.tag_buckets if self.cfg.use_tag_path else None
+        order, inputs = [], []
         for idx, pages in prepared.batches:
             for i, page in zip(idx, pages or [None] * len(idx), strict=True):
                 base = tags = None
                 if page is not None:
                     base = page.features
                     tags = (page.tag_ids, page.tag_offsets, tags_of) if tags_of else None
-                prepared.extra[i] = self.gbt.page_probabilities(docs[i].blocks, base, tags)
+                order.append(i)
+                inputs.append((docs[i].blocks, base, tags))
+        for i, p in zip(order, self.gbt.pages_probabilities(inputs), strict=True):  # all pages' trees at once
+            prepared.extra[i] = p
         return prepared
 
     def combine(self, prepared: Prepared, probs: list[np.ndarray]) -> list[np.ndarray]:

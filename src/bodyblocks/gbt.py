@@ -313,9 +313,17 @@ class GbtModel:
                            tags: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
         """P(body) of each block of one page (float32; empty for a page with no block); `base`, `tags`: as
         gbt_features."""
-        if not blocks:
-            return np.zeros(0, np.float32)
-        return self.predict_proba(gbt_features(blocks, self.cfg, base, tags)).astype(np.float32)
+        return self.pages_probabilities([(blocks, base, tags)])[0]
+
+    def pages_probabilities(self, pages: Sequence[tuple[Sequence[Block], np.ndarray | None,
+                                                        tuple[np.ndarray, np.ndarray, int] | None]]
+                            ) -> list[np.ndarray]:
+        """page_probabilities of several pages ((blocks, base, tags) each), their rows walked in one call."""
+        if not pages:
+            return []
+        rows = [gbt_features(blocks, self.cfg, base, tags) for blocks, base, tags in pages if blocks]
+        p = self.predict_proba(np.concatenate(rows)).astype(np.float32) if rows else np.zeros(0, np.float32)
+        return np.split(p, np.cumsum([len(blocks) for blocks, _, _ in pages])[:-1])
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
