@@ -277,6 +277,30 @@ def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
     assert orders[0] == orders[1] == [f"p{i:02d}" for i in range(12)]
 
 
+@pytest.mark.parametrize("overlap", [True, False])
+def test_report_keeps_input_order_with_failed_pages_between_batches_in_flight(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
+    from bodyblocks import batch, extractors
+
+    monkeypatch.setitem(extractors.BASELINES, "queued", _Queued)
+    monkeypatch.setattr(batch, "IN_FLIGHT", 3)
+    monkeypatch.setattr(batch, "GROUP", 2)
+    monkeypatch.setattr(_Queued, "fail_in", "forward")
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(14):
+        text = ARTICLE.replace("Tuesday", "poison day" if i == 9 else f"day {i}")
+        (src / f"p{i:02d}.html").write_text(text, encoding="utf-8")
+    (src / "p05.html").write_bytes(b"")  # empty: fails while parsing, behind the batches before it
+    (src / "p11.html").write_bytes(b"%PDF-1.5\n\x00\x01binary")
+    _Queued.outstanding, _Queued.open = [], 0
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="queued", overlap=overlap, progress=False))
+    pages = report(tmp_path / "out")["pages"]
+    assert [p["id"] for p in pages] == [f"p{i:02d}" for i in range(14)]  # every page once, in input order
+    assert [p["id"] for p in pages if p["status"] == "failed"] == ["p05", "p09", "p11"]
+    assert (totals.ok, totals.failed) == (11, 3)
+
+
 def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks.model import SinglePage
     from bodyblocks.predict import ModelExtractor
@@ -294,6 +318,13 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
     b = sixteen.probabilities(docs)  # both pages in one eager pass
     assert len(calls) == 2
     for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-5)
+
+    def broken(self, batch):  # noqa: ANN001, ANN202
+        raise RuntimeError("The following operation failed in the TorchScript interpreter.")
+
+    monkeypatch.setattr(SinglePage, "__call__", broken)
+    for x, y in zip(one.probabilities(docs), b, strict=True):  # a trace that fails at run time: eager answers
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-5)
 
 

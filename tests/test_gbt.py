@@ -141,13 +141,19 @@ def test_the_numpy_walk_stands_in_when_the_compiled_one_is_missing(trained: tupl
 
 def test_pages_walked_together_get_what_each_gets_alone(trained: tuple[GbtModel, Path],
                                                        splits: dict[str, list[CachedPage]]) -> None:
+    from bodyblocks.features import block_features, tag_bags
+
     model = trained[0]
     pages = [cp.blocks for cp in splits["val"][:4]]
     pages.insert(2, [])  # a page with no block keeps its place
-    together = model.pages_probabilities([(blocks, None, None) for blocks in pages])
-    assert [len(p) for p in together] == [len(b) for b in pages] and together[2].dtype == np.float32
-    for blocks, p in zip(pages, together, strict=True):
-        np.testing.assert_array_equal(p, model.page_probabilities(blocks))
+    buckets = model.cfg.tag_buckets * 4  # as the ensemble hands over the model's tag ids
+    given = [(b, block_features(b), (*tag_bags(b, buckets), buckets)) if b else (b, None, None) for b in pages]
+    for inputs in ([(blocks, None, None) for blocks in pages], given):
+        together = model.pages_probabilities(inputs)
+        assert [len(p) for p in together] == [len(b) for b in pages] and together[2].dtype == np.float32
+        for blocks, p in zip(pages, together, strict=True):
+            alone = model.predict_proba(gbt_features(blocks, model.cfg)) if blocks else np.zeros(0)
+            np.testing.assert_allclose(p, alone.astype(np.float32), rtol=0, atol=1e-7)
     assert model.pages_probabilities([]) == []
 
 

@@ -258,21 +258,26 @@ def test_traced_single_page_gives_the_models_probabilities(kw: dict) -> None:
         assert not single.accepts(two) and not single.accepts(collate([prepare_page([], cfg)]))
 
 
-def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
     from bodyblocks import model as model_module
 
     torch.manual_seed(7)
     model = BlockClassifier(tiny_config()).eval()
     assert BlockClassifier(tiny_config(use_context=False)).eval().single_page() is None  # nothing to gain
-    assert model.train().single_page() is None  # dropout on: no trace
+    assert model.train().single_page() is None  # a model in training mode is not traced
     model.eval()
     shifted = model_module._Context.forward
     monkeypatch.setattr(model_module._Context, "forward", lambda self, x: shifted(self, x) * 1.5)
-    assert model.single_page() is None  # a trace that disagrees with the eager model on a probe is not used
+    with caplog.at_level("WARNING", logger="bodyblocks.model"):
+        assert model.single_page() is None  # a trace that disagrees with the eager model on a probe is not used
+    assert "differs from the model" in caplog.text
     monkeypatch.undo()
 
     def no_tracer(*args: object, **kwargs: object) -> None:
         raise RuntimeError("torch.jit.trace is gone")
 
     monkeypatch.setattr(torch.jit, "trace", no_tracer)
-    assert model.single_page() is None
+    with caplog.at_level("WARNING", logger="bodyblocks.model"):
+        assert model.single_page() is None
+    assert "no traced forward pass (RuntimeError: torch.jit.trace is gone)" in caplog.text

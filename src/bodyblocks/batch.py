@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
@@ -39,8 +39,9 @@ WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 # batches queued for the forward thread at once: a long page's forward pass does not stall the parsing of
 # the next ones (with one, this thread waited for every forward pass longer than its own work on a page)
 IN_FLIGHT = 4
-# pages per call of a block classifier at least (its forward passes are still batch_size pages each): the
-# ensemble's trees walk the whole group in one call; walked page by page, the calls themselves cost ~2 ms/page
+# pages per call of a block classifier, up to (the last of a window or before a failed page may be fewer; its
+# forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
+# walked page by page, the calls themselves cost ~2 ms/page
 GROUP = 8
 
 
@@ -236,7 +237,7 @@ class BatchOptions:
     fmt: str = "txt"
     workers: int = 1  # parsing processes; 0 or 1 parse in this process
     # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU); the pages are handed
-    # to the classifier at least GROUP at a time (the ensemble's trees walk them in one call)
+    # to the classifier up to max(batch_size, GROUP) at a time (the ensemble's trees walk them in one call)
     batch_size: int = 1
     page_timeout: int = 60  # seconds per page (parsing or extraction)
     # the forward pass on a background thread while the next pages are parsed (_Classifier); None: whenever
@@ -317,9 +318,10 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
                         if len(pending) >= group:
                             classifier.submit(pending)
                             pending = []
-                    else:
-                        ex = result if isinstance(result, Extraction) else None
-                        write(job, ex, error, secs)
+                    else:  # a failed page, or another extractor's answer: written after the pages before it
+                        classifier.submit(pending)
+                        pending = []
+                        classifier.done(job, result if isinstance(result, Extraction) else None, error, secs)
                 classifier.submit(pending)
                 classifier.drain()
                 lines.flush()
@@ -359,7 +361,7 @@ def release_free_memory() -> bool:
     sizes; glibc keeps the freed memory in its heap, fragmented, and RSS crept up over a long run
     (benchmarks/memory_flat.py: 614 to 871 MB median by fifth over 20,000 pages; one malloc_trim after a
     6,000-page loop of random sizes took RSS from 440 back to 332 MB). run_batch calls it after every
-    window of pages (about 2 ms).
+    window of pages (a few ms: 2-9 ms measured).
     """
     trim = _malloc_trim()
     if trim is None:
@@ -406,6 +408,25 @@ def can_overlap(extractor: Any) -> bool:
     return all(callable(getattr(extractor, m, None)) for m in ("prepare", "forward", "finish"))
 
 
+class _Batch(NamedTuple):
+    """A batch in flight: forward's future, the prepared batch, its pages, their sources, seconds preparing."""
+
+    future: Any
+    prepared: Any
+    pending: list[tuple[Job, Document, float]]
+    sources: list[Any]
+    prep_secs: float
+
+
+class _Done(NamedTuple):
+    """A page whose result is known, queued behind the batches before it."""
+
+    job: Job
+    ex: Extraction | None
+    error: str | None
+    secs: float
+
+
 class _Classifier:
     """Classifies parsed pages in batches and writes the results in input order.
 
@@ -423,8 +444,7 @@ class _Classifier:
 
         self.extractor, self.write = extractor, write
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="forward") if overlap else None
-        # oldest first: (forward's future, prepared batch, its pages, their sources, seconds spent preparing)
-        self.inflight: deque[tuple[Any, Any, list[tuple[Job, Document, float]], list[Any], float]] = deque()
+        self.inflight: deque[_Batch | _Done] = deque()  # oldest first
 
     def submit(self, pending: list[tuple[Job, Document, float]]) -> None:
         if not pending:
@@ -441,9 +461,16 @@ class _Classifier:
             self._write(pending, _classify_pages(self.extractor, docs, sources))  # page by page
             return
         future = self.executor.submit(_timed, self.extractor.forward, prepared)
-        self.inflight.append((future, prepared, pending, sources, time.perf_counter() - t0))
+        self.inflight.append(_Batch(future, prepared, pending, sources, time.perf_counter() - t0))
         while len(self.inflight) > IN_FLIGHT:
             self._finish_oldest()
+
+    def done(self, job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
+        """A page with its result already (a failure, or a page-level extractor's): written in its turn."""
+        if self.inflight:
+            self.inflight.append(_Done(job, ex, error, secs))
+        else:
+            self.write(job, ex, error, secs)
 
     def drain(self) -> None:
         """Finish and write every batch in flight."""
@@ -451,7 +478,11 @@ class _Classifier:
             self._finish_oldest()
 
     def _finish_oldest(self) -> None:
-        future, prepared, pending, sources, prep_secs = self.inflight.popleft()
+        item = self.inflight.popleft()
+        if isinstance(item, _Done):
+            self.write(*item)
+            return
+        future, prepared, pending, sources, prep_secs = item
         docs = [d for _, d, _ in pending]  # `prepared` is the extractor's own: not read here
         t0 = time.perf_counter()
         try:
@@ -464,7 +495,7 @@ class _Classifier:
         self._write(pending, [(ex, None, share) for ex in extractions])
 
     def close(self) -> None:
-        """Stop the thread (a batch still in flight after an error is abandoned)."""
+        """Stop the thread (batches still in flight after an error are abandoned)."""
         if self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
 

@@ -23,6 +23,7 @@ Blocks are packed: N = all real blocks of the batch in page order, so padding ne
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ from bodyblocks.types import Block
 
 FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
 IGNORE = -100  # label of blocks left out of the loss
+_log = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------------------------- inputs
@@ -401,8 +403,12 @@ class SinglePage:
             single = cls(model, embed, context, names)
             for b in probes:
                 if not np.allclose(single(b), model.probabilities(b)[0], rtol=0, atol=1e-5):
+                    _log.warning("traced forward pass differs from the model on a %d-block probe page: eager "
+                                 "forward passes (slower beside a parsing thread)", b.features.shape[0])
                     return None
-        except Exception:  # noqa: BLE001 - no tracer, or one that cannot follow this model: eager it is
+        except Exception as exc:  # noqa: BLE001 - no tracer, or one that cannot follow this model: eager it is
+            _log.warning("no traced forward pass (%s: %s): eager forward passes (slower beside a parsing "
+                         "thread)", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
             return None
         return single
 

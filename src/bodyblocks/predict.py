@@ -244,9 +244,13 @@ class ModelExtractor:
                 if self.device.type == "cuda":
                     batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
                 batch = batch.to(self.device, non_blocking=True)
+            probs = None
             if self.single is not None and self.single.accepts(batch):
-                probs = [self.single(batch)]
-            else:
+                try:
+                    probs = [self.single(batch)]
+                except RuntimeError:  # the TorchScript interpreter failed on this page: the eager model decides
+                    probs = None
+            if probs is None:
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
                     probs = self.model.probabilities(batch)
             for i, p in zip(idx, probs, strict=True):
