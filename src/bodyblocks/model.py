@@ -337,7 +337,7 @@ def read_checkpoint(directory: str | Path) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------------- traced inference
-_BATCH_FIELDS = ("features", "tag_ids", "tag_offsets", "text_vectors", "text_ids", "text_offsets")
+_BATCH_FIELDS = tuple(f.name for f in fields(PageBatch) if f.name not in ("mask", "labels"))  # the inputs
 
 
 class _Embed(nn.Module):
@@ -413,16 +413,17 @@ class SinglePage:
         return single
 
 
+_PROBE_WORDS = ("home", "news", "relief", "convoys", "reached", "the", "valley", "河流", "救援", "2026", "»")
+
+
 def _probe_page(cfg: ModelConfig, n: int, rng: np.random.Generator) -> PageInputs:
-    """Random inputs of an n-block page, with every id in range (for SinglePage's check)."""
-    per = 3
-    page = PageInputs(rng.normal(size=(n, cfg.num_features)).astype(np.float32),
-                      rng.integers(0, cfg.tag_buckets, n * per), np.arange(0, n * per, per))
-    if not cfg.use_tag_path:
-        page.tag_ids, page.tag_offsets = np.zeros(0, np.int64), np.zeros(n, np.int64)
-    if cfg.use_text and cfg.encoder.frozen:
-        page.text_vectors = rng.normal(size=(n, cfg.encoder.dim)).astype(np.float32)
-    elif cfg.use_text:
-        page.text_ids = rng.integers(0, cfg.encoder.buckets, n * per)
-        page.text_offsets = np.arange(0, n * per, per)
-    return page
+    """prepare_page's inputs for a random n-block page (for SinglePage's check)."""
+    blocks = []
+    for i in range(n):
+        text = " ".join(rng.choice(_PROBE_WORDS, int(rng.integers(1, 12))))
+        tag = ("p", "a", "h2", "li", "td")[int(rng.integers(5))]
+        blocks.append(Block(index=i, text=text, tag=tag, tag_path=f"html/body/div.c{int(rng.integers(9))}/{tag}",
+                            xpath=f"/html[1]/body[1]/div[{i + 1}]", depth=3, text_len=len(text.replace(" ", "")),
+                            link_density=float(rng.random()), heading_level=2 * (tag == "h2")))
+    vectors = rng.normal(size=(n, cfg.encoder.dim)).astype(np.float32) if cfg.encoder.frozen else None
+    return prepare_page(blocks, cfg, text_vectors=vectors if cfg.use_text else None)

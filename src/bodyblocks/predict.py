@@ -114,7 +114,7 @@ class Prepared:
 
     docs: Sequence[Document]
     batches: list[tuple[list[int], list[Any] | None]]  # page indices per forward pass, with their PageInputs
-    collated: list[Any] = field(default_factory=list)  # per forward pass, its PageBatch (None: made in forward)
+    collated: list[Any]  # per forward pass, its PageBatch (None with a frozen encoder: made in forward)
     extra: dict[int, np.ndarray] = field(default_factory=dict)  # per page, what a subclass adds (the trees' P)
 
 
@@ -236,10 +236,9 @@ class ModelExtractor:
 
         docs = prepared.docs
         result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
-        for (idx, pages), batch in zip(prepared.batches, prepared.collated or [None] * len(prepared.batches),
-                                       strict=True):
-            if batch is None:
-                batch = collate(pages if pages is not None else [self._inputs(docs[i]) for i in idx])
+        for (idx, _), batch in zip(prepared.batches, prepared.collated, strict=True):
+            if batch is None:  # a frozen encoder: its vectors come from the model's device, here
+                batch = collate([self._inputs(docs[i]) for i in idx])
             if self.device.type != "cpu":  # (on CPU: every call here waits for the GIL on its way back)
                 if self.device.type == "cuda":
                     batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
