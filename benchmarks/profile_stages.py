@@ -76,10 +76,14 @@ def main() -> None:
         ens = EnsembleExtractor(device="cpu", threads=threads)
         pairs = list(zip(docs, inputs, strict=True))
         trees = clock(lambda: [ens.gbt.page_probabilities(d.blocks, i.features) for d, i in pairs])
-        both = clock(lambda: [ens.extract_documents([d]) for d in docs])
-        print(f"  classify, ensemble (model + trees)     {both:6.1f}")
+        voted: list = []
+        vote = clock(lambda: voted.extend(ens.page_segmenter(r) for r in raw))  # segment + the heuristic
+        both = clock(lambda: [ens.extract_documents([d]) for d in voted])
+        print(f"  segment + the heuristic's vote         {vote:6.1f}")
+        print(f"  classify, ensemble (model+trees+vote)  {both:6.1f}")
         print(f"    trees (their features and walk)      {trees:6.1f}")
-        print(f"  segment + classify: model {seg + whole:.1f}, ensemble {seg + both:.1f}")
+        print(f"  segment + classify: model {seg + whole:.1f}, ensemble {vote + both:.1f} "
+              f"(without the vote {seg + both:.1f})")
     else:
         print(f"  segment + classify: model {seg + whole:.1f}")
 

@@ -57,6 +57,8 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
             opts["checkpoint"] = args.checkpoint
         if args.gpu_xlmr:
             opts["random_xlmr"] = True
+        if args.no_vote:
+            opts["vote"] = False
     from bodyblocks.extractors import get_extractor
 
     get_extractor(name, **opts)  # imports (torch) and the first load happen before the clock, as for the peer
@@ -66,6 +68,7 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
                                                 overlap=args.overlap))
     how = [f"{opts['threads']} torch threads"] if "threads" in opts else []
     how += ["overlap"] if args.overlap is not False else ["no overlap"]
+    how += ["no vote"] if args.no_vote else []
     label = f"bodyblocks ({', '.join([name, *how])})"
     return {"name": label, "seconds": time.perf_counter() - start, "ok": totals.ok, "failed": totals.failed}
 
@@ -109,6 +112,7 @@ def main() -> None:
     ap.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
                     help="the forward pass on a second thread while parsing (default on, as `bodyblocks extract`)")
     ap.add_argument("--gpu-xlmr", action="store_true", help="model with a random XLM-R-base encoder (GPU speed)")
+    ap.add_argument("--no-vote", action="store_true", help="ensemble: without the heuristic's vote (as the CLI's)")
     ap.add_argument("--no-peer", action="store_true", help="skip trafilatura (e.g. on a GPU machine)")
     ap.add_argument("--child", choices=["ours", "trafilatura"], help=argparse.SUPPRESS)
     ap.add_argument("--files", help=argparse.SUPPRESS)

@@ -10,6 +10,7 @@ import pytest
 
 from bodyblocks.baselines import rules
 from bodyblocks.baselines.dom import parse, text_lines
+from bodyblocks.datasets import find_datasets_root
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
 from bodyblocks.extractors import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
 from bodyblocks.types import Extraction
@@ -211,3 +212,53 @@ def test_peers_bad_input(name: str) -> None:
         get_extractor(name).extract(b"")
     ex = get_extractor(name).extract("<html><body></body></html>")
     assert ex.text == "" and ex.no_body
+
+
+PRUNED = """<html><body><div id="page">
+  <header class="top"><a href="/">Home <b>news</b></a> tail after link</header>
+  <div class="main"><p>First paragraph of the article, with text enough to count.</p>
+    <p><span class="share">Share this</span></p>tail of the emptied paragraph
+    <a href="/x">Link with <span class="sidebar-ad">an ad inside</span> and more.</a>
+    <nav><ul><li><a href="/a">A</a></li><li><nav>nested nav</nav></li></ul></nav>after nav tail
+    <p>Second paragraph, which stays, and carries a comment <!-- hidden --> inside.</p></div>
+  <aside><p>one</p><p>two</p><p>three</p></aside><footer>Footer text</footer></div></body></html>"""
+
+
+def _pruned(html: str | bytes, punct: bool = False) -> tuple[dict, dict, object]:
+    """(statistics kept up to date through the heuristic's two prunes, a fresh walk of the result, body)."""
+    from bodyblocks.baselines import heuristic as H
+    from bodyblocks.baselines.dom import body_of, drop_tags, node_stats
+
+    root, _ = parse(html)
+    drop_tags(root, rules.INVISIBLE_TAGS)
+    body = body_of(root)
+    stats = node_stats(body, punct=punct)
+    H.prune(body, H.is_boilerplate_tag, stats, body.iter(*rules.BOILERPLATE_TAGS))
+    H.prune(body, H.has_negative_hint, stats, body.xpath(".//*[@class or @id]"))
+    return stats, node_stats(body, punct=punct), body
+
+
+def test_pruning_updates_the_statistics_as_a_fresh_walk_would() -> None:
+    for punct in (True, False):
+        stats, fresh, body = _pruned(PRUNED, punct)
+        assert list(stats) == list(fresh)  # same elements, in the same (post-)order: ties break alike
+        assert [stats[e] for e in stats] == [fresh[e] for e in fresh]
+        text = "".join(body.itertext())
+        assert "Share this" not in text and "tail of the emptied" in text and "nested nav" not in text
+
+
+def test_heuristic_text_is_the_extractors_body_text() -> None:
+    from bodyblocks.baselines.heuristic import heuristic_text
+
+    ex = get_extractor("heuristic").extract(PRUNED)
+    assert heuristic_text(PRUNED) == ex.text and "Second paragraph" in ex.text and "Footer" not in ex.text
+
+
+@pytest.mark.skipif(find_datasets_root() is None, reason="../shared/datasets is not here")
+def test_pruning_statistics_match_a_fresh_walk_on_dataset_pages() -> None:
+    """The same check on real pages (every 40th page of every dataset)."""
+    pages = sorted(find_datasets_root().glob("*/html/*.html.gz"))[::40]
+    assert len(pages) > 100
+    for path in pages:
+        stats, fresh, _ = _pruned(gzip.decompress(path.read_bytes()))
+        assert list(stats) == list(fresh) and all(stats[e] == fresh[e] for e in fresh), path.name

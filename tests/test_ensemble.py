@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuristic_text
+from bodyblocks.batch import BatchOptions, run_batch, stem_of
 from bodyblocks.cli import main
 from bodyblocks.config import load_config
-from bodyblocks.ensemble import WEIGHTS, EnsembleExtractor, blend, make_ensemble, read_ensemble, shipped_ensemble
+from bodyblocks.ensemble import (
+    HEURISTIC_WEIGHTS,
+    VOTE,
+    WEIGHTS,
+    EnsembleExtractor,
+    blend,
+    heuristic_vote,
+    make_ensemble,
+    read_ensemble,
+    segment_with_vote,
+    shipped_ensemble,
+)
 from bodyblocks.extractors import get_extractor
 from bodyblocks.gbt import GbtConfig, train_and_save
 from bodyblocks.metrics import levenshtein_ratio
 from bodyblocks.predict import ModelExtractor
-from bodyblocks.segment import segment
+from bodyblocks.segment import segment, segment_tree
 from bodyblocks.synth import generate_corpus
 from bodyblocks.train import train
 
@@ -40,30 +54,125 @@ def test_blend_is_the_weighted_mean() -> None:
     a, b = [np.array([1.0, 0.0]), np.zeros(0)], [np.array([0.0, 0.5]), np.zeros(0)]
     out = blend(a, b, 0.3)
     assert np.allclose(out[0], [0.3, 0.35]) and out[1].shape == (0,) and out[0].dtype == np.float32
+    votes = [np.array([0.0, 1.0]), np.zeros(0)]
+    out = blend(a, b, 0.5, votes, 0.2)  # 0.5 model + 0.2 vote + 0.3 trees
+    assert np.allclose(out[0], [0.5, 0.2 + 0.15]) and out[1].shape == (0,)
 
 
-def test_make_ensemble_tunes_weight_and_rule_and_the_extractor_blends(parts: tuple[Path, Path, Path],
-                                                                      tmp_path: Path) -> None:
+def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    html = ("<html><body><nav><a href='/'>Home</a> <a href='/a'>Shop all</a></nav><div class='grid'>"
+            + "".join(f"<div><h3>Trail boot model {i}</h3><div>$1{i}0.00</div><p>A sturdy leather boot, size "
+                      f"{i}, with a waterproof lining.<br>Rubber sole, lugged for grip</p></div>" for i in range(6))
+            + "</div><footer>Copyright 2026 Example Outfitters</footer></body></html>")
+    doc = segment(html)
+    answer = HeuristicExtractor().extract(html).text
+    vote = heuristic_vote(doc.blocks, answer)
+    texts = {b.text: v for b, v in zip(doc.blocks, vote, strict=True)}
+    two_lines = "A sturdy leather boot, size 3, with a waterproof lining.\nRubber sole, lugged for grip"
+    assert texts["Trail boot model 3"] == 1.0 and texts[two_lines] == 1.0
+    assert texts["$130.00"] == 0.0  # the heuristic keeps no line under 10 characters, so it does not vote for it
+    assert texts["Home Shop all"] == 0.0 and texts["Copyright 2026 Example Outfitters"] == 0.0
+    assert np.array_equal(segment_with_vote(html).extra[VOTE], vote)  # the heuristic on the segmenter's tree
+    deep = "<html><body>" + "<div>" * 3000 + "<p>Deep paragraph of body text.</p>" + "</div>" * 3000 + "</body></html>"
+    deep_doc, tree = segment_tree(deep)
+    assert tree is None  # BeautifulSoup parsed it: the heuristic parses the page itself
+    deep_vote = segment_with_vote(deep).extra[VOTE]
+    assert deep_vote.tolist() == heuristic_vote(deep_doc.blocks, heuristic_text(deep)).tolist() and deep_vote.any()
+    # a control character in text the heuristic moves: lxml refuses it, so the heuristic parses the page itself
+    vt = ("<html><body><div><nav>Home</nav>\x0b Body text of the article, long enough to keep.<p>More body "
+          "text in a paragraph of its own here.</p></div></body></html>")
+    with pytest.raises(ValueError, match="XML compatible"):
+        body_text(segment_tree(vt)[1])
+    vt_vote = segment_with_vote(vt).extra[VOTE]
+    assert vt_vote.tolist() == heuristic_vote(segment(vt).blocks, heuristic_text(vt)).tolist() and vt_vote.any()
+    assert not heuristic_vote(doc.blocks, "").any()
+    monkeypatch.setattr("bodyblocks.ensemble.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
+    lines = {b.text: v for b, v in zip(doc.blocks, heuristic_vote(doc.blocks, answer), strict=True)}
+    assert lines["Trail boot model 3"] == 1.0 and lines[two_lines] == 0.0
+
+
+def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tuple[Path, Path, Path],
+                                                                       tmp_path: Path) -> None:
     root, model, gbt = parts
     result = make_ensemble(model, gbt, tmp_path / "ens")
     meta = read_ensemble(tmp_path / "ens")
     assert meta["weight"] in WEIGHTS and meta["weight"] == result["weight"]
+    assert meta["heuristic"] in HEURISTIC_WEIGHTS and meta["heuristic"] == result["heuristic"]
     assert meta["model_path"].resolve() == model.resolve() and meta["gbt_path"].resolve() == gbt.resolve()
     by_weight = result["by_weight"]
-    assert result["val_page_f1"] == max(by_weight.values())  # the best weight on validation was kept
-    assert by_weight["1.0"] == result["model_alone"] and by_weight["0.0"] == result["gbt_alone"]
-    ex = EnsembleExtractor(tmp_path / "ens", device="cpu")
-    assert (ex.threshold, ex.rescue, ex.name) == (meta["threshold"], meta["rescue"], "ensemble")
-    page = next((root / "synth" / "html").glob("*.html.gz")).read_bytes()
-    doc = segment(page)
-    p_model = ModelExtractor(model, device="cpu").probabilities([doc])[0]
-    p_gbt = get_extractor("gbt", checkpoint=gbt).model.page_probabilities(doc.blocks)
-    expected = meta["weight"] * p_model + (1 - meta["weight"]) * p_gbt
-    assert np.allclose(ex.probabilities([doc])[0], expected, atol=1e-6)
-    result = ex.extract(page)
-    assert result.extractor == "ensemble" and result.text and len(result.probabilities or []) == len(doc.blocks)
+    assert len(by_weight) == sum(w + h <= 1 + 1e-9 for w in WEIGHTS for h in HEURISTIC_WEIGHTS)
+    assert result["val_page_f1"] == max(by_weight.values())  # the best weights on validation were kept
+    assert by_weight["1.0/0.0"] == result["model_alone"] and by_weight["0.0/0.0"] == result["gbt_alone"]
+    assert result["without_vote"]["val_page_f1"] == max(by_weight[f"{w}/0.0"] for w in WEIGHTS)
+    for h in (0.0, 0.3):  # the tuned folder, then one whose vote has a weight whatever validation said
+        meta = json.loads((tmp_path / "ens" / "config.json").read_text())
+        meta["heuristic"], meta["weight"] = h, 0.4
+        (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
+        ex = EnsembleExtractor(tmp_path / "ens", device="cpu")
+        assert (ex.threshold, ex.rescue, ex.name) == (meta["threshold"], meta["rescue"], "ensemble")
+        page = next((root / "synth" / "html").glob("*.html.gz")).read_bytes()
+        doc = ex.page_segmenter(page)
+        assert (VOTE in doc.extra) == bool(h)  # without a weight the heuristic never runs
+        p_model = ModelExtractor(model, device="cpu").probabilities([doc])[0]
+        p_gbt = get_extractor("gbt", checkpoint=gbt).model.page_probabilities(doc.blocks)
+        vote = heuristic_vote(doc.blocks, body_text(segment_tree(page)[1]))
+        expected = 0.4 * p_model + h * vote + (0.6 - h) * p_gbt
+        assert np.allclose(ex.probabilities([doc])[0], expected, atol=1e-6)
+        result = ex.extract(page)
+        assert result.extractor == "ensemble" and result.text and len(result.probabilities or []) == len(doc.blocks)
+        assert np.allclose(result.probabilities or [], expected, atol=1e-6)
+    fast = EnsembleExtractor(tmp_path / "ens", device="cpu", vote=False)  # the blend and rule tuned without it
+    wv = meta["without_vote"]
+    assert (fast.heuristic, fast.weight, fast.threshold, fast.rescue) == (0.0, wv["weight"], wv["threshold"],
+                                                                           wv["rescue"])
+    assert VOTE not in fast.page_segmenter(page).extra
+    p_fast = wv["weight"] * p_model + (1 - wv["weight"]) * p_gbt
+    assert np.allclose(fast.probabilities([segment(page)])[0], p_fast, atol=1e-6)
+    plain = segment(page)  # a page segmented without the vote: refused, unless its source comes along
+    with pytest.raises(ValueError, match="lack the heuristic's vote"):
+        ex.probabilities([plain])
+    again = ex.extract_documents([plain], [lambda: page])[0]
+    assert again.probabilities == result.probabilities and VOTE in plain.extra
     # a threshold given by hand turns the tuned rescue off, as for the model
     assert EnsembleExtractor(tmp_path / "ens", device="cpu", threshold=0.9).rescue is None
+    meta["weight"] = 0.9
+    (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="weight \\+ heuristic <= 1"):
+        EnsembleExtractor(tmp_path / "ens", device="cpu")
+
+
+def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parsing workers in other processes give the ensemble pages with the vote: the same answers as extract."""
+    from bodyblocks import ensemble
+
+    calls: list[int] = []
+    real = ensemble.add_vote
+
+    def add_vote(doc, html, tree=None):  # noqa: ANN001, ANN202
+        calls.append(os.getpid())
+        return real(doc, html, tree)
+
+    monkeypatch.setattr(ensemble, "add_vote", add_vote)
+    root, model, gbt = parts
+    make_ensemble(model, gbt, tmp_path / "ens")
+    meta = json.loads((tmp_path / "ens" / "config.json").read_text())
+    meta["heuristic"], meta["weight"] = 0.3, 0.4
+    (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
+    pages = sorted((root / "synth" / "html").glob("*.html.gz"))[:4]
+    opts = {"checkpoint": str(tmp_path / "ens"), "device": "cpu"}
+    for workers in (1, 2):
+        calls.clear()  # (tuning made votes too)
+        out = tmp_path / f"out{workers}"
+        totals = run_batch(pages, out, BatchOptions(extractor="ensemble", extractor_opts=opts, workers=workers,
+                                                    fmt="json", progress=False))
+        assert totals.ok == 4
+        # one worker parses in this process; two parse in theirs, so the vote is never made again here
+        assert calls.count(os.getpid()) == (4 if workers == 1 else 0)
+        ex = EnsembleExtractor(tmp_path / "ens", device="cpu")
+        for page in pages:
+            rec = json.loads((out / f"{stem_of(page)}.json").read_text())
+            assert rec["text"] == ex.extract(page.read_bytes()).text
 
 
 def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
@@ -73,12 +182,28 @@ def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
     assert main(["ensemble", str(model), str(gbt), "--out", str(out)]) == 0
     made = json.loads(capsys.readouterr().out)
     meta = json.loads((out / "config.json").read_text())
-    meta["weight"], meta["threshold"] = 0.0, 0.99  # a poor setting that `tune` must replace
+    meta["weight"], meta["heuristic"], meta["threshold"] = 0.0, 0.3, 0.99  # poor settings that `tune` must replace
     (out / "config.json").write_text(json.dumps(meta))
     assert main(["tune", str(out)]) == 0
     tuned = json.loads(capsys.readouterr().out)
-    assert (tuned["weight"], tuned["threshold"]) == (made["weight"], made["threshold"])
+    assert (tuned["weight"], tuned["heuristic"], tuned["threshold"]) == (made["weight"], made["heuristic"],
+                                                                         made["threshold"])
     assert main(["ensemble", str(model), str(tmp_path / "missing"), "--out", str(tmp_path / "e2")]) == 2
+    page = next((parts[0] / "synth" / "html").glob("*.html.gz"))
+    meta = json.loads((out / "config.json").read_text())
+    meta["heuristic"], meta["weight"] = 0.3, 0.4  # a vote with a weight, so that leaving it out shows
+    (out / "config.json").write_text(json.dumps(meta))
+    seen = []
+    for flags, vote in (([], True), (["--no-vote"], False)):
+        dest = tmp_path / f"x{vote}"
+        assert main(["extract", str(page), "--out", str(dest), "--extractor", "ensemble", "--checkpoint", str(out),
+                     "--format", "json", "--no-progress", *flags]) == 0
+        rec = json.loads((dest / f"{stem_of(page)}.json").read_text())
+        want = EnsembleExtractor(out, device="cpu", vote=vote).extract(page.read_bytes()).probabilities
+        assert np.allclose([b["p_body"] for b in rec["blocks"]], want, atol=1e-6)
+        seen.append(want)
+    assert not np.allclose(seen[0], seen[1])
+    assert main(["extract", str(page), "--out", str(tmp_path / "h"), "--extractor", "heuristic", "--no-vote"]) == 2
     with pytest.raises(ValueError, match="not an ensemble"):
         read_ensemble(model)
 

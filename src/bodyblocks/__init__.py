@@ -5,7 +5,8 @@
     >>> result.title, result.text, result.low_confidence
 
 `extract` uses the default extractor: the shipped ensemble (checkpoints/ensemble: the block Transformer in
-checkpoints/default averaged with the boosted trees in checkpoints/gbt) when present, else the model alone.
+checkpoints/default blended with the boosted trees in checkpoints/gbt and the heuristic's vote) when
+present, else the model alone.
 `Extractor` (predict.ModelExtractor) loads a model checkpoint once and takes batches; the ensemble's
 extractor, `bodyblocks.ensemble.EnsembleExtractor`, takes the same options.
 """

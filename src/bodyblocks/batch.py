@@ -133,12 +133,15 @@ def _url_jobs(path: Path, capture_opts: dict[str, Any]) -> Iterator[Job]:
 
 # ------------------------------------------------------------------------------------------ worker side
 _EXTRACTOR: Any = None  # the per-process extractor (baselines) or None (block path: segment only)
+_SEGMENTER: Callable[[bytes | str], Document] | None = None  # the block path's HTML -> Document
 _LIMIT = 60
 
 
-def _init_worker(extractor_name: str | None, opts: dict[str, Any], limit: int) -> None:
-    global _EXTRACTOR, _LIMIT
+def _init_worker(extractor_name: str | None, opts: dict[str, Any], limit: int,
+                 segmenter: Callable[[bytes | str], Document] | None = None) -> None:
+    global _EXTRACTOR, _LIMIT, _SEGMENTER
     _LIMIT = limit
+    _SEGMENTER = segmenter  # the block classifier's page_segmenter (a module-level function: it pickles)
     _EXTRACTOR = None  # block classifiers get parsed Documents back (a previous run's extractor must not stay)
     if extractor_name is not None:
         from bodyblocks.extractors import get_extractor
@@ -164,7 +167,7 @@ def _work(job: Job) -> tuple[Job, Document | Extraction | None, str | None, floa
         if _EXTRACTOR is None:
             from bodyblocks.segment import segment
 
-            result: Document | Extraction = segment(data)
+            result: Document | Extraction = (_SEGMENTER or segment)(data)
         else:
             result = _EXTRACTOR.extract(data, url=job.url)
         return job, result, None, time.perf_counter() - start
@@ -281,7 +284,8 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     lines_path = out / "report.pages.jsonl"
     jobs = iter_jobs(inputs, opts.capture_opts)
     bar = _progress(opts.progress)
-    init = (None if block_based else opts.extractor, opts.extractor_opts, opts.page_timeout)
+    init = (None if block_based else opts.extractor, opts.extractor_opts, opts.page_timeout,
+            getattr(main_extractor, "page_segmenter", None) if block_based else None)
     pool = mp.get_context("fork").Pool(opts.workers, _init_worker, init) if opts.workers > 1 else None
     if pool is None:
         _init_worker(*init)

@@ -51,6 +51,8 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                         "less one for this thread when the forward pass overlaps)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
+    p.add_argument("--no-vote", action="store_true",
+                   help="ensemble: leave out the heuristic's vote (faster; the blend and rule tuned without it)")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
     p.add_argument("--no-resume", action="store_true", help="redo pages whose output exists")
     p.add_argument("--no-progress", action="store_true")
@@ -70,6 +72,11 @@ def _run_extract(args: argparse.Namespace) -> int:
         extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
         if args.checkpoint:
             extractor_opts["checkpoint"] = args.checkpoint
+    if args.no_vote:
+        if name != "ensemble":
+            print(f"bodyblocks extract: --no-vote is an option of the ensemble, not of {name}", file=sys.stderr)
+            return 2
+        extractor_opts["vote"] = False
     batch_size = args.batch_size
     if batch_size is None:
         import torch

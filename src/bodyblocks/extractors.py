@@ -2,7 +2,8 @@
 
 Names: density, heuristic, scorer, regex, longest (baselines/), trafilatura, readability, gne (peers,
 the optional extra `peers`), model (the block classifier, imported lazily from bodyblocks.predict), gbt
-(the boosted-tree baseline, lazily from bodyblocks.gbt) and ensemble (the two averaged, bodyblocks.ensemble).
+(the boosted-tree baseline, lazily from bodyblocks.gbt) and ensemble (the two blended with the heuristic's
+vote, bodyblocks.ensemble).
 An extractor raises an InputError subclass for input it cannot read (empty, binary, corrupt) and returns
 an Extraction otherwise.
 """
@@ -46,7 +47,7 @@ def _model(**opts: Any) -> Extractor:
 
 
 def _ensemble(**opts: Any) -> Extractor:
-    """The model and the boosted trees averaged (bodyblocks.ensemble), imported only when asked for."""
+    """The model, the boosted trees and the heuristic's vote blended (bodyblocks.ensemble), imported only when asked."""
     from bodyblocks.ensemble import EnsembleExtractor
 
     return EnsembleExtractor(**opts)

@@ -39,7 +39,7 @@ def shipped_checkpoint() -> Path | None:
 def default_extractor_name() -> str:
     """The most accurate extractor available here.
 
-    "ensemble" (the model and the boosted trees averaged) when checkpoints/ensemble and both of its parts
+    "ensemble" (the model, the boosted trees and the heuristic's vote) when checkpoints/ensemble and both of its parts
     are shipped and $BODYBLOCKS_CHECKPOINT does not name another model; else "model" when a checkpoint is
     available; else the best rule-based extractor.
     """
@@ -186,15 +186,17 @@ class ModelExtractor:
         self.fallback = fallback
         self.batch_size = batch_size
         self._heuristic: Any = None
+        from bodyblocks.segment import segment
+
+        # HTML -> Document for this extractor (the batch runner's workers call it; the ensemble adds a vote)
+        self.page_segmenter: Callable[[str | bytes], Document] = segment
         # one-page batches (the batch runner's on CPU) go through the traced forward pass when it is exact
         self.single = self.model.single_page() if self.device.type == "cpu" else None
 
     # ----------------------------------------------------------------------------------- public API
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
         """Segment and classify one page."""
-        from bodyblocks.segment import segment
-
-        return self.extract_documents([segment(html)], [lambda: html])[0]
+        return self.extract_documents([self.page_segmenter(html)], [lambda: html])[0]
 
     def extract_documents(
         self, docs: Sequence[Document], sources: Sequence[Callable[[], str | bytes]] | None = None

@@ -500,6 +500,12 @@ def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHA
     Raises:
         bodyblocks.errors.InputError: empty, binary or undecodable input.
     """
+    return segment_tree(html, parser=parser, max_chars=max_chars)[0]
+
+
+def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS) -> tuple[Document, Any]:
+    """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
+    segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again."""
     text, encoding, replaced, truncated = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
@@ -514,7 +520,8 @@ def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHA
         with_noscript = _blocks(tree, parser, noscript=True)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
             blocks = with_noscript
-    return Document(blocks, _title(tree, parser), encoding, replaced, truncated)
+    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated)
+    return doc, (tree if parser == "lxml" else None)
 
 
 def block_record(block: Block) -> dict[str, Any]:

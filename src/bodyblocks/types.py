@@ -68,6 +68,7 @@ class Document:
     encoding: str = "utf-8"
     replaced: bool = False
     truncated: bool = False  # the input was cut at the size limit
+    extra: dict[str, Any] = field(default_factory=dict)  # what an extractor's segmenter adds per page
 
     @property
     def text(self) -> str:

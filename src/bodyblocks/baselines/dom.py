@@ -6,7 +6,7 @@ Every walk is iterative (pages nest 10,000 deep), and all text counts exclude wh
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import lxml.html
@@ -94,13 +94,6 @@ def tag_of(el: etree._Element) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
 
-def drop(root: HtmlElement, keep_out: Callable[[etree._Element], bool]) -> None:
-    """Remove every element for which keep_out is true (subtree and all), keeping its tail text."""
-    doomed = [el for el in root.iter() if el is not root and keep_out(el)]
-    for el in doomed:
-        remove_keep_tail(el)
-
-
 def remove_keep_tail(el: etree._Element) -> None:
     """Remove an element and its subtree; its tail text joins the previous sibling or the parent."""
     parent = el.getparent()
@@ -117,8 +110,9 @@ def remove_keep_tail(el: etree._Element) -> None:
 
 def drop_tags(root: HtmlElement, tags: Iterable[str]) -> None:
     """Remove elements by tag name, plus comments and processing instructions."""
-    names = frozenset(tags)
-    drop(root, lambda el: not isinstance(el.tag, str) or tag_of(el) in names)
+    kinds = (etree.Comment, etree.ProcessingInstruction, etree.Entity, *frozenset(tags))  # lxml's HTML parser
+    for el in [el for el in root.iter(*kinds) if el is not root]:  # writes tag names in lower case
+        remove_keep_tail(el)
 
 
 def class_id(el: etree._Element) -> str:
@@ -189,34 +183,86 @@ class NodeStats:
         return self.link_chars / self.chars if self.chars else 0.0
 
 
-def node_stats(root: etree._Element) -> dict[etree._Element, NodeStats]:
-    """Statistics of every element's subtree, computed bottom-up in one post-order walk."""
+def node_stats(root: etree._Element, punct: bool = True) -> dict[etree._Element, NodeStats]:
+    """Statistics of every element's subtree, computed bottom-up in one post-order walk (`punct` False:
+    punctuation is not counted, NodeStats.punct stays 0)."""
+    count_p = count_punct if punct else _zero
     stats: dict[etree._Element, NodeStats] = {}
+    get = stats.get
     for _, el in etree.iterwalk(root, events=("end",)):
-        if not isinstance(el.tag, str):
+        tag = el.tag
+        if not isinstance(tag, str):
             continue
-        s = NodeStats()
-        own = el.text or ""
-        s.chars, s.punct = count_chars(own), count_punct(own)
+        own = el.text
+        chars, marks = (count_chars(own), count_p(own)) if own else (0, 0)
+        link_chars = tags = link_tags = paragraphs = 0
         for child in el:
-            c = stats.get(child)
+            c = get(child)
             if c is not None:
-                s.chars += c.chars
-                s.link_chars += c.link_chars
-                s.tags += c.tags + 1
-                s.link_tags += c.link_tags
-                s.punct += c.punct
-                s.paragraphs += c.paragraphs
-            tail = child.tail or ""
-            s.chars += count_chars(tail)
-            s.punct += count_punct(tail)
-        tag = tag_of(el)
+                chars += c.chars
+                link_chars += c.link_chars
+                tags += c.tags + 1
+                link_tags += c.link_tags
+                marks += c.punct
+                paragraphs += c.paragraphs
+            tail = child.tail
+            if tail:
+                chars += count_chars(tail)
+                marks += count_p(tail)
+        tag = tag.lower()
         if tag == "a":
-            s.link_chars, s.link_tags = s.chars, s.link_tags + 1
-        if tag in PARAGRAPH_TAGS and s.chars:
-            s.paragraphs += 1
-        stats[el] = s
+            link_chars, link_tags = chars, link_tags + 1
+        if tag in PARAGRAPH_TAGS and chars:
+            paragraphs += 1
+        stats[el] = NodeStats(chars, link_chars, tags, link_tags, marks, paragraphs)
     return stats
+
+
+def _zero(_text: str) -> int:
+    return 0
+
+
+def drop_with_stats(root: etree._Element, doomed: list[etree._Element],
+                    stats: dict[etree._Element, NodeStats]) -> None:
+    """Remove the doomed elements (document order, as `drop` finds them) and bring `stats` up to date, as
+    node_stats(root) would compute it again: the removed subtrees leave the dict, and each ancestor
+    loses what they held (an <a> keeps link characters = characters; a <p> that has lost all its text is
+    no paragraph). Tails stay in the parent, which is what remove_keep_tail does with them."""
+    gone: set[etree._Element] = set()
+    for el in doomed:
+        parent = el.getparent()
+        node, detached = parent, False  # an element inside an already removed one: its stats went with it
+        while node is not None:
+            if node in gone:
+                detached = True
+                break
+            node = node.getparent()
+        remove_keep_tail(el)
+        gone.add(el)
+        if detached or parent is None:
+            continue
+        s = stats.get(el)
+        for x in el.iter():
+            stats.pop(x, None)
+        if s is None:
+            continue
+        delta = NodeStats(s.chars, s.link_chars, s.tags + 1, s.link_tags, s.punct, s.paragraphs)
+        node = parent
+        while node is not None and node in stats and delta != _NOTHING:  # up to the root of the stats
+            old = stats[node]
+            chars = old.chars - delta.chars
+            tag = tag_of(node)
+            emptied = tag in PARAGRAPH_TAGS and old.chars > 0 and chars == 0  # no longer a paragraph
+            new = NodeStats(chars, chars if tag == "a" else old.link_chars - delta.link_chars,
+                            old.tags - delta.tags, old.link_tags - delta.link_tags, old.punct - delta.punct,
+                            old.paragraphs - delta.paragraphs - int(emptied))
+            stats[node] = new
+            delta = NodeStats(old.chars - new.chars, old.link_chars - new.link_chars, old.tags - new.tags,
+                              old.link_tags - new.link_tags, old.punct - new.punct, old.paragraphs - new.paragraphs)
+            node = node.getparent()
+
+
+_NOTHING = NodeStats()
 
 
 def body_of(root: HtmlElement) -> HtmlElement:

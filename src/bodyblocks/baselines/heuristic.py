@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from lxml import etree
 
@@ -26,8 +26,8 @@ from bodyblocks.baselines.dom import (
     block_lines,
     body_of,
     class_id,
-    drop,
     drop_tags,
+    drop_with_stats,
     node_stats,
     page_title,
     parse,
@@ -43,11 +43,14 @@ def holds_body(s: NodeStats | None, page_chars: int) -> bool:
     return s is not None and s.paragraphs >= R.KEEP_PARAGRAPHS and s.chars > R.KEEP_TEXT_SHARE * page_chars
 
 
-def prune(body: etree._Element, doomed: Callable[[etree._Element], bool]) -> None:
-    """Drop the elements `doomed` names, except containers that hold the body."""
-    stats = node_stats(body)
+def prune(body: etree._Element, doomed: Callable[[etree._Element], bool],
+          stats: dict[etree._Element, NodeStats], candidates: Iterable[etree._Element] | None = None) -> None:
+    """Drop the elements `doomed` names, except containers that hold the body; `stats` (node_stats of
+    body) is kept up to date. `candidates`: the elements that can be doomed, in document order (the
+    default, all, costs a Python object per element)."""
     page_chars = max(1, stats[body].chars)
-    drop(body, lambda el: doomed(el) and not holds_body(stats.get(el), page_chars))
+    drop_with_stats(body, [el for el in (body.iter() if candidates is None else candidates) if el is not body
+                           and doomed(el) and not holds_body(stats.get(el), page_chars)], stats)
 
 
 def is_boilerplate_tag(el: etree._Element) -> bool:
@@ -125,12 +128,21 @@ class HeuristicExtractor:
         """Body lines of the promoted best container; title as its own channel."""
         root, decoded = parse(html)  # 1. decode, 2. parse with recovery
         title = page_title(root)  # 8. read before steps 3-4 remove <head> and <header>
-        drop_tags(root, R.INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
-        body = body_of(root)
-        prune(body, is_boilerplate_tag)
-        prune(body, has_negative_hint)  # 4.
-        stats = node_stats(body)
-        best = best_candidate(body, stats)  # 5.
-        lines = filter_lines(promote(best, body, stats)) if best is not None else []  # 6., 7.
-        text = "\n".join(lines)
+        text = body_text(root)
         return Extraction(text, title, self.name, decoded.encoding, no_body=not text, replaced=decoded.replaced)
+
+
+def body_text(root: etree._Element) -> str:
+    """Steps 3-7 on a parsed page (the tree is pruned in place): the body lines, "" when there is none."""
+    drop_tags(root, R.INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
+    body = body_of(root)
+    stats = node_stats(body, punct=False)
+    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS))
+    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"))  # 4.
+    best = best_candidate(body, stats)  # 5.
+    return "\n".join(filter_lines(promote(best, body, stats)) if best is not None else [])  # 6., 7.
+
+
+def heuristic_text(html: str | bytes) -> str:
+    """The heuristic's body text of a page, without its title (the ensemble's vote)."""
+    return body_text(parse(html)[0])

@@ -6,6 +6,7 @@ were chosen by hand on a few pages and are marked so. Re-run `bodyblocks evaluat
 
 from __future__ import annotations
 
+import functools
 import re
 
 # ---------------------------------------------------------------------------------------------- tags
@@ -37,12 +38,12 @@ _WS = re.compile(r"\s+")
 
 def count_punct(text: str) -> int:
     """Chinese and Western punctuation marks in a text."""
-    return len(_PUNCT_RE.findall(text))
+    return len(_PUNCT_RE.findall(text)) if text and not text.isspace() else 0  # (most tails are white space)
 
 
 def count_chars(text: str) -> int:
     """Characters without white space."""
-    return len(_WS.sub("", text))
+    return len(_WS.sub("", text)) if text and not text.isspace() else 0
 
 
 # ------------------------------------------------------------------------------------ class/id hints
@@ -87,12 +88,14 @@ def _hits(tokens: list[str], affix: tuple[str, ...], exact: frozenset[str]) -> b
     return any(t in exact or any(_affix_hit(t, w) for w in affix) for t in tokens)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pages repeat their class names; the answer depends on the string alone
 def is_negative(class_id: str) -> bool:
     """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
     tokens = hint_tokens(class_id)
     return _hits(tokens, NEGATIVE_AFFIX, NEGATIVE_EXACT) and not STRONG_POSITIVE.intersection(tokens)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def is_positive(class_id: str) -> bool:
     """Class/id names of article bodies."""
     return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)
