@@ -233,8 +233,8 @@ def _pruned(html: str | bytes, punct: bool = False) -> tuple[dict, dict, object]
     drop_tags(root, rules.INVISIBLE_TAGS)
     body = body_of(root)
     stats = node_stats(body, punct=punct)
-    H.prune(body, H.is_boilerplate_tag, stats, body.iter(*rules.BOILERPLATE_TAGS))
-    H.prune(body, H.has_negative_hint, stats, body.xpath(".//*[@class or @id]"))
+    H.prune(body, H.is_boilerplate_tag, stats, body.iter(*rules.BOILERPLATE_TAGS), punct)
+    H.prune(body, H.has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct)
     return stats, node_stats(body, punct=punct), body
 
 
@@ -262,3 +262,20 @@ def test_pruning_statistics_match_a_fresh_walk_on_dataset_pages() -> None:
     for path in pages:
         stats, fresh, _ = _pruned(gzip.decompress(path.read_bytes()))
         assert list(stats) == list(fresh) and all(stats[e] == fresh[e] for e in fresh), path.name
+
+
+def test_pruning_a_deep_page_recomputes_each_ancestor_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thousands of pruned elements under a deep chain of <div>s: the ancestors are recomputed once each,
+    not once per pruned element (that was quadratic: 70 s for such a page before)."""
+    from bodyblocks.baselines import dom
+
+    depth, items = 300, 2000
+    html = ("<html><body>" + "<div>" * depth + "<p>Body paragraph, long enough to keep.</p>" * 3
+            + "<li class='menu-item'><a href='#'>t</a></li> " * items + "</div>" * depth + "</body></html>")
+    calls = []
+    real = dom._one_node
+    monkeypatch.setattr(dom, "_one_node", lambda *a: calls.append(1) or real(*a))
+    stats, fresh, _ = _pruned(html)
+    walks = 2 * (depth + 2 * items + 10)  # the two node_stats walks: every element (div, p, li, a) once each
+    assert len(calls) <= walks + depth + 10  # plus the pruned items' ancestors, each once
+    assert list(stats) == list(fresh) and all(stats[e] == fresh[e] for e in fresh)

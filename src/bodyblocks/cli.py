@@ -134,7 +134,8 @@ def _run_train(args: argparse.Namespace) -> int:
 
 def _add_tune(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tune", help="re-tune a checkpoint's decision rule (threshold, rescue) on validation")
-    p.add_argument("checkpoint", help="model, gbt or ensemble folder (config.json is rewritten)")
+    p.add_argument("checkpoint", help="model, gbt or ensemble folder (config.json is rewritten; an ensemble's "
+                                      "weights too, which needs the validation pages' HTML in the datasets)")
     p.add_argument("config", nargs="?", default=None,
                    help="YAML config whose data section picks the pages (default: the checkpoint's own)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -143,7 +144,8 @@ def _add_tune(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_ensemble(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ensemble", help="average a model and a gbt checkpoint; weight and rule tuned on validation")
+    p = sub.add_parser("ensemble", help="blend a model, a gbt checkpoint and the heuristic's vote; weights and rule "
+                                        "tuned on the validation pages (their HTML is read from the datasets)")
     p.add_argument("model", help="model checkpoint folder, e.g. checkpoints/default")
     p.add_argument("gbt", help="gbt checkpoint folder, e.g. checkpoints/gbt")
     p.add_argument("--out", required=True, help="ensemble folder to write (config.json with relative paths)")

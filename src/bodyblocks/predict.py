@@ -205,7 +205,8 @@ class ModelExtractor:
 
         Args:
             docs: segmented pages.
-            sources: per page, a function returning its HTML; only called for the fallback.
+            sources: per page, a function returning its HTML; called for the fallback, and by the ensemble
+                for a page segmented without the heuristic's vote.
         """
         prepared = self.prepare(docs)
         return self.finish(prepared, self.forward(prepared), sources)

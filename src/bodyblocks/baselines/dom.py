@@ -6,7 +6,7 @@ Every walk is iterative (pages nest 10,000 deep), and all text counts exclude wh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import lxml.html
@@ -188,81 +188,67 @@ def node_stats(root: etree._Element, punct: bool = True) -> dict[etree._Element,
     punctuation is not counted, NodeStats.punct stays 0)."""
     count_p = count_punct if punct else _zero
     stats: dict[etree._Element, NodeStats] = {}
-    get = stats.get
     for _, el in etree.iterwalk(root, events=("end",)):
-        tag = el.tag
-        if not isinstance(tag, str):
-            continue
-        own = el.text
-        chars, marks = (count_chars(own), count_p(own)) if own else (0, 0)
-        link_chars = tags = link_tags = paragraphs = 0
-        for child in el:
-            c = get(child)
-            if c is not None:
-                chars += c.chars
-                link_chars += c.link_chars
-                tags += c.tags + 1
-                link_tags += c.link_tags
-                marks += c.punct
-                paragraphs += c.paragraphs
-            tail = child.tail
-            if tail:
-                chars += count_chars(tail)
-                marks += count_p(tail)
-        tag = tag.lower()
-        if tag == "a":
-            link_chars, link_tags = chars, link_tags + 1
-        if tag in PARAGRAPH_TAGS and chars:
-            paragraphs += 1
-        stats[el] = NodeStats(chars, link_chars, tags, link_tags, marks, paragraphs)
+        if isinstance(el.tag, str):
+            stats[el] = _one_node(el, stats.get, count_p)
     return stats
+
+
+def _one_node(el: etree._Element, get: Callable[[etree._Element], NodeStats | None],
+              count_p: Callable[[str], int]) -> NodeStats:
+    """An element's statistics from its own text, its children's tails and its children's statistics."""
+    own = el.text
+    chars, marks = (count_chars(own), count_p(own)) if own else (0, 0)
+    link_chars = tags = link_tags = paragraphs = 0
+    for child in el:
+        c = get(child)
+        if c is not None:
+            chars += c.chars
+            link_chars += c.link_chars
+            tags += c.tags + 1
+            link_tags += c.link_tags
+            marks += c.punct
+            paragraphs += c.paragraphs
+        tail = child.tail
+        if tail:
+            chars += count_chars(tail)
+            marks += count_p(tail)
+    tag = el.tag.lower()
+    if tag == "a":
+        link_chars, link_tags = chars, link_tags + 1
+    if tag in PARAGRAPH_TAGS and chars:
+        paragraphs += 1
+    return NodeStats(chars, link_chars, tags, link_tags, marks, paragraphs)
 
 
 def _zero(_text: str) -> int:
     return 0
 
 
-def drop_with_stats(root: etree._Element, doomed: list[etree._Element],
-                    stats: dict[etree._Element, NodeStats]) -> None:
-    """Remove the doomed elements (document order, as `drop` finds them) and bring `stats` up to date, as
-    node_stats(root) would compute it again: the removed subtrees leave the dict, and each ancestor
-    loses what they held (an <a> keeps link characters = characters; a <p> that has lost all its text is
-    no paragraph). Tails stay in the parent, which is what remove_keep_tail does with them."""
-    gone: set[etree._Element] = set()
+def drop_with_stats(doomed: list[etree._Element], stats: dict[etree._Element, NodeStats],
+                    punct: bool = True) -> None:
+    """Remove the doomed elements (subtree and all, keeping their tails: remove_keep_tail) and bring
+    `stats` (node_stats of the tree, with the same `punct`) up to date, equal to a fresh node_stats.
+
+    Linear in the tree, whatever its depth: the removed subtrees leave the dict (an element already gone
+    with a removed ancestor is skipped); their ancestors are marked, each once (the climb stops at one
+    already marked), then recomputed from their children in the dict's post-order, children first.
+    """
+    dirty: set[etree._Element] = set()
     for el in doomed:
-        parent = el.getparent()
-        node, detached = parent, False  # an element inside an already removed one: its stats went with it
-        while node is not None:
-            if node in gone:
-                detached = True
-                break
-            node = node.getparent()
-        remove_keep_tail(el)
-        gone.add(el)
-        if detached or parent is None:
+        if el not in stats:  # inside a subtree removed before it (or not an element the walk counted)
             continue
-        s = stats.get(el)
+        parent = el.getparent()
+        remove_keep_tail(el)
         for x in el.iter():
             stats.pop(x, None)
-        if s is None:
-            continue
-        delta = NodeStats(s.chars, s.link_chars, s.tags + 1, s.link_tags, s.punct, s.paragraphs)
-        node = parent
-        while node is not None and node in stats and delta != _NOTHING:  # up to the root of the stats
-            old = stats[node]
-            chars = old.chars - delta.chars
-            tag = tag_of(node)
-            emptied = tag in PARAGRAPH_TAGS and old.chars > 0 and chars == 0  # no longer a paragraph
-            new = NodeStats(chars, chars if tag == "a" else old.link_chars - delta.link_chars,
-                            old.tags - delta.tags, old.link_tags - delta.link_tags, old.punct - delta.punct,
-                            old.paragraphs - delta.paragraphs - int(emptied))
-            stats[node] = new
-            delta = NodeStats(old.chars - new.chars, old.link_chars - new.link_chars, old.tags - new.tags,
-                              old.link_tags - new.link_tags, old.punct - new.punct, old.paragraphs - new.paragraphs)
-            node = node.getparent()
-
-
-_NOTHING = NodeStats()
+        while parent is not None and parent in stats and parent not in dirty:
+            dirty.add(parent)
+            parent = parent.getparent()
+    if dirty:
+        count_p = count_punct if punct else _zero
+        for node in [n for n in stats if n in dirty]:  # post-order: a node's children are up to date
+            stats[node] = _one_node(node, stats.get, count_p)
 
 
 def body_of(root: HtmlElement) -> HtmlElement:

@@ -43,14 +43,14 @@ def holds_body(s: NodeStats | None, page_chars: int) -> bool:
     return s is not None and s.paragraphs >= R.KEEP_PARAGRAPHS and s.chars > R.KEEP_TEXT_SHARE * page_chars
 
 
-def prune(body: etree._Element, doomed: Callable[[etree._Element], bool],
-          stats: dict[etree._Element, NodeStats], candidates: Iterable[etree._Element] | None = None) -> None:
+def prune(body: etree._Element, doomed: Callable[[etree._Element], bool], stats: dict[etree._Element, NodeStats],
+          candidates: Iterable[etree._Element] | None = None, punct: bool = True) -> None:
     """Drop the elements `doomed` names, except containers that hold the body; `stats` (node_stats of
-    body) is kept up to date. `candidates`: the elements that can be doomed, in document order (the
-    default, all, costs a Python object per element)."""
+    body, with the same `punct`) is kept up to date. `candidates`: the elements that can be doomed, in
+    document order (the default, all, costs a Python object per element)."""
     page_chars = max(1, stats[body].chars)
-    drop_with_stats(body, [el for el in (body.iter() if candidates is None else candidates) if el is not body
-                           and doomed(el) and not holds_body(stats.get(el), page_chars)], stats)
+    drop_with_stats([el for el in (body.iter() if candidates is None else candidates) if el is not body
+                     and doomed(el) and not holds_body(stats.get(el), page_chars)], stats, punct)
 
 
 def is_boilerplate_tag(el: etree._Element) -> bool:
@@ -136,9 +136,9 @@ def body_text(root: etree._Element) -> str:
     """Steps 3-7 on a parsed page (the tree is pruned in place): the body lines, "" when there is none."""
     drop_tags(root, R.INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
     body = body_of(root)
-    stats = node_stats(body, punct=False)
-    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS))
-    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"))  # 4.
+    stats = node_stats(body, punct=False)  # (step 5 scores no punctuation)
+    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS), punct=False)
+    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct=False)  # 4.
     best = best_candidate(body, stats)  # 5.
     return "\n".join(filter_lines(promote(best, body, stats)) if best is not None else [])  # 6., 7.
 

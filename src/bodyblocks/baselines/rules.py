@@ -88,14 +88,14 @@ def _hits(tokens: list[str], affix: tuple[str, ...], exact: frozenset[str]) -> b
     return any(t in exact or any(_affix_hit(t, w) for w in affix) for t in tokens)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # pages repeat their class names; the answer depends on the string alone
+@functools.lru_cache(maxsize=1 << 13)  # pages repeat their class names; the answer depends on the string alone
 def is_negative(class_id: str) -> bool:
     """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
     tokens = hint_tokens(class_id)
     return _hits(tokens, NEGATIVE_AFFIX, NEGATIVE_EXACT) and not STRONG_POSITIVE.intersection(tokens)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 13)
 def is_positive(class_id: str) -> bool:
     """Class/id names of article bodies."""
     return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)
