@@ -226,15 +226,10 @@ PRUNED = """<html><body><div id="page">
 
 def _pruned(html: str | bytes, punct: bool = False) -> tuple[dict, dict, object]:
     """(statistics kept up to date through the heuristic's two prunes, a fresh walk of the result, body)."""
-    from bodyblocks.baselines import heuristic as H
-    from bodyblocks.baselines.dom import body_of, drop_tags, node_stats
+    from bodyblocks.baselines.dom import node_stats
+    from bodyblocks.baselines.heuristic import pruned_body
 
-    root, _ = parse(html)
-    drop_tags(root, rules.INVISIBLE_TAGS)
-    body = body_of(root)
-    stats = node_stats(body, punct=punct)
-    H.prune(body, H.is_boilerplate_tag, stats, body.iter(*rules.BOILERPLATE_TAGS), punct)
-    H.prune(body, H.has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct)
+    body, stats = pruned_body(parse(html)[0], punct)
     return stats, node_stats(body, punct=punct), body
 
 

@@ -139,13 +139,14 @@ def _vote_of(cp: Any, html: bytes | str) -> np.ndarray:
 
 def _val_html(val: Sequence[Any], data: DataConfig) -> dict[tuple[str, str], bytes | str]:
     """The HTML of the validation pages, by (dataset, id), read from their dataset folders."""
-    from bodyblocks.datasets import read_dataset, resolve_dataset
+    from bodyblocks.datasets import page_from_record, read_records, resolve_dataset
 
     wanted = {(cp.dataset, cp.id) for cp in val}
     html: dict[tuple[str, str], bytes | str] = {}
-    for name in sorted({cp.dataset for cp in val}):
+    for name in sorted({cp.dataset for cp in val}):  # cached datasets have pages.jsonl (cache.load_cached)
         folder = resolve_dataset(Path(data.root) / name if data.root else name)
-        html.update(((name, p.id), p.html) for p in read_dataset(folder) if (name, p.id) in wanted)
+        html.update(((name, rec["id"]), page_from_record(folder, rec).html)  # only these pages' files are read
+                    for rec in read_records(folder) if (name, rec["id"]) in wanted)
     missing = wanted - html.keys()
     if missing:
         raise ValueError(f"{len(missing)} validation pages have no HTML in their dataset folders")

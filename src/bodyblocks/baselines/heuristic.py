@@ -44,13 +44,12 @@ def holds_body(s: NodeStats | None, page_chars: int) -> bool:
 
 
 def prune(body: etree._Element, doomed: Callable[[etree._Element], bool], stats: dict[etree._Element, NodeStats],
-          candidates: Iterable[etree._Element] | None = None, punct: bool = True) -> None:
-    """Drop the elements `doomed` names, except containers that hold the body; `stats` (node_stats of
-    body, with the same `punct`) is kept up to date. `candidates`: the elements that can be doomed, in
-    document order (the default, all, costs a Python object per element)."""
+          candidates: Iterable[etree._Element], punct: bool) -> None:
+    """Drop the elements `doomed` names among `candidates` (document order), except containers that hold
+    the body; `stats` (node_stats of body, with the same `punct`) is kept up to date."""
     page_chars = max(1, stats[body].chars)
-    drop_with_stats([el for el in (body.iter() if candidates is None else candidates) if el is not body
-                     and doomed(el) and not holds_body(stats.get(el), page_chars)], stats, punct)
+    drop_with_stats([el for el in candidates if el is not body and doomed(el)
+                     and not holds_body(stats.get(el), page_chars)], stats, punct)
 
 
 def is_boilerplate_tag(el: etree._Element) -> bool:
@@ -132,13 +131,20 @@ class HeuristicExtractor:
         return Extraction(text, title, self.name, decoded.encoding, no_body=not text, replaced=decoded.replaced)
 
 
-def body_text(root: etree._Element) -> str:
-    """Steps 3-7 on a parsed page (the tree is pruned in place): the body lines, "" when there is none."""
+def pruned_body(root: etree._Element, punct: bool = False) -> tuple[etree._Element, dict[etree._Element, NodeStats]]:
+    """Steps 3-4 on a parsed page, in place: the body element and the node_stats of what is left (with
+    punctuation counted only when `punct`: step 5 scores none)."""
     drop_tags(root, R.INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
     body = body_of(root)
-    stats = node_stats(body, punct=False)  # (step 5 scores no punctuation)
-    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS), punct=False)
-    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct=False)  # 4.
+    stats = node_stats(body, punct)
+    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS), punct)
+    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct)  # 4.
+    return body, stats
+
+
+def body_text(root: etree._Element) -> str:
+    """Steps 3-7 on a parsed page (the tree is pruned in place): the body lines, "" when there is none."""
+    body, stats = pruned_body(root)
     best = best_candidate(body, stats)  # 5.
     return "\n".join(filter_lines(promote(best, body, stats)) if best is not None else [])  # 6., 7.
 
