@@ -138,7 +138,8 @@ def _vote_of(cp: Any, html: bytes | str) -> np.ndarray:
 
 
 def _val_html(val: Sequence[Any], data: DataConfig) -> dict[tuple[str, str], bytes | str]:
-    """The HTML of the validation pages, by (dataset, id), read from their dataset folders."""
+    """The HTML of the given cached pages (the validation pages, when tuning), by (dataset, id), read from
+    their dataset folders."""
     from bodyblocks.datasets import page_from_record, read_records, resolve_dataset
 
     wanted = {(cp.dataset, cp.id) for cp in val}
@@ -149,7 +150,7 @@ def _val_html(val: Sequence[Any], data: DataConfig) -> dict[tuple[str, str], byt
                     for rec in read_records(folder) if (name, rec["id"]) in wanted)
     missing = wanted - html.keys()
     if missing:
-        raise ValueError(f"{len(missing)} validation pages have no HTML in their dataset folders")
+        raise ValueError(f"{len(missing)} pages have no HTML in their dataset folders")
     return html
 
 
