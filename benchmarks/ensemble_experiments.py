@@ -29,7 +29,8 @@ Variants:
                     + (1 - a - b - h) * trees, every (a, b, h) of the grid
 
     bodyblocks train configs/notext.yaml                                   # runs/notext/best, ~45 min
-    nice -n 5 python benchmarks/ensemble_experiments.py --second runs/notext/best   # ~30 min on 2 cores
+    nice -n 5 python benchmarks/ensemble_experiments.py --second runs/notext/best   # ~20 min on 2 cores
+(docs/ensemble_experiments.md was made with --second runs/notext_s3/best: the same weights, bit for bit)
 """
 
 from __future__ import annotations
