@@ -42,6 +42,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,17 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.cache import CachedPage
-from bodyblocks.ensemble import HEURISTIC_WEIGHTS, VOTE, WEIGHTS, _val_html, blend, read_ensemble, segment_with_vote
-from bodyblocks.gbt import GbtConfig, GbtModel, gbt_features
+from bodyblocks.ensemble import (
+    HEURISTIC_WEIGHTS,
+    WEIGHTS,
+    _val_html,
+    _vote_of,
+    best_weights,
+    blend,
+    blend_scores,
+    read_ensemble,
+)
+from bodyblocks.gbt import GbtConfig, GbtModel, fit_sklearn, gbt_features
 from bodyblocks.model import read_checkpoint
 from bodyblocks.predict import ModelExtractor
 from bodyblocks.train import _page_f1, _page_items, load_pages, recorded_data, tune_decision
@@ -62,12 +72,7 @@ SMOOTHING = (0.1, 0.2, 0.3, 0.5)
 
 
 def _vote_job(job: tuple[str, list[str], bytes | str]) -> np.ndarray:
-    """The vote on a cached page's blocks, as segment_with_vote makes it when the page is extracted."""
-    key, texts, html = job
-    doc = segment_with_vote(html)
-    if [b.text for b in doc.blocks] != texts:
-        raise ValueError(f"{key}: the cache's blocks are not the segmenter's (rebuild the cache)")
-    return doc.extra[VOTE]
+    return _vote_of(*job)
 
 
 def vote_columns(blocks: Sequence[Any], vote: np.ndarray, containers: bool) -> np.ndarray:
@@ -110,23 +115,15 @@ def tree_inputs(pages: Sequence[CachedPage], votes: Sequence[np.ndarray], varian
 
 def fit_trees(variant: str, shipped: GbtConfig, train: Sequence[CachedPage], val: Sequence[CachedPage],
               votes_tr: Sequence[np.ndarray], votes_va: Sequence[np.ndarray]) -> tuple[list[np.ndarray], int]:
-    """Validation P(body) per page of the variant's trees, and their number of boosting iterations."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    cfg = GbtConfig(**{**shipped.__dict__, "neighbours": 2 if variant == "neighbours-2" else shipped.neighbours})
-    leaves, per_leaf, rate = (63, 20, 0.05) if variant == "bigger-trees" else (
-        cfg.max_leaf_nodes, cfg.min_samples_leaf, cfg.learning_rate)
+    """Validation P(body) per page of the variant's trees (gbt.fit_sklearn), and their boosting iterations."""
+    changes: dict[str, Any] = {"neighbours-2": {"neighbours": 2},
+                               "bigger-trees": {"max_leaf_nodes": 63, "min_samples_leaf": 20, "learning_rate": 0.05,
+                                                "max_iter": 2 * shipped.max_iter}}.get(variant, {})
+    cfg = replace(shipped, **changes)
     x, y, w = tree_inputs(train, votes_tr, variant, cfg)
     xv, yv, wv = tree_inputs(val, votes_va, variant, cfg)
-    rounds = cfg.max_iter * (2 if variant == "bigger-trees" else 1)
-    clf = HistGradientBoostingClassifier(
-        learning_rate=rate, max_iter=rounds, max_leaf_nodes=leaves, min_samples_leaf=per_leaf,
-        l2_regularization=cfg.l2_regularization, early_stopping=True, n_iter_no_change=cfg.n_iter_no_change,
-        scoring="loss", random_state=cfg.seed)
-    if variant == "page-weights":
-        clf.fit(x, y, sample_weight=w, X_val=xv, y_val=yv, sample_weight_val=wv)
-    else:  # unweighted, exactly as gbt.fit_sklearn fits the shipped trees
-        clf.fit(x, y, X_val=xv, y_val=yv)
+    weighted = variant == "page-weights"  # the others unweighted, exactly as the shipped trees were fitted
+    clf = fit_sklearn(x, y, xv, yv, cfg, w if weighted else None, wv if weighted else None)
     p = clf.predict_proba(xv)[:, 1].astype(np.float32)
     return np.split(p, np.cumsum([len(cp.blocks) for cp in val])[:-1]), int(clf.n_iter_)
 
@@ -143,9 +140,8 @@ def per_dataset(val: Sequence[CachedPage], probs: Sequence[np.ndarray], t: float
 def best_blend(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
                votes: Sequence[np.ndarray]) -> dict[str, Any]:
     """The best (w, h) and rule on validation, as ensemble.tune_ensemble chooses them."""
-    scores = {(w, h): tune_decision(val, blend(p_model, p_gbt, w, votes, h))
-              for h in HEURISTIC_WEIGHTS for w in WEIGHTS if w + h <= 1.0 + 1e-9}
-    w, h = max(scores, key=lambda k: (scores[k][2], -k[1], -abs(k[0] - 0.5)))
+    scores = blend_scores(val, p_model, p_gbt, votes)
+    w, h = best_weights(scores)
     t, r, score = scores[(w, h)]
     return {"weight": w, "heuristic": h, "threshold": t, "rescue": r, "val_page_f1": score,
             "by_dataset": per_dataset(val, blend(p_model, p_gbt, w, votes, h), t, r)}
@@ -207,8 +203,8 @@ def main() -> None:
     pages = [*train, *val]
     html = _val_html(pages, data)
     with Pool(2) as pool:
-        votes = pool.map(_vote_job, [(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks], html[(cp.dataset, cp.id)])
-                                     for cp in pages], chunksize=16)
+        votes = pool.map(_vote_job, [(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks],
+                                      html[(cp.dataset, cp.id)]) for cp in pages], chunksize=16)
     del html
     votes_tr, votes_va = votes[: len(train)], votes[len(train):]
     print(f"{len(train)} train and {len(val)} validation pages, votes made ({time.time() - t0:.0f} s)", flush=True)

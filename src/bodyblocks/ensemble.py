@@ -129,12 +129,28 @@ def segment_with_vote(html: str | bytes) -> Document:
     return add_vote(doc, html, tree)
 
 
-def _vote_of(cp: Any, html: bytes | str) -> np.ndarray:
-    """The vote on a cached page's blocks, made as segment_with_vote makes it for a page being extracted."""
+def _vote_of(key: str, texts: Sequence[str], html: bytes | str) -> np.ndarray:
+    """The vote on a cached page's blocks (their `texts`), made as segment_with_vote makes it for a page
+    being extracted; `key` names the page in the error raised when the cache's blocks are not the segmenter's."""
     doc = segment_with_vote(html)
-    if [b.text for b in doc.blocks] != [b.text for b in cp.blocks]:
-        raise ValueError(f"{cp.dataset}/{cp.id}: the cache's blocks are not the segmenter's (rebuild the cache)")
+    if [b.text for b in doc.blocks] != list(texts):
+        raise ValueError(f"{key}: the cache's blocks are not the segmenter's (rebuild the cache)")
     return doc.extra[VOTE]
+
+
+def blend_scores(val: Sequence[Any], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
+                 votes: Sequence[np.ndarray]) -> dict[tuple[float, float], tuple[float, float, float]]:
+    """(threshold, rescue, per-page F1) of the best rule for every blend (w, h): w in WEIGHTS, h in
+    HEURISTIC_WEIGHTS, w + h <= 1 (train.tune_decision on the validation pages `val`)."""
+    from bodyblocks.train import tune_decision
+
+    return {(w, h): tune_decision(val, blend(p_model, p_gbt, w, votes, h))
+            for h in HEURISTIC_WEIGHTS for w in WEIGHTS if w + h <= 1.0 + 1e-9}
+
+
+def best_weights(scores: dict[tuple[float, float], tuple[float, float, float]]) -> tuple[float, float]:
+    """The (w, h) of blend_scores with the best F1; ties go to the smaller h, then to the more even blend."""
+    return max(scores, key=lambda k: (scores[k][2], -k[1], -abs(k[0] - 0.5)))
 
 
 def _val_html(val: Sequence[Any], data: DataConfig) -> dict[tuple[str, str], bytes | str]:
@@ -158,8 +174,8 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None) -> dict[st
     """Choose the weights and the decision rule on the validation pages; rewrites FOLDER/config.json.
 
     `data` picks the pages; None: the data config recorded in the model checkpoint (else all datasets).
-    Every (w, h) with w in WEIGHTS, h in HEURISTIC_WEIGHTS and w + h <= 1 is scored; ties go to the
-    smaller h, then to the more even blend of the learners. Returns the chosen settings with the
+    Every (w, h) of blend_scores is scored; best_weights picks one (ties: the smaller h, then the more
+    even blend of the learners). Returns the chosen settings with the
     validation per-page F1 of the ensemble, of the best blend without the vote, and of each part alone.
     """
     from bodyblocks.gbt import GbtModel
@@ -178,10 +194,10 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None) -> dict[st
     gbt = GbtModel.load(meta["gbt_path"])
     p_gbt = [gbt.page_probabilities(cp.blocks) for cp in val]
     html = _val_html(val, data)
-    votes = [_vote_of(cp, html[(cp.dataset, cp.id)]) for cp in val]
-    scores = {(w, h): tune_decision(val, blend(p_model, p_gbt, w, votes, h))
-              for h in HEURISTIC_WEIGHTS for w in WEIGHTS if w + h <= 1.0 + 1e-9}
-    weight, heuristic = max(scores, key=lambda k: (scores[k][2], -k[1], -abs(k[0] - 0.5)))
+    votes = [_vote_of(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks], html[(cp.dataset, cp.id)])
+             for cp in val]
+    scores = blend_scores(val, p_model, p_gbt, votes)
+    weight, heuristic = best_weights(scores)
     threshold, rescue, score = scores[(weight, heuristic)]
     meta.update(weight=weight, heuristic=heuristic, threshold=threshold, rescue=rescue,
                 confident=max(threshold, 0.5))
