@@ -51,8 +51,9 @@ ALL = "all"
 # ----------------------------------------------------------------------------------------- data
 def load_splits(overrides: Sequence[str] = ()) -> dict[str, list[Any]]:
     """Labelled cached pages by split, as `bodyblocks train configs/default.yaml` sees them."""
-    from bodyblocks.config import load_config
     from bodyblocks.train import load_pages
+
+    from bodyblocks.config import load_config
 
     return load_pages(load_config(REPO / "configs" / "default.yaml", overrides).data)
 
@@ -95,6 +96,7 @@ def score(pages: Sequence[Any], texts: Sequence[str]) -> dict[str, dict[str, flo
 def model_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
     """What ModelExtractor keeps on each cached page (its blocks, its threshold)."""
     from bodyblocks.predict import ModelExtractor
+
     from bodyblocks.types import Document
 
     ex = ModelExtractor(checkpoint, device="cpu")
@@ -105,6 +107,7 @@ def model_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
 def gbt_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
     """What GbtExtractor keeps on each cached page."""
     from bodyblocks.gbt import GbtExtractor
+
     from bodyblocks.types import Document
 
     docs = [Document(cp.blocks, title=cp.title) for cp in pages]
@@ -113,7 +116,7 @@ def gbt_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
 
 def oracle_texts(pages: Sequence[Any]) -> list[str]:
     """The blocks labelled body (the ceiling of any block classifier on this segmentation)."""
-    from bodyblocks.labels import oracle_text
+    from bodyblocks.training.labels import oracle_text
 
     return [oracle_text(cp.blocks, cp.labels) for cp in pages]
 
@@ -132,8 +135,9 @@ def neural_config(base: Path, overrides: Sequence[str], out: Path, n_train: int,
 
 def train_neural(cfg: Any, splits: dict[str, list[Any]]) -> dict[str, Any]:
     """Train one variant; returns its best-epoch metrics, seconds and parameter count."""
-    from bodyblocks.model import BlockClassifier
     from bodyblocks.train import train
+
+    from bodyblocks.inference.model import BlockClassifier
 
     start = time.perf_counter()
     metrics = train(cfg, progress=False, splits=splits)

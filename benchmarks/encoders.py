@@ -35,7 +35,7 @@ def block_texts(root: Path | None, pages: int) -> list[str]:
             for rec in recs[::step][: max(pages // 4, 1)]:
                 texts += [b.text for b in segment(gzip.decompress((root / ds / rec["html"]).read_bytes())).blocks]
         return texts
-    from bodyblocks.synth import generate_corpus
+    from bodyblocks.training.synth import generate_corpus
 
     out = Path("/tmp/bodyblocks-bench-synth")
     generate_corpus(out, pages=pages, seed=1)

@@ -48,8 +48,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from bodyblocks.cache import CachedPage
 from bodyblocks.ensemble import (
     HEURISTIC_WEIGHTS,
     WEIGHTS,
@@ -61,9 +59,11 @@ from bodyblocks.ensemble import (
     read_ensemble,
 )
 from bodyblocks.gbt import GbtConfig, GbtModel, fit_sklearn, gbt_features
-from bodyblocks.model import read_checkpoint
 from bodyblocks.predict import ModelExtractor
 from bodyblocks.train import _page_f1, _page_items, load_pages, recorded_data, tune_decision
+
+from bodyblocks.inference.model import read_checkpoint
+from bodyblocks.training.cache import CachedPage
 from bodyblocks.types import Document
 
 REPO = Path(__file__).resolve().parents[1]

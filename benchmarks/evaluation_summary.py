@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.evalreport import format_table, plot_accuracy, write_json
-from bodyblocks.evaluate import ALL
+from bodyblocks.evaluation.evaluate import ALL
+from bodyblocks.evaluation.report import format_table, plot_accuracy, write_json
 
 CJK_LANG = "zh"  # split out of a multilingual dataset as its own row
 PEERS = ("trafilatura", "readability")  # the issue-5 target: beat both

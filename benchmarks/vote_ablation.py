@@ -21,8 +21,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from bodyblocks.datasets import find_datasets_root, read_records
-from bodyblocks.evaluate import EvalConfig, PageResult, evaluate
+from bodyblocks.evaluation.evaluate import EvalConfig, PageResult, evaluate
+from bodyblocks.training.datasets import find_datasets_root, read_records
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ("cleaneval-en", "cleanportaleval", "daniel", "dragnet", "l3s-gn1", "wcxb-dev")

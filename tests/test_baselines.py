@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import subprocess
 import sys
 import types
 
@@ -10,9 +11,9 @@ import pytest
 
 from bodyblocks.baselines import rules
 from bodyblocks.baselines.dom import parse, text_lines
-from bodyblocks.datasets import find_datasets_root
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
-from bodyblocks.extractors import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
+from bodyblocks.inference.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
+from bodyblocks.files import datasets_root
 from bodyblocks.types import Extraction
 
 PARAS = [
@@ -63,18 +64,15 @@ def test_unknown_extractor() -> None:
         get_extractor("nope")
 
 
-def test_model_is_imported_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    class FakeModel:
-        name = "model"
-
-        def __init__(self, checkpoint: str) -> None:
-            self.checkpoint = checkpoint
-
-    fake = types.ModuleType("bodyblocks.predict")
-    fake.ModelExtractor = FakeModel  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "bodyblocks.predict", fake)
-    ex = get_extractor("model", checkpoint="ckpt/x")
-    assert isinstance(ex, FakeModel) and ex.checkpoint == "ckpt/x"
+def test_torch_is_imported_only_for_the_model() -> None:
+    """The registry, the baselines and the trees run without torch: it is imported when a model is built."""
+    code = ("import sys; from bodyblocks.inference.registry import get_extractor; "
+            "get_extractor('heuristic').extract('<p>' + 'word ' * 50 + '</p>'); "
+            "from bodyblocks.inference.checkpoints import shipped; "
+            "shipped('gbt') and get_extractor('gbt').extract('<p>' + 'word ' * 50 + '</p>'); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 # ------------------------------------------------------------------------------------------- rules
@@ -249,10 +247,10 @@ def test_heuristic_text_is_the_extractors_body_text() -> None:
     assert heuristic_text(PRUNED) == ex.text and "Second paragraph" in ex.text and "Footer" not in ex.text
 
 
-@pytest.mark.skipif(find_datasets_root() is None, reason="../shared/datasets is not here")
+@pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not here")
 def test_pruning_statistics_match_a_fresh_walk_on_dataset_pages() -> None:
     """The same check on real pages (every 40th page of every dataset)."""
-    pages = sorted(find_datasets_root().glob("*/html/*.html.gz"))[::40]
+    pages = sorted(datasets_root().glob("*/html/*.html.gz"))[::40]
     assert len(pages) > 100
     for path in pages:
         stats, fresh, _ = _pruned(gzip.decompress(path.read_bytes()))

@@ -11,6 +11,8 @@ import pytest
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
 from bodyblocks.cli import main
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.segment import segment
 
 ARTICLE = """<html><head><title>Flood relief</title></head><body>
 <div class="nav"><a href="/">Home</a> | <a href="/news">News</a> | <a href="/about">About</a></div>
@@ -153,17 +155,17 @@ def test_url_list_is_captured_then_extracted(tmp_path: Path) -> None:
 
 
 class _Flaky:
-    """A block classifier in ModelExtractor's three steps whose batches fail (in `fail_in`: prepare or forward)
+    """A block extractor in BlockExtractor's three steps whose batches fail (in `fail_in`: prepare or forward)
     when they hold a poisoned page; it keeps every block."""
 
     name = "flaky"
+    overlaps = True
+    page_segmenter = staticmethod(segment)
     batches: list[int] = []
     threads: set[str] = set()
     fail_in = "forward"
 
     def extract(self, html: str | bytes, url: str | None = None):  # noqa: ANN201
-        from bodyblocks.segment import segment
-
         return self.extract_documents([segment(html)])[0]
 
     def extract_documents(self, docs, sources=None):  # noqa: ANN001, ANN201
@@ -189,9 +191,8 @@ class _Flaky:
         return [np.ones(len(d.blocks)) for d in docs]
 
     def finish(self, docs, probs, sources=None):  # noqa: ANN001, ANN201
-        from bodyblocks.predict import decide_blocks
-
-        return [decide_blocks(d, p, 0.5, 0.5, "flaky") for d, p in zip(docs, probs, strict=True)]
+        rule = DecisionRule(0.5, 0.5)
+        return [rule.decide(d, p, "flaky") for d, p in zip(docs, probs, strict=True)]
 
 
 @pytest.mark.parametrize(("overlap", "fail_in"), [(True, "forward"), (True, "prepare"), (False, "forward")])
@@ -199,11 +200,12 @@ def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool, fail_in: str) -> None:
     import threading
 
-    from bodyblocks import batch, extractors
+    from bodyblocks.batch import runner
+    from bodyblocks.inference import registry
 
-    monkeypatch.setitem(extractors.BASELINES, "flaky", _Flaky)
+    monkeypatch.setitem(registry.BASELINES, "flaky", _Flaky)
     monkeypatch.setattr(_Flaky, "fail_in", fail_in)
-    monkeypatch.setattr(batch, "GROUP", 1)  # batches of batch_size pages
+    monkeypatch.setattr(runner, "GROUP", 1)  # batches of batch_size pages
     _Flaky.batches, _Flaky.threads = [], set()
     src = make_inputs(tmp_path)
     for i in range(5):
@@ -257,11 +259,12 @@ class _Queued(_Flaky):
 
 def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks import batch, extractors
+    from bodyblocks.batch import runner, scheduler
+    from bodyblocks.inference import registry
 
-    monkeypatch.setitem(extractors.BASELINES, "queued", _Queued)
-    monkeypatch.setattr(batch, "IN_FLIGHT", 3)
-    monkeypatch.setattr(batch, "GROUP", 1)  # one page per call
+    monkeypatch.setitem(registry.BASELINES, "queued", _Queued)
+    monkeypatch.setattr(scheduler, "IN_FLIGHT", 3)
+    monkeypatch.setattr(runner, "GROUP", 1)  # one page per call
     src = tmp_path / "in"
     src.mkdir()
     for i in range(12):
@@ -280,11 +283,12 @@ def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
 @pytest.mark.parametrize("overlap", [True, False])
 def test_report_keeps_input_order_with_failed_pages_between_batches_in_flight(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
-    from bodyblocks import batch, extractors
+    from bodyblocks.batch import runner, scheduler
+    from bodyblocks.inference import registry
 
-    monkeypatch.setitem(extractors.BASELINES, "queued", _Queued)
-    monkeypatch.setattr(batch, "IN_FLIGHT", 3)
-    monkeypatch.setattr(batch, "GROUP", 2)
+    monkeypatch.setitem(registry.BASELINES, "queued", _Queued)
+    monkeypatch.setattr(scheduler, "IN_FLIGHT", 3)
+    monkeypatch.setattr(runner, "GROUP", 2)
     monkeypatch.setattr(_Queued, "fail_in", "forward")
     src = tmp_path / "in"
     src.mkdir()
@@ -302,16 +306,15 @@ def test_report_keeps_input_order_with_failed_pages_between_batches_in_flight(
 
 
 def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks.model import SinglePage
-    from bodyblocks.predict import ModelExtractor
-    from bodyblocks.segment import segment
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.inference.traced import SinglePage
 
     calls = []
     real = SinglePage.__call__
     monkeypatch.setattr(SinglePage, "__call__", lambda self, b: calls.append(1) or real(self, b))
     docs = [segment(ARTICLE), segment(ARTICLE.replace("Tuesday", "Monday"))]
-    one, sixteen = ModelExtractor(device="cpu", batch_size=1), ModelExtractor(device="cpu", batch_size=16)
-    assert one.single is not None
+    one, sixteen = load_extractor("model", device="cpu", batch_size=1), load_extractor("model", device="cpu", batch_size=16)
+    assert one.model.single is not None
     calls.clear()  # (loading checked the traces on probe pages)
     a = one.probabilities(docs)
     assert len(calls) == 2
@@ -330,19 +333,19 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
 
 def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks import batch
-    from bodyblocks.ensemble import EnsembleExtractor
+    from bodyblocks.batch import runner
+    from bodyblocks.inference.blocks import BlockExtractor
 
     calls: list[tuple[int, list[int], int]] = []
-    real = EnsembleExtractor.prepare
+    real = BlockExtractor.prepare
 
     def prepare(self, docs):  # noqa: ANN001, ANN202
         prepared = real(self, docs)
-        calls.append((len(docs), [len(idx) for idx, _ in prepared.batches], self.batch_size))
+        calls.append((len(docs), [len(b.pages) for b in prepared.batches], self.model.batch_size))
         return prepared
 
-    monkeypatch.setattr(EnsembleExtractor, "prepare", prepare)
-    monkeypatch.setattr(batch, "GROUP", 4)
+    monkeypatch.setattr(BlockExtractor, "prepare", prepare)
+    monkeypatch.setattr(runner, "GROUP", 4)
     src = tmp_path / "in"
     src.mkdir()
     for i in range(6):
@@ -358,6 +361,7 @@ def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
 def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks import batch
+    from bodyblocks.batch import system
 
     seen: list[BatchOptions] = []
 
@@ -366,7 +370,7 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
         return batch.Totals()
 
     monkeypatch.setattr(batch, "run_batch", fake_run_batch)
-    monkeypatch.setattr(batch, "usable_cores", lambda: 8)
+    monkeypatch.setattr(system, "usable_cores", lambda: 8)
     base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress"]
     assert main([*base, "--workers", "2"]) == 0
     assert main([*base, "--threads", "3", "--overlap"]) == 0
@@ -379,11 +383,15 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
 def test_overlap_needs_the_three_steps_and_restores_the_switch_interval(tmp_path: Path) -> None:
     import sys
 
-    from bodyblocks.batch import can_overlap
-    from bodyblocks.extractors import get_extractor
+    from bodyblocks.inference.blocks import StagedExtractor
+    from bodyblocks.inference.registry import get_extractor
+
+    def can_overlap(ex: object) -> bool:  # as run_batch decides
+        return isinstance(ex, StagedExtractor) and ex.overlaps
 
     assert BatchOptions().overlap is None
     assert not can_overlap(get_extractor("heuristic")) and not can_overlap(get_extractor("gbt"))
+    assert isinstance(get_extractor("gbt"), StagedExtractor)  # the trees: grouped, but nothing to overlap
     assert can_overlap(get_extractor("model")) and can_overlap(get_extractor("ensemble")) and can_overlap(_Flaky())
     before = sys.getswitchinterval()
     run_batch([make_inputs(tmp_path)], tmp_path / "o", BatchOptions(extractor="model", progress=False))
@@ -393,13 +401,13 @@ def test_overlap_needs_the_three_steps_and_restores_the_switch_interval(tmp_path
 def test_free_heap_memory_goes_back_after_every_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from bodyblocks import batch
+    from bodyblocks.batch import release_free_memory, runner
 
     if sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver()):
-        assert batch.release_free_memory() is True  # glibc's malloc_trim was found and called
+        assert release_free_memory() is True  # glibc's malloc_trim was found and called
     calls: list[int] = []
-    monkeypatch.setattr(batch, "release_free_memory", lambda: calls.append(1) or True)
-    monkeypatch.setattr(batch, "WINDOW", 2)
+    monkeypatch.setattr(runner, "release_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(runner, "WINDOW", 2)
     src = make_inputs(tmp_path)  # 5 page files: 3 windows of at most 2
     totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="heuristic", progress=False))
     assert totals.pages == 5 and len(calls) == 3

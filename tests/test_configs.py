@@ -18,7 +18,7 @@ from bodyblocks.config import (
     to_dict,
 )
 from bodyblocks.features import FEATURE_NAMES
-from bodyblocks.model import BlockClassifier
+from bodyblocks.inference.model import BlockClassifier
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks import cache as cache_mod
+from bodyblocks.training import cache as cache_mod
 from bodyblocks.cli import main
-from bodyblocks.datasets import (
-    find_datasets_root,
+from bodyblocks.files import datasets_root
+from bodyblocks.training.datasets import (
     list_datasets,
     read_dataset,
     read_gold,
@@ -20,9 +20,9 @@ from bodyblocks.datasets import (
     site_of,
     undo_utf16_mangling,
 )
-from bodyblocks.oracle import dataset_stats, misses, oracle_rows, write_oracle
-from bodyblocks.splits import load_split_ids, make_splits, write_splits
-from bodyblocks.synth import generate_corpus
+from bodyblocks.training.oracle import dataset_stats, misses, oracle_rows, write_oracle
+from bodyblocks.training.splits import load_split_ids, make_splits, write_splits
+from bodyblocks.training.synth import generate_corpus
 from bodyblocks.types import Page
 
 
@@ -83,12 +83,12 @@ def test_gold_repairs(tmp_path: Path) -> None:
     assert undo_utf16_mangling("\ufffd\ufffdA\x00\ufffd\x00B\x00") == "A?B"
 
 
-def test_find_datasets_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> None:
+def test_datasets_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> None:
     monkeypatch.setenv("BODYBLOCKS_DATASETS", str(corpus.parent))
-    assert find_datasets_root() == corpus.parent
+    assert datasets_root() == corpus.parent
     assert list_datasets() == [corpus] and resolve_dataset("synth-small") == corpus
     monkeypatch.setenv("BODYBLOCKS_DATASETS", str(tmp_path / "nowhere"))
-    assert find_datasets_root() is None
+    assert datasets_root() is None
     with pytest.raises(FileNotFoundError):
         resolve_dataset("no-such-dataset")
 
@@ -169,8 +169,8 @@ def test_cache_builds_loads_and_rebuilds_on_change(corpus: Path, tmp_path: Path,
     assert cache_mod.load_cached(src, cdir, workers=1)[0].gold.endswith("extra line\n")
     assert second.is_file() and not first.exists() and list(cdir.iterdir()) == [second]
     with pytest.raises(FileNotFoundError):
-        monkeypatch.setattr("bodyblocks.labels.LABELS_VERSION", "other")
-        monkeypatch.setattr("bodyblocks.cache.LABELS_VERSION", "other")
+        monkeypatch.setattr("bodyblocks.training.labels.LABELS_VERSION", "other")
+        monkeypatch.setattr("bodyblocks.training.cache.LABELS_VERSION", "other")
         cache_mod.load_cached(src, cdir, build=False)
 
 
@@ -215,9 +215,9 @@ def test_shared_datasets_read(shared_datasets: Path) -> None:
 @pytest.mark.datasets
 @pytest.mark.slow
 def test_oracle_on_a_sample_of_every_full_gold_dataset(shared_datasets: Path) -> None:
-    from bodyblocks.labels import label_page, oracle_text
     from bodyblocks.metrics import levenshtein_ratio
     from bodyblocks.segment import segment
+    from bodyblocks.training.labels import label_page, oracle_text
 
     for name in ("cleaneval-en", "daniel", "dragnet", "l3s-gn1"):
         if not (shared_datasets / name).is_dir():

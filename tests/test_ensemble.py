@@ -8,30 +8,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuristic_text
 from bodyblocks.batch import BatchOptions, run_batch, stem_of
 from bodyblocks.cli import main
-from bodyblocks.config import load_config
-from bodyblocks.ensemble import (
-    HEURISTIC_WEIGHTS,
-    VOTE,
-    WEIGHTS,
-    EnsembleExtractor,
-    blend,
-    heuristic_vote,
-    make_ensemble,
-    read_ensemble,
-    segment_with_vote,
-    shipped_ensemble,
-)
-from bodyblocks.extractors import get_extractor
-from bodyblocks.gbt import GbtConfig, train_and_save
+from bodyblocks.config import EnsembleConfig, GbtConfig, load_config
+from bodyblocks.inference.blocks import Blend
+from bodyblocks.inference.checkpoints import load_extractor, read_ensemble, shipped
+from bodyblocks.inference.registry import get_extractor
+from bodyblocks.inference.vote import VOTE, heuristic_vote, segment_with_vote
 from bodyblocks.metrics import levenshtein_ratio
-from bodyblocks.predict import ModelExtractor
 from bodyblocks.segment import segment, segment_tree
-from bodyblocks.synth import generate_corpus
-from bodyblocks.train import train
+from bodyblocks.training.gbt import train_and_save
+from bodyblocks.training.loop import train
+from bodyblocks.training.synth import generate_corpus
+from bodyblocks.training.tune import make_ensemble
+
+WEIGHTS, HEURISTIC_WEIGHTS = EnsembleConfig().weights, EnsembleConfig().vote_weights
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
@@ -52,11 +44,14 @@ def parts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 def test_blend_is_the_weighted_mean() -> None:
     a, b = [np.array([1.0, 0.0]), np.zeros(0)], [np.array([0.0, 0.5]), np.zeros(0)]
-    out = blend(a, b, 0.3)
+    out = Blend(0.3)(a, b)
     assert np.allclose(out[0], [0.3, 0.35]) and out[1].shape == (0,) and out[0].dtype == np.float32
     votes = [np.array([0.0, 1.0]), np.zeros(0)]
-    out = blend(a, b, 0.5, votes, 0.2)  # 0.5 model + 0.2 vote + 0.3 trees
+    out = Blend(0.5, 0.2)(a, b, votes)  # 0.5 model + 0.2 vote + 0.3 trees
     assert np.allclose(out[0], [0.5, 0.2 + 0.15]) and out[1].shape == (0,)
+    assert Blend(1.0)(a, None) == a and Blend(0.0)(None, b) == b  # a part alone is returned as it is
+    with pytest.raises(ValueError, match="model \\+ vote <= 1"):
+        Blend(0.8, 0.3)
 
 
 def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +81,7 @@ def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkey
     vt_vote = segment_with_vote(vt).extra[VOTE]
     assert vt_vote.tolist() == heuristic_vote(segment(vt).blocks, heuristic_text(vt)).tolist() and vt_vote.any()
     assert not heuristic_vote(doc.blocks, "").any()
-    monkeypatch.setattr("bodyblocks.ensemble.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
+    monkeypatch.setattr("bodyblocks.inference.vote.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
     lines = {b.text: v for b, v in zip(doc.blocks, heuristic_vote(doc.blocks, answer), strict=True)}
     assert lines["Trail boot model 3"] == 1.0 and lines[two_lines] == 0.0
 
@@ -108,23 +103,23 @@ def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tu
         meta = json.loads((tmp_path / "ens" / "config.json").read_text())
         meta["heuristic"], meta["weight"] = h, 0.4
         (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
-        ex = EnsembleExtractor(tmp_path / "ens", device="cpu")
-        assert (ex.threshold, ex.rescue, ex.name) == (meta["threshold"], meta["rescue"], "ensemble")
+        ex = load_extractor("ensemble", tmp_path / "ens", device="cpu")
+        assert (ex.rule.threshold, ex.rule.rescue, ex.name) == (meta["threshold"], meta["rescue"], "ensemble")
         page = next((root / "synth" / "html").glob("*.html.gz")).read_bytes()
         doc = ex.page_segmenter(page)
         assert (VOTE in doc.extra) == bool(h)  # without a weight the heuristic never runs
-        p_model = ModelExtractor(model, device="cpu").probabilities([doc])[0]
-        p_gbt = get_extractor("gbt", checkpoint=gbt).model.page_probabilities(doc.blocks)
+        p_model = load_extractor("model", model, device="cpu").probabilities([doc])[0]
+        p_gbt = get_extractor("gbt", checkpoint=gbt).gbt.model.page_probabilities(doc.blocks)
         vote = heuristic_vote(doc.blocks, body_text(segment_tree(page)[1]))
         expected = 0.4 * p_model + h * vote + (0.6 - h) * p_gbt
         assert np.allclose(ex.probabilities([doc])[0], expected, atol=1e-6)
         result = ex.extract(page)
         assert result.extractor == "ensemble" and result.text and len(result.probabilities or []) == len(doc.blocks)
         assert np.allclose(result.probabilities or [], expected, atol=1e-6)
-    fast = EnsembleExtractor(tmp_path / "ens", device="cpu", vote=False)  # the blend and rule tuned without it
+    fast = load_extractor("ensemble", tmp_path / "ens", device="cpu", vote=False)  # blend and rule tuned without it
     wv = meta["without_vote"]
-    assert (fast.heuristic, fast.weight, fast.threshold, fast.rescue) == (0.0, wv["weight"], wv["threshold"],
-                                                                           wv["rescue"])
+    assert (fast.blend.vote, fast.blend.model, fast.rule.threshold, fast.rule.rescue) == (
+        0.0, wv["weight"], wv["threshold"], wv["rescue"])
     assert VOTE not in fast.page_segmenter(page).extra
     p_fast = wv["weight"] * p_model + (1 - wv["weight"]) * p_gbt
     assert np.allclose(fast.probabilities([segment(page)])[0], p_fast, atol=1e-6)
@@ -134,26 +129,28 @@ def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tu
     again = ex.extract_documents([plain], [lambda: page])[0]
     assert again.probabilities == result.probabilities and VOTE in plain.extra
     # a threshold given by hand turns the tuned rescue off, as for the model
-    assert EnsembleExtractor(tmp_path / "ens", device="cpu", threshold=0.9).rescue is None
+    assert load_extractor("ensemble", tmp_path / "ens", device="cpu", threshold=0.9).rule.rescue is None
     meta["weight"] = 0.9
     (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
-    with pytest.raises(ValueError, match="weight \\+ heuristic <= 1"):
-        EnsembleExtractor(tmp_path / "ens", device="cpu")
+    with pytest.raises(ValueError, match="model \\+ vote <= 1"):
+        load_extractor("ensemble", tmp_path / "ens", device="cpu")
+    with pytest.raises(ValueError, match="of kind 'ensemble', not 'model'"):
+        load_extractor("model", tmp_path / "ens")
 
 
 def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Parsing workers in other processes give the ensemble pages with the vote: the same answers as extract."""
-    from bodyblocks import ensemble
+    from bodyblocks.inference import vote
 
     calls: list[int] = []
-    real = ensemble.add_vote
+    real = vote.add_vote
 
     def add_vote(doc, html, tree=None):  # noqa: ANN001, ANN202
         calls.append(os.getpid())
         return real(doc, html, tree)
 
-    monkeypatch.setattr(ensemble, "add_vote", add_vote)
+    monkeypatch.setattr(vote, "add_vote", add_vote)
     root, model, gbt = parts
     make_ensemble(model, gbt, tmp_path / "ens")
     meta = json.loads((tmp_path / "ens" / "config.json").read_text())
@@ -169,7 +166,7 @@ def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp
         assert totals.ok == 4
         # one worker parses in this process; two parse in theirs, so the vote is never made again here
         assert calls.count(os.getpid()) == (4 if workers == 1 else 0)
-        ex = EnsembleExtractor(tmp_path / "ens", device="cpu")
+        ex = load_extractor("ensemble", tmp_path / "ens", device="cpu")
         for page in pages:
             rec = json.loads((out / f"{stem_of(page)}.json").read_text())
             assert rec["text"] == ex.extract(page.read_bytes()).text
@@ -199,7 +196,7 @@ def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
         assert main(["extract", str(page), "--out", str(dest), "--extractor", "ensemble", "--checkpoint", str(out),
                      "--format", "json", "--no-progress", *flags]) == 0
         rec = json.loads((dest / f"{stem_of(page)}.json").read_text())
-        want = EnsembleExtractor(out, device="cpu", vote=vote).extract(page.read_bytes()).probabilities
+        want = load_extractor("ensemble", out, device="cpu", vote=vote).extract(page.read_bytes()).probabilities
         assert np.allclose([b["p_body"] for b in rec["blocks"]], want, atol=1e-6)
         seen.append(want)
     assert not np.allclose(seen[0], seen[1])
@@ -211,8 +208,8 @@ def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
 def test_batched_probabilities_do_not_depend_on_the_other_pages(parts: tuple[Path, Path, Path]) -> None:
     """A page longer than the window runs alone: its windows would otherwise follow a longer companion's."""
     _, model, _ = parts
-    ex = ModelExtractor(model, device="cpu", batch_size=8)
-    window = ex.cfg.window
+    ex = load_extractor("model", model, device="cpu", batch_size=8)
+    window = ex.model.cfg.window
 
     def page(n: int, word: str) -> str:
         return "<html><body>" + "".join(f"<p>{word} paragraph {i}, some text.</p>" for i in range(n)) + "</body></html>"
@@ -222,12 +219,12 @@ def test_batched_probabilities_do_not_depend_on_the_other_pages(parts: tuple[Pat
     together = ex.probabilities(docs)
     for a, b in zip(alone, together, strict=True):
         assert np.allclose(a, b, atol=1e-5)
-    assert ex._batches(docs) == [[0], [1], [2]]
-    ex.batch_size = 1
-    assert ex._batches([docs[0], docs[0]]) == [[0], [1]]
+    assert ex.model.batches(docs) == [[0], [1], [2]]
+    ex.model.batch_size = 1
+    assert ex.model.batches([docs[0], docs[0]]) == [[0], [1]]
 
 
-@pytest.mark.skipif(shipped_ensemble() is None, reason="checkpoints/ensemble is not shipped in this checkout")
+@pytest.mark.skipif(shipped("ensemble") is None, reason="checkpoints/ensemble is not shipped in this checkout")
 @pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
 def test_shipped_ensemble_finds_the_body_of_the_sample_pages(name: str) -> None:
     result = get_extractor("ensemble", device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from bodyblocks.cli import main
-from bodyblocks.evalreport import format_table, write_outputs
-from bodyblocks.evaluate import ALL, EvalConfig, default_factory, evaluate, run_tasks, select, spread
-from bodyblocks.extractors import Extractor
+from bodyblocks.evaluation.evaluate import ALL, EvalConfig, default_factory, evaluate, run_tasks, select, spread
+from bodyblocks.evaluation.report import format_table, write_outputs
+from bodyblocks.inference.registry import Extractor
 from bodyblocks.types import Extraction
 
 PARAS = [
@@ -183,7 +183,7 @@ def test_cli_evaluate(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_synthetic_anchor_naive_baselines_far_below_the_pipeline(tmp_path: Path) -> None:
     """Issue 4's sanity anchor on a small synthetic corpus: tag stripping and longest block lose clearly."""
-    from bodyblocks.synth import generate_corpus
+    from bodyblocks.training.synth import generate_corpus
 
     generate_corpus(tmp_path / "synth", pages=40, seed=3)
     report, _ = evaluate(EvalConfig([str(tmp_path / "synth")], ["heuristic", "regex", "longest"], workers=0))

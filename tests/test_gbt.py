@@ -7,27 +7,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from bodyblocks.cache import CachedPage
 from bodyblocks.cli import main
-from bodyblocks.config import load_config
-from bodyblocks.extractors import get_extractor
+from bodyblocks.config import ConfigError, GbtConfig, load_config
 from bodyblocks.features import FEATURE_NAMES
-from bodyblocks.gbt import (
-    GbtConfig,
-    GbtExtractor,
-    GbtModel,
-    container_features,
-    feature_names,
-    fit_sklearn,
-    gbt_features,
-    page_matrix,
-    shipped_gbt,
-    train_gbt,
-)
+from bodyblocks.inference.blocks import BlockExtractor
+from bodyblocks.inference.checkpoints import load_extractor, shipped
+from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
+from bodyblocks.inference.registry import get_extractor
 from bodyblocks.metrics import levenshtein_ratio
-from bodyblocks.synth import generate_corpus
-from bodyblocks.train import load_pages
+from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.data import load_pages
+from bodyblocks.training.gbt import fit_sklearn, from_sklearn, page_matrix, train_gbt
+from bodyblocks.training.synth import generate_corpus
 from bodyblocks.types import Block, Document
 
 SMALL = GbtConfig(max_iter=40, min_samples_leaf=5, n_iter_no_change=0)
@@ -73,30 +64,6 @@ def test_features_hold_the_block_its_neighbours_and_tag_indicators() -> None:
     assert gbt_features([], cfg).shape == (0, x.shape[1])
 
 
-def test_container_features_sum_what_lies_under_each_ancestor_path() -> None:
-    paths = ["html/body/div.nav/a", "html/body/div#main/p", "html/body/div#main/p", "html/body/div#main/div.box/p",
-             "html/body/div.footer/span"]
-    texts, links = ["Home", "x" * 40, "y" * 20, "z" * 10, "w" * 30], [1.0, 0.0, 0.5, 0.0, 0.0]
-    blocks = [Block(i, t, p.rsplit("/", 1)[1], p, "/x", 3, text_len=len(t), link_density=d)
-              for i, (p, t, d) in enumerate(zip(paths, texts, links, strict=True))]
-    x = container_features(blocks, 2).reshape(5, 3, 3)  # (block, level, name)
-    total = 104.0
-    # level 0: the block's own path; the two div#main/p blocks share one
-    assert x[1, 0, 0] == pytest.approx(60 / total) and x[1, 0, 1] == pytest.approx(10 / 60)
-    assert x[1, 0, 2] == pytest.approx(np.log1p(2) / 5) and x[3, 0, 0] == pytest.approx(10 / total)
-    # level 1: div#main holds its three blocks, the one inside div.box included
-    assert x[1, 1, 0] == x[2, 1, 0] == pytest.approx(70 / total)
-    assert x[3, 1, 0] == pytest.approx(10 / total)  # div.box
-    assert x[3, 2, 0] == pytest.approx(70 / total) and x[3, 2, 2] == pytest.approx(np.log1p(3) / 5)
-    assert x[0, 1, 0] == pytest.approx(4 / total) and x[0, 1, 1] == pytest.approx(1.0)  # the nav: all link
-    assert x[0, 2, 0] == pytest.approx(1.0)  # body: the whole page
-    short = [Block(0, "abc", "p", "p", "/p", 0, text_len=3)]
-    assert container_features(short, 2)[0].tolist() == pytest.approx([1.0, 0.0, np.log1p(1) / 5] * 3)  # above the root
-    cfg = GbtConfig(tag_buckets=8, neighbours=0, containers=2)
-    assert gbt_features(blocks, cfg).shape == (5, len(feature_names(cfg))) == (5, len(FEATURE_NAMES) + 9 + 8)
-    assert container_features([], 1).shape == (0, 6)
-
-
 def test_features_reuse_what_the_model_computed() -> None:
     """The ensemble hands over the model's block features and finer tag ids: the same matrix comes out."""
     from bodyblocks.features import block_features, tag_bags
@@ -115,7 +82,7 @@ def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[Cac
     clf = fit_sklearn(x, y, x_val, y_val, SMALL)
     x_val[::3, : len(FEATURE_NAMES)] = np.nan  # missing values follow each node's learned NaN direction
     expected = clf.predict_proba(x_val)[:, 1]
-    GbtModel.from_sklearn(clf, SMALL).save(tmp_path / "gbt")
+    from_sklearn(clf, SMALL).save(tmp_path / "gbt")
     loaded = GbtModel.load(tmp_path / "gbt")
     assert loaded.n_trees == clf.n_iter_ and 0.0 < expected.min() < 0.5 < expected.max() < 1.0
     np.testing.assert_allclose(loaded.predict_proba(x_val), expected, rtol=0, atol=1e-12)
@@ -162,8 +129,8 @@ def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[Cache
     model, folder = trained
     assert model.metrics["val_char_f1"] > 0.9 and 0.0 < model.threshold < 1.0
     ex = get_extractor("gbt", checkpoint=folder)
-    assert isinstance(ex, GbtExtractor) and ex.name == "gbt"
-    assert "_compiled" in vars(ex.model)  # the compiled walk is built when the extractor loads
+    assert isinstance(ex, BlockExtractor) and ex.name == "gbt" and ex.model is None
+    assert "_compiled" in vars(ex.gbt.model)  # the compiled walk is built when the extractor loads
     page = splits["test"][0]
     html = (corpus / "synth" / "html" / f"{page.id}.html.gz").read_bytes()
     result = ex.extract(html)
@@ -180,23 +147,24 @@ def test_holdout_when_no_validation_pages_are_given(splits: dict[str, list[Cache
 
 
 def test_decision_keeps_nothing_below_the_threshold(trained: tuple[GbtModel, Path]) -> None:
-    ex = GbtExtractor(trained[1], threshold=0.9, confident=0.95)
+    rule = load_extractor("gbt", trained[1], threshold=0.9, confident=0.95).rule
     doc = Document(_blocks())
-    out = ex.decide(doc, np.array([0.1, 0.92, 0.3, 0.2]))
+    out = rule.decide(doc, np.array([0.1, 0.92, 0.3, 0.2]), "gbt")
     assert out.kept == [1] and out.text == doc.blocks[1].text and out.low_confidence and not out.no_body
-    none = ex.decide(doc, np.array([0.1, 0.2, 0.3, 0.2]))
+    none = rule.decide(doc, np.array([0.1, 0.2, 0.3, 0.2]), "gbt")
     assert none.text == "" and none.no_body and none.kept == [] and none.confidence == pytest.approx(0.3)
-    assert ex.rescue is None  # a threshold given by hand turns the checkpoint's tuned rescue off
-    rescuing = GbtExtractor(trained[1], threshold=0.9, rescue=0.25).decide(doc, np.array([0.1, 0.2, 0.3, 0.2]))
-    assert rescuing.kept == [2] and rescuing.low_confidence and not rescuing.no_body
-    tuned = GbtExtractor(trained[1])
+    assert rule.rescue is None  # a threshold given by hand turns the checkpoint's tuned rescue off
+    rescuing = load_extractor("gbt", trained[1], threshold=0.9, rescue=0.25).rule
+    out = rescuing.decide(doc, np.array([0.1, 0.2, 0.3, 0.2]), "gbt")
+    assert out.kept == [2] and out.low_confidence and not out.no_body
+    tuned = load_extractor("gbt", trained[1]).rule
     assert tuned.rescue == trained[0].rescue and tuned.threshold == trained[0].threshold
 
 
 def test_bad_settings_and_checkpoints_are_refused(trained: tuple[GbtModel, Path], tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="max_iter"):
         GbtConfig(max_iter=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="learning_rate"):
         GbtConfig(learning_rate=0.0)
     (tmp_path / "config.json").write_text(json.dumps({"format_version": 1, "kind": "hash"}))
     with pytest.raises(ValueError, match="not a gbt checkpoint"):
@@ -209,15 +177,16 @@ def test_bad_settings_and_checkpoints_are_refused(trained: tuple[GbtModel, Path]
 
 
 def test_cli_train_gbt(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["train-gbt", "--out", str(tmp_path / "gbt"), "--max-iter", "20", "--containers", "2",
+    args = ["train-gbt", "--out", str(tmp_path / "gbt"), "--max-iter", "20", "--set", "gbt.tag_buckets=32",
             "--set", f"data.root={corpus}",
             "--set", "data.datasets=[synth]", "--set", f"data.cache_dir={corpus / 'cache'}"]
     assert main(args) == 0
     assert "val_char_f1" in capsys.readouterr().out and (tmp_path / "gbt" / "model.safetensors").exists()
     assert main(["train-gbt", "--set", "data.nope=1"]) == 2
+    assert main(["train-gbt", "--set", "gbt.containers=2"]) == 2  # not a setting (tried, not shipped)
     # `bodyblocks tune` re-tunes a gbt checkpoint on the data recorded in it, reproducing the training-time rule
     meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
-    assert meta["gbt"]["containers"] == 2 and GbtModel.load(tmp_path / "gbt").cfg.containers == 2
+    assert meta["gbt"]["max_iter"] == 20 and GbtModel.load(tmp_path / "gbt").cfg.tag_buckets == 32
     capsys.readouterr()
     assert main(["tune", str(tmp_path / "gbt")]) == 0
     tuned = json.loads(capsys.readouterr().out)
@@ -228,7 +197,7 @@ def test_cli_train_gbt(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
 
 
-@pytest.mark.skipif(shipped_gbt() is None, reason="checkpoints/gbt is not shipped in this checkout")
+@pytest.mark.skipif(shipped("gbt") is None, reason="checkpoints/gbt is not shipped in this checkout")
 @pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
 def test_shipped_gbt_finds_the_body_of_the_sample_pages(name: str) -> None:
     ex = get_extractor("gbt")  # the default checkpoint

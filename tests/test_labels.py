@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from bodyblocks import synth
-from bodyblocks.labels import (
+from bodyblocks.training import synth
+from bodyblocks.segment import segment
+from bodyblocks.training.labels import (
     BODY_THRESHOLD,
     align_annotated,
     align_blocks,
@@ -16,7 +17,6 @@ from bodyblocks.labels import (
     oracle_text,
     tokenize,
 )
-from bodyblocks.segment import segment
 from bodyblocks.types import Block, Page
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bodyblocks.config import EncoderConfig, ModelConfig
-from bodyblocks.model import (
+from bodyblocks.inference.model import (
     IGNORE,
     BlockClassifier,
     collate,
@@ -18,6 +18,7 @@ from bodyblocks.model import (
     read_checkpoint,
     window_starts,
 )
+from bodyblocks.inference.traced import trace_single_page
 from bodyblocks.segment import segment
 from bodyblocks.types import Block
 
@@ -216,18 +217,14 @@ def test_text_dropout_zeroes_whole_text_vectors_in_training_only() -> None:
         tiny_config(text_dropout=1.0)
 
 
-def test_shipping_script_halves_weights_and_keeps_outputs(tmp_path) -> None:
-    import importlib.util
-    from pathlib import Path
+def test_shipping_halves_weights_and_keeps_outputs(tmp_path) -> None:
+    from bodyblocks.cli import main
 
-    spec = importlib.util.spec_from_file_location("ship_model", Path(__file__).parents[1] / "scripts" / "ship_model.py")
-    ship_model = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ship_model)
     torch.manual_seed(0)
     cfg = tiny_config()
     model = BlockClassifier(cfg).eval()
     src = model.save(tmp_path / "run", extra={"threshold": 0.4, "rescue": 0.2, "train_state": {"epoch": 3}})
-    ship_model.ship(src, tmp_path / "shipped")
+    assert main(["ship", str(src), "--out", str(tmp_path / "shipped")]) == 0
     meta = read_checkpoint(tmp_path / "shipped")
     assert meta["threshold"] == 0.4 and meta["rescue"] == 0.2 and "train_state" not in meta
     size = (tmp_path / "shipped" / "model.safetensors").stat().st_size
@@ -235,6 +232,7 @@ def test_shipping_script_halves_weights_and_keeps_outputs(tmp_path) -> None:
     batch = synthetic_batch(cfg)
     shipped = BlockClassifier.load(tmp_path / "shipped")
     torch.testing.assert_close(shipped(batch).logits, model(batch).logits, atol=2e-2, rtol=2e-2)
+    assert main(["ship", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")]) == 2
 
 
 # ----------------------------------------------------------------------------------------- traced inference
@@ -244,7 +242,7 @@ def test_traced_single_page_gives_the_models_probabilities(kw: dict) -> None:
     torch.manual_seed(5)
     cfg = tiny_config(**kw)
     model = BlockClassifier(cfg).eval()
-    single = model.single_page()
+    single = trace_single_page(model)
     assert single is not None
     rng, vec = random.Random(6), np.random.default_rng(6)
     for n_body, n_nav in [(0, 0), (2, 2), (15, 8), (40, 11)]:  # 2, 6, 25 and 53 blocks: 1 to 5 windows of 16
@@ -260,17 +258,17 @@ def test_traced_single_page_gives_the_models_probabilities(kw: dict) -> None:
 
 def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    from bodyblocks import model as model_module
+    from bodyblocks.inference import traced as model_module
 
     torch.manual_seed(7)
     model = BlockClassifier(tiny_config()).eval()
-    assert BlockClassifier(tiny_config(use_context=False)).eval().single_page() is None  # nothing to gain
-    assert model.train().single_page() is None  # a model in training mode is not traced
+    assert trace_single_page(BlockClassifier(tiny_config(use_context=False)).eval()) is None  # nothing to gain
+    assert trace_single_page(model.train()) is None  # a model in training mode is not traced
     model.eval()
     shifted = model_module._Context.forward
     monkeypatch.setattr(model_module._Context, "forward", lambda self, x: shifted(self, x) * 1.5)
-    with caplog.at_level("WARNING", logger="bodyblocks.model"):
-        assert model.single_page() is None  # a trace that disagrees with the eager model on a probe is not used
+    with caplog.at_level("WARNING", logger="bodyblocks.inference.traced"):
+        assert trace_single_page(model) is None  # a trace that disagrees with the eager model on a probe is not used
     assert "differs from the model" in caplog.text
     monkeypatch.undo()
 
@@ -278,6 +276,6 @@ def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.Monk
         raise RuntimeError("torch.jit.trace is gone")
 
     monkeypatch.setattr(torch.jit, "trace", no_tracer)
-    with caplog.at_level("WARNING", logger="bodyblocks.model"):
-        assert model.single_page() is None
+    with caplog.at_level("WARNING", logger="bodyblocks.inference.traced"):
+        assert trace_single_page(model) is None
     assert "no traced forward pass (RuntimeError: torch.jit.trace is gone)" in caplog.text

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks import synth
-from bodyblocks.datasets import read_dataset
+from bodyblocks.training import synth
 from bodyblocks.segment import segment
+from bodyblocks.training.datasets import read_dataset
 
 
 @pytest.fixture(scope="module")

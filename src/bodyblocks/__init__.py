@@ -6,9 +6,8 @@
 
 `extract` uses the default extractor: the shipped ensemble (checkpoints/ensemble: the block Transformer in
 checkpoints/default blended with the boosted trees in checkpoints/gbt and the heuristic's vote) when
-present, else the model alone.
-`Extractor` (predict.ModelExtractor) loads a model checkpoint once and takes batches; the ensemble's
-extractor, `bodyblocks.ensemble.EnsembleExtractor`, takes the same options.
+present, else the model alone. `get_extractor(name, **options)` builds any extractor once, for many pages
+(`extract`, and `extract_documents` for batches of segmented pages).
 """
 
 from __future__ import annotations
@@ -18,12 +17,24 @@ from typing import TYPE_CHECKING, Any
 from bodyblocks.types import Block, Document, Extraction, Page
 
 __version__ = "0.1.0"
-__all__ = ["Block", "Document", "Extraction", "Extractor", "Page", "__version__", "extract"]
+__all__ = ["Block", "Document", "Extraction", "Page", "__version__", "extract", "get_extractor"]
 
 if TYPE_CHECKING:
-    from bodyblocks.predict import ModelExtractor as Extractor
+    from bodyblocks.inference.registry import Extractor
 
 _DEFAULT: Any = None
+
+
+def get_extractor(name: str | None = None, **options: Any) -> Extractor:
+    """Build an extractor by name (None: the default one); see bodyblocks.inference.registry.
+
+    Args:
+        name: "ensemble", "model", "gbt", "heuristic", "density", ..., or a peer such as "trafilatura".
+        options: for the trained extractors, checkpoint=, device=, threshold=, batch_size=, threads=, ...
+    """
+    from bodyblocks.inference.registry import get_extractor as build  # imported when used: it pulls in torch
+
+    return build(name, **options)
 
 
 def extract(html: str | bytes, url: str | None = None) -> Extraction:
@@ -39,16 +50,5 @@ def extract(html: str | bytes, url: str | None = None) -> Extraction:
     """
     global _DEFAULT
     if _DEFAULT is None:
-        from bodyblocks.extractors import get_extractor
-        from bodyblocks.predict import default_extractor_name
-
-        _DEFAULT = get_extractor(default_extractor_name())
+        _DEFAULT = get_extractor()
     return _DEFAULT.extract(html, url=url)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Extractor":  # imported lazily: it pulls in torch
-        from bodyblocks.predict import ModelExtractor
-
-        return ModelExtractor
-    raise AttributeError(f"module 'bodyblocks' has no attribute {name!r}")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 Handler = Callable[[argparse.Namespace], int]
 
 
-# --- segment (segment.py) ------------------------------------------------------------------------------
+# --- segment (segment.py) -------------------------------------------------------------------------------------
 def _add_segment(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("segment", help="cut a page into ordered text blocks (JSON lines or a table)")
     p.add_argument("page", help="a .html, .htm or .html.gz file")
@@ -26,10 +26,10 @@ def _run_segment(args: argparse.Namespace) -> int:
     return print_segmentation(args.page, fmt=args.format, out=sys.stdout)
 
 
-# --- end segment ----------------------------------------------------------------------------------------
+# --- end segment ----------------------------------------------------------------------------------------------
 
 
-# --- extract (batch.py) ---------------------------------------------------------------------------------
+# --- extract (batch/) -----------------------------------------------------------------------------------------
 def _add_extract(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("extract", help="extract the body text of pages into one output file per page")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
@@ -62,8 +62,7 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.extractors import TORCH
-    from bodyblocks.predict import default_extractor_name
+    from bodyblocks.inference.registry import TORCH, default_extractor_name
 
     name = args.extractor or default_extractor_name()
     extractor_opts: dict = {}
@@ -97,10 +96,10 @@ def _run_extract(args: argparse.Namespace) -> int:
     return 1 if totals.failed else 0
 
 
-# --- end extract ----------------------------------------------------------------------------------------
+# --- end extract ----------------------------------------------------------------------------------------------
 
 
-# --- train (train.py) -----------------------------------------------------------------------------------
+# --- train, tune, ensemble (training/loop.py, training/tune.py) -----------------------------------------------
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a block classifier from a config (configs/*.yaml)")
     p.add_argument("config", help="YAML config, e.g. configs/default.yaml")
@@ -118,7 +117,7 @@ def _run_train(args: argparse.Namespace) -> int:
     import torch
 
     from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.train import train
+    from bodyblocks.training.loop import train
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -150,7 +149,8 @@ def _add_ensemble(sub: argparse._SubParsersAction) -> None:
     p.add_argument("gbt", help="gbt checkpoint folder, e.g. checkpoints/gbt")
     p.add_argument("--out", required=True, help="ensemble folder to write (config.json with relative paths)")
     p.add_argument("config", nargs="?", default=None,
-                   help="YAML config whose data section picks the pages (default: the model's own)")
+                   help="YAML config whose data section picks the pages (default: the model's own) and whose "
+                        "ensemble section the blends tried")
     p.set_defaults(handler=_run_ensemble)
 
 
@@ -158,11 +158,11 @@ def _run_ensemble(args: argparse.Namespace) -> int:
     import json
 
     from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.ensemble import make_ensemble
+    from bodyblocks.training.tune import make_ensemble
 
     try:
-        data = load_config(args.config).data if args.config else None
-        result = make_ensemble(args.model, args.gbt, args.out, data)
+        cfg = load_config(args.config) if args.config else None
+        result = make_ensemble(args.model, args.gbt, args.out, cfg.data if cfg else None, cfg.ensemble if cfg else None)
     except (ConfigError, OSError, ValueError, KeyError) as exc:
         print(f"bodyblocks ensemble: {exc}", file=sys.stderr)
         return 2
@@ -174,11 +174,11 @@ def _run_tune(args: argparse.Namespace) -> int:
     import json
 
     from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.train import retune
+    from bodyblocks.training.tune import retune
 
     try:
-        data = load_config(args.config, args.overrides).data if args.config or args.overrides else None
-        result = retune(args.checkpoint, data)
+        cfg = load_config(args.config, args.overrides) if args.config or args.overrides else None
+        result = retune(args.checkpoint, cfg.data if cfg else None, cfg.ensemble if cfg else None)
     except (ConfigError, OSError, ValueError, KeyError) as exc:
         print(f"bodyblocks tune: {exc}", file=sys.stderr)
         return 2
@@ -186,9 +186,9 @@ def _run_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- end train ------------------------------------------------------------------------------------------
+# --- end train ------------------------------------------------------------------------------------------------
 
-# --- evaluate (evaluate.py, evalreport.py) -------------------------------------------------------------
+# --- evaluate (evaluation/) -----------------------------------------------------------------------------------
 def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot")
     p.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders (or names under the root)")
@@ -209,9 +209,9 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bodyblocks.evalreport import format_table, write_outputs
-    from bodyblocks.evaluate import EvalConfig, evaluate
-    from bodyblocks.extractors import TRAINED
+    from bodyblocks.evaluation.evaluate import EvalConfig, evaluate
+    from bodyblocks.evaluation.report import format_table, write_outputs
+    from bodyblocks.inference.registry import TRAINED
 
     trained = [n for n in args.extractor if n in TRAINED]
     if args.checkpoint and len(trained) != 1:
@@ -237,9 +237,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- end evaluate ---------------------------------------------------------------------------------------
+# --- end evaluate ---------------------------------------------------------------------------------------------
 
-# --- data (synth.py, datasets.py, labels.py, splits.py, cache.py, oracle.py) ---------------------------
+# --- data (training/: synth, datasets, splits, cache, oracle) -------------------------------------------------
 def _add_data(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="datasets: synthetic corpus, splits, processed cache, oracle, statistics")
     dsub = p.add_subparsers(dest="data_command", required=True)
@@ -266,7 +266,7 @@ def _add_data(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_data_synth(args: argparse.Namespace) -> int:
-    from bodyblocks.synth import generate_corpus
+    from bodyblocks.training.synth import generate_corpus
 
     pages = generate_corpus(args.out, pages=args.pages, seed=args.seed)
     print(f"wrote {len(pages)} pages to {args.out}")
@@ -274,8 +274,8 @@ def _run_data_synth(args: argparse.Namespace) -> int:
 
 
 def _run_data_split(args: argparse.Namespace) -> int:
-    from bodyblocks.datasets import resolve_datasets
-    from bodyblocks.splits import write_splits
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.splits import write_splits
 
     for folder in resolve_datasets(args.datasets):
         parts = write_splits(folder, args.out, seed=args.seed)
@@ -284,8 +284,8 @@ def _run_data_split(args: argparse.Namespace) -> int:
 
 
 def _run_data_cache(args: argparse.Namespace) -> int:
-    from bodyblocks.cache import cache_path, load_cached, timed_build
-    from bodyblocks.datasets import resolve_datasets
+    from bodyblocks.training.cache import cache_path, load_cached, timed_build
+    from bodyblocks.training.datasets import resolve_datasets
 
     for folder in resolve_datasets(args.datasets):
         path, secs = timed_build(folder, args.cache_dir, args.workers)
@@ -299,9 +299,9 @@ def _run_data_cache(args: argparse.Namespace) -> int:
 def _run_data_oracle(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bodyblocks.cache import load_cached
-    from bodyblocks.datasets import resolve_datasets
-    from bodyblocks.oracle import format_rows, misses, oracle_rows, write_oracle
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.oracle import format_rows, misses, oracle_rows, write_oracle
 
     rows = []
     many = len(args.datasets) > 1 or args.datasets == ["all"]
@@ -316,18 +316,18 @@ def _run_data_oracle(args: argparse.Namespace) -> int:
 
 
 def _run_data_stats(args: argparse.Namespace) -> int:
-    from bodyblocks.cache import load_cached
-    from bodyblocks.datasets import resolve_datasets
-    from bodyblocks.oracle import dataset_stats, format_stats
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.oracle import dataset_stats, format_stats
 
     for folder in resolve_datasets(args.datasets):
         print(format_stats(folder.name, dataset_stats(load_cached(folder, args.cache_dir, args.workers))))
     return 0
 
 
-# --- end data -------------------------------------------------------------------------------------------
+# --- end data -------------------------------------------------------------------------------------------------
 
-# --- capture (capture.py) ------------------------------------------------------------------------------
+# --- capture (capture.py) -------------------------------------------------------------------------------------
 def _add_capture(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("capture", help="render URLs in headless Chromium and save the HTML (DIR/<n>.html)")
     p.add_argument("urls_file", metavar="URLS_FILE", help="one URL per line ('-' for standard input; # comments)")
@@ -361,18 +361,17 @@ def _run_capture(args: argparse.Namespace) -> int:
     return 1 if summary.failed else 0
 
 
-# --- end capture ----------------------------------------------------------------------------------------
+# --- end capture ----------------------------------------------------------------------------------------------
 
-# --- gbt (gbt.py) ---------------------------------------------------------------------------------------
+# --- gbt, ship (training/gbt.py, training/ship.py) ------------------------------------------------------------
 def _add_gbt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")
-    p.add_argument("config", nargs="?", default=None, help="YAML config whose data section picks the pages")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages and whose gbt section sets the trees")
     p.add_argument("--out", default="checkpoints/gbt", help="checkpoint folder (default: checkpoints/gbt)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set data.max_pages=50 (repeatable)")
-    p.add_argument("--max-iter", type=int, default=None, help="boosting iterations (default: GbtConfig's)")
-    p.add_argument("--containers", type=int, default=None,
-                   help="ancestor levels of container features (gbt.container_features; default: GbtConfig's)")
+                   help="override a config value, e.g. --set data.max_pages=50 or gbt.max_leaf_nodes=63 (repeatable)")
+    p.add_argument("--max-iter", type=int, default=None, help="boosting iterations (as --set gbt.max_iter=N)")
     p.set_defaults(handler=_run_gbt)
 
 
@@ -380,20 +379,40 @@ def _run_gbt(args: argparse.Namespace) -> int:
     import json
 
     from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.gbt import GbtConfig, train_and_save
+    from bodyblocks.training.gbt import train_and_save
 
+    overrides = [*args.overrides, *([f"gbt.max_iter={args.max_iter}"] if args.max_iter is not None else [])]
     try:
-        data = load_config(args.config, args.overrides).data
+        cfg = load_config(args.config, overrides)
     except (ConfigError, OSError) as exc:
         print(f"bodyblocks train-gbt: {exc}", file=sys.stderr)
         return 2
-    given = {"max_iter": args.max_iter, "containers": args.containers}
-    cfg = GbtConfig(**{k: v for k, v in given.items() if v is not None})
-    print(json.dumps(train_and_save(data, args.out, cfg), indent=2))
+    print(json.dumps(train_and_save(cfg.data, args.out, cfg.gbt), indent=2))
     return 0
 
 
-# --- end gbt --------------------------------------------------------------------------------------------
+def _add_ship(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ship", help="make a trained model checkpoint a shipped one (fp16 weights, no train state)")
+    p.add_argument("checkpoint", help="a trained model folder, e.g. runs/default/best")
+    p.add_argument("--out", required=True, help="the folder to write, e.g. checkpoints/default")
+    p.set_defaults(handler=_run_ship)
+
+
+def _run_ship(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.training.ship import ship_model
+
+    try:
+        result = ship_model(args.checkpoint, args.out)
+    except (OSError, ValueError) as exc:
+        print(f"bodyblocks ship: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+# --- end gbt --------------------------------------------------------------------------------------------------
 SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_segment,
     _add_extract,
@@ -404,6 +423,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_data,
     _add_capture,
     _add_gbt,
+    _add_ship,
 ]
 
 

@@ -133,7 +133,6 @@ class TrainConfig:
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
-    num_workers: int = 0  # DataLoader worker processes
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")
@@ -142,7 +141,7 @@ class TrainConfig:
         _check(self.warmup_steps >= 0 and 0 <= self.min_lr_ratio <= 1, "train schedule values out of range")
         _check(self.grad_clip >= 0 and self.patience >= 1, "train.grad_clip >= 0 and patience >= 1")
         _check(self.select in ("loss", "f1"), f"train.select must be loss or f1, got {self.select!r}")
-        _check(self.max_steps >= 0 and self.num_workers >= 0, "train.max_steps and num_workers must be >= 0")
+        _check(self.max_steps >= 0, "train.max_steps must be >= 0")
         _check(
             self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
             f"train.device must be auto, cpu, cuda or cuda:N, got {self.device!r}",
@@ -164,12 +163,52 @@ class DataConfig:
 
 
 @dataclass
+class GbtConfig:
+    """The boosted trees' inputs and boosting settings (inference/gbt.py, training/gbt.py); stored in the
+    checkpoint, so it alone rebuilds the features."""
+
+    tag_buckets: int = 128  # 0/1 indicators of hashed tag-path tokens
+    neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
+    max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
+    learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
+    max_leaf_nodes: int = 31  # leaves per tree
+    min_samples_leaf: int = 40  # blocks per leaf at least
+    l2_regularization: float = 1.0  # on leaf values
+    n_iter_no_change: int = 20  # early-stopping patience on validation loss (0: run all max_iter)
+    seed: int = 0  # random state of scikit-learn
+
+    def __post_init__(self) -> None:
+        _check(self.tag_buckets >= 0 and self.neighbours >= 0, "gbt.tag_buckets and neighbours must be >= 0")
+        _check(self.max_iter >= 1 and self.max_leaf_nodes >= 2 and self.min_samples_leaf >= 1,
+               "gbt: max_iter >= 1, max_leaf_nodes >= 2 and min_samples_leaf >= 1 are required")
+        _check(0 < self.learning_rate <= 1 and self.l2_regularization >= 0 and self.n_iter_no_change >= 0,
+               "gbt: learning_rate in (0, 1], l2_regularization >= 0, n_iter_no_change >= 0")
+
+
+@dataclass
+class EnsembleConfig:
+    """The blends that tuning tries (training/tune.py): every (w, h) with w + h <= 1, the trees getting the rest."""
+
+    weights: list[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(11)])  # w of the model
+    vote_weights: list[float] = field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3])  # h of the heuristic's vote
+
+    def __post_init__(self) -> None:
+        grid = [*self.weights, *self.vote_weights]
+        _check(bool(self.weights) and bool(self.vote_weights), "ensemble.weights and vote_weights must not be empty")
+        _check(all(0.0 <= w <= 1.0 for w in grid), "ensemble weights must be in [0, 1]")
+        _check(0.0 in self.vote_weights,
+               "ensemble.vote_weights must hold 0.0 (the blend without the vote is tuned too)")
+
+
+@dataclass
 class Config:
     """Everything a training run needs."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     data: DataConfig = field(default_factory=DataConfig)
+    gbt: GbtConfig = field(default_factory=GbtConfig)
+    ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
 
 
 # ----------------------------------------------------------------------------------------- building
@@ -254,7 +293,7 @@ def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -
     """Defaults, then the YAML file at `path` (if any), then `key=value` overrides.
 
     Args:
-        path: a YAML file with optional sections `model`, `train`, `data`.
+        path: a YAML file with optional sections `model`, `train`, `data`, `gbt`, `ensemble`.
         overrides: strings such as "train.lr=1e-3" or "model.encoder.kind=hf" (values parsed as YAML).
 
     Returns:

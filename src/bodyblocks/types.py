@@ -1,4 +1,4 @@
-"""The dataclasses that flow through the pipeline: Page -> Document (blocks) -> Prediction -> Extraction."""
+"""The dataclasses that flow through the pipeline: Page (bytes) -> Decoded (text) -> Document (blocks) -> Extraction."""
 
 from __future__ import annotations
 

@@ -22,9 +22,12 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.datasets import page_from_record, read_records, resolve_dataset, site_of
 from bodyblocks.errors import InputError
-from bodyblocks.labels import LABELS_VERSION, label_page
+from bodyblocks.files import atomic_path
+from bodyblocks.segment import SEGMENTER_VERSION, segment
+from bodyblocks.training.datasets import page_from_record, read_records, resolve_dataset, site_of
+from bodyblocks.training.labels import LABELS_VERSION, label_page
+from bodyblocks.training.splits import split_of
 from bodyblocks.types import Block, Page
 
 ENV_CACHE = "BODYBLOCKS_CACHE"
@@ -68,8 +71,6 @@ def default_cache_dir() -> Path:
 
 def source_key(dataset_dir: str | Path) -> str:
     """Hash of everything a dataset's cache depends on."""
-    from bodyblocks.segment import SEGMENTER_VERSION
-
     folder = Path(dataset_dir)
     h = hashlib.sha256()
     h.update(f"{CACHE_FORMAT}|{SEGMENTER_VERSION}|{LABELS_VERSION}|{','.join(BLOCK_FIELDS)}|".encode())
@@ -90,8 +91,6 @@ def cache_path(dataset_dir: str | Path, cache_dir: str | Path | None = None) -> 
 
 def process_page(page: Page) -> CachedPage:
     """Segment and label one page; a bad page keeps its error instead of raising."""
-    from bodyblocks.segment import segment
-
     base = dict(id=page.id, dataset=page.dataset or "", lang=page.lang, source_split=page.split,
                 site=site_of(page), gold=page.gold, snippets=page.snippets, meta=page.meta)
     error = page.meta.get("error")
@@ -140,11 +139,9 @@ def build_cache(dataset: str | Path, cache_dir: str | Path | None = None, worker
     target = cache_path(folder, cache_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
     tasks = [(str(folder), rec) for rec in read_records(folder)]
-    tmp = target.with_suffix(f".tmp{os.getpid()}")
-    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6) as out:
+    with atomic_path(target) as tmp, gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6) as out:
         for line in _map(tasks, workers):
             out.write(line + "\n")
-    tmp.replace(target)
     stale = re.compile(rf"{re.escape(folder.name)}-[0-9a-f]{{16}}\.jsonl\.gz")
     for old in target.parent.iterdir():
         if old != target and stale.fullmatch(old.name):
@@ -173,8 +170,6 @@ def load_cached(dataset: str | Path, cache_dir: str | Path | None = None, worker
     Returns:
         CachedPage per page in pages.jsonl order, with `split` set from data/splits when present.
     """
-    from bodyblocks.splits import split_of
-
     folder = resolve_dataset(dataset)
     path = cache_path(folder, cache_dir)
     if not path.is_file():

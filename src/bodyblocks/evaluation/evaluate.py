@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.errors import InputError
-from bodyblocks.extractors import Extractor, get_extractor
+from bodyblocks.inference.registry import Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
 from bodyblocks.types import Page
 
@@ -71,7 +71,7 @@ class PageResult:
 # ------------------------------------------------------------------------------------ 1. page selection
 def split_ids(dataset_dir: Path, split: str) -> tuple[set[str] | None, str]:
     """Ids of a split from the project's split files, or None (with the reason) to use the source field."""
-    from bodyblocks.splits import load_split_ids
+    from bodyblocks.training.splits import load_split_ids
 
     try:
         return set(load_split_ids(dataset_dir, split)), "project split files (data/splits)"
@@ -90,7 +90,7 @@ def spread(n: int, limit: int | None) -> list[int]:
 
 def select(dataset: str, split: str | None, limit: int | None) -> tuple[list[int], dict[str, Any]]:
     """Positions (in read order) of the pages to evaluate, and a note on how they were chosen."""
-    from bodyblocks.datasets import read_dataset, resolve_dataset
+    from bodyblocks.training.datasets import read_dataset, resolve_dataset
 
     folder = resolve_dataset(dataset)
     light = list(read_dataset(folder, with_html=False))
@@ -107,7 +107,7 @@ def select(dataset: str, split: str | None, limit: int | None) -> tuple[list[int
 
 def _in_source_split(page: Page, split: str) -> bool:
     """Whether the source's own split name is `split` or maps to it (CleanEval "final" -> "test")."""
-    from bodyblocks.splits import SOURCE_SPLITS
+    from bodyblocks.training.splits import SOURCE_SPLITS
 
     own = (page.split or "").lower()
     return own == split or SOURCE_SPLITS.get(own) == split
@@ -115,7 +115,7 @@ def _in_source_split(page: Page, split: str) -> bool:
 
 def iter_selected(dataset: str, positions: list[int]) -> Iterator[Page]:
     """The selected pages with their bytes, streamed (a dataset is never held in memory whole)."""
-    from bodyblocks.datasets import page_from_record, read_dataset, read_records, resolve_dataset
+    from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
 
     folder = resolve_dataset(dataset)
     if (folder / "pages.jsonl").is_file():  # the shared layout: read only the selected pages' files

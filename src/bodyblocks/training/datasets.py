@@ -9,18 +9,17 @@ Label alignment lives in labels.py, splits in splits.py, the processed cache in 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
+from bodyblocks.files import datasets_root
 from bodyblocks.types import Page
 
-ENV_DATASETS = "BODYBLOCKS_DATASETS"
-REPO_ROOT = Path(__file__).resolve().parents[2]  # src/bodyblocks/datasets.py -> repository root
 PAGE_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _LINK_HOST = re.compile(rb"""<a\s[^>]*href\s*=\s*["']?(https?://[^"'\s>/?#]+)""", re.IGNORECASE)
@@ -38,18 +37,9 @@ _HOST_IN_HTML = re.compile(
 )
 
 
-def find_datasets_root() -> Path | None:
-    """The shared datasets folder: $BODYBLOCKS_DATASETS, else <repo>/../shared/datasets, else None."""
-    env = os.environ.get(ENV_DATASETS)
-    if env:
-        return Path(env) if Path(env).is_dir() else None
-    default = REPO_ROOT.parent / "shared" / "datasets"
-    return default if default.is_dir() else None
-
-
 def list_datasets(root: str | Path | None = None) -> list[Path]:
-    """Dataset folders (those holding pages.jsonl) under root (default: find_datasets_root())."""
-    base = Path(root) if root is not None else find_datasets_root()
+    """Dataset folders (those holding pages.jsonl) under root (default: datasets_root())."""
+    base = Path(root) if root is not None else datasets_root()
     if base is None or not base.is_dir():
         return []
     return sorted(p for p in base.iterdir() if (p / "pages.jsonl").is_file())
@@ -60,7 +50,7 @@ def resolve_dataset(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.is_dir():
         return path
-    root = find_datasets_root()
+    root = datasets_root()
     if root is not None and (root / str(name_or_path)).is_dir():
         return root / str(name_or_path)
     raise FileNotFoundError(f"no dataset folder {name_or_path!r} (looked in . and {root})")
@@ -132,8 +122,6 @@ def undo_utf16_mangling(text: str) -> str:
 
 def page_from_record(dataset_dir: str | Path, rec: dict[str, Any], with_html: bool = True) -> Page:
     """Load one record's files into a Page; an unreadable page carries meta["error"] instead of raising."""
-    from bodyblocks.decode import read_bytes
-
     base = Path(dataset_dir)
     meta = parse_note(rec.get("note"))
     meta["page_type"] = rec.get("page_type")
@@ -160,8 +148,6 @@ def page_from_record(dataset_dir: str | Path, rec: dict[str, Any], with_html: bo
 
 def read_pairs(folder: str | Path, with_html: bool = True) -> Iterator[Page]:
     """Pages from a plain folder of `name.html` (.htm, .html.gz) files with optional `name.txt` gold."""
-    from bodyblocks.decode import read_bytes
-
     base = Path(folder)
     for path in sorted(base.iterdir()):
         suffix = next((s for s in PAGE_SUFFIXES if path.name.lower().endswith(s)), None)
@@ -183,7 +169,7 @@ def read_dataset(path: str | Path, with_html: bool = True) -> Iterator[Page]:
     """Pages of a dataset folder, in order: the shared layout when pages.jsonl exists, else name.html pairs.
 
     Args:
-        path: a dataset folder, or a folder name under find_datasets_root().
+        path: a dataset folder, or a folder name under datasets_root().
         with_html: False skips reading page bytes (Page.html is b"") for fast metadata passes.
     Yields:
         Page objects; a page whose files cannot be read has meta["error"] (callers count and report it).

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.cache import CachedPage
-from bodyblocks.labels import oracle_text
 from bodyblocks.metrics import levenshtein_ratio
+from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.labels import oracle_text
 
 ORACLE_THRESHOLD = 0.9
 _EPS = 1e-9

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.evaluate import ALL, PageResult
+from bodyblocks.evaluation.evaluate import ALL, PageResult
 from bodyblocks.metrics import THRESHOLDS
 
 CSV_FIELDS = (

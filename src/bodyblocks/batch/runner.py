@@ -1,0 +1,156 @@
+"""Batch extraction: many pages in, one output file per page plus a run report, nothing lost.
+
+    totals = run_batch(["pages/"], "out/", BatchOptions(extractor="ensemble"))
+
+Stages of `run_batch`:
+  1. discover inputs (inputs.py: files, folders, a dataset folder with pages.jsonl, a text file of URLs to
+     capture), skipping pages whose output already exists (resume);
+  2. parse in worker processes, each page under a time limit (worker.py); block extractors get the parsed
+     Document back and classify groups of pages here (scheduler.py, the forward pass on a second thread),
+     other extractors run whole in the worker;
+  3. write each output atomically and one report line per page, success or failure (outputs.py);
+  4. finish with DIR/report.json (totals + every page) and optional review pages for a sample.
+Inputs are consumed in bounded windows, so memory stays flat however many pages there are.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from bodyblocks.batch.inputs import Job, iter_jobs
+from bodyblocks.batch.outputs import FORMATS, Report, Totals
+from bodyblocks.batch.scheduler import Scheduler
+from bodyblocks.batch.system import release_free_memory
+from bodyblocks.batch.worker import init_worker, work
+from bodyblocks.inference.blocks import StagedExtractor
+from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
+from bodyblocks.types import Document, Extraction
+
+OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while the forward pass overlaps
+WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
+# pages per call of a block classifier, up to (the last of a window or before a failed page may be fewer; its
+# forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
+# walked page by page, the calls themselves cost ~2 ms/page
+GROUP = 8
+
+
+@dataclass
+class BatchOptions:
+    """How to run a batch (CLI flags of `bodyblocks extract`)."""
+
+    extractor: str = "model"
+    extractor_opts: dict[str, Any] = field(default_factory=dict)
+    fmt: str = "txt"
+    workers: int = 1  # parsing processes; 0 or 1 parse in this process
+    # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU); the pages are handed
+    # to the classifier up to max(batch_size, GROUP) at a time (the ensemble's trees walk them in one call)
+    batch_size: int = 1
+    page_timeout: int = 60  # seconds per page (parsing or extraction)
+    # the forward pass on a background thread while the next pages are parsed (scheduler.Scheduler); None:
+    # whenever the extractor can (those with a model)
+    overlap: bool | None = None
+    resume: bool = True  # skip pages whose output exists
+    review: float = 0.0  # share of pages that get a review page
+    progress: bool = True
+    capture_opts: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        if not 0.0 <= self.review <= 1.0:
+            raise ValueError("review must be a share between 0 and 1")
+        if self.batch_size < 1 or self.workers < 0 or self.page_timeout < 1:
+            raise ValueError("batch_size and page_timeout must be >= 1, workers >= 0")
+
+
+def _build_extractor(opts: BatchOptions) -> Extractor:
+    """The run's extractor; the model's forward passes are batch_size pages, whatever the group."""
+    extractor_opts = dict(opts.extractor_opts)
+    if opts.extractor in TORCH:
+        extractor_opts.setdefault("batch_size", opts.batch_size)
+    return get_extractor(opts.extractor, **extractor_opts)
+
+
+def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOptions | None = None,
+              extractor: Extractor | None = None) -> Totals:
+    """Extract every input page into OUT_DIR; returns the totals (also written to OUT_DIR/report.json).
+
+    Args:
+        inputs: page files, folders, dataset folders, URL lists.
+        out_dir: the output folder.
+        opts: how to run; its `extractor` names the extractor to build (and the report's extractor).
+        extractor: one built already, used in place of building opts.extractor (workers get it by fork).
+    """
+    opts = opts or BatchOptions()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    extractor = extractor or _build_extractor(opts)
+    staged = isinstance(extractor, StagedExtractor)
+    start = time.perf_counter()
+    # 2. the workers parse (a block extractor's pages: its page_segmenter) or extract whole (the others)
+    init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None)
+    pool = mp.get_context("fork").Pool(opts.workers, init_worker, init) if opts.workers > 1 else None
+    if pool is None:
+        init_worker(*init)
+    overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)
+    switch = sys.getswitchinterval()
+    if overlap:  # the forward thread gets the GIL back soon after each kernel (default: 5 ms)
+        sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
+    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress)
+    scheduler = Scheduler(extractor if staged else None, overlap, report.write)
+    try:
+        for window in _windows(iter_jobs(inputs, opts.capture_opts)):  # 1. inputs, WINDOW pages at a time
+            todo = _not_done(window, report, opts.resume)
+            results = pool.imap(work, todo, chunksize=2) if pool else map(work, todo)
+            _classify(results, scheduler, staged, max(opts.batch_size, GROUP))
+            report.flush()
+            release_free_memory()
+    finally:
+        scheduler.close()
+        sys.setswitchinterval(switch)
+        if pool is not None:
+            pool.terminate()
+        report.close()
+    return report.write_report(time.perf_counter() - start)  # 4. report.json
+
+
+def _windows(jobs: Iterator[Job]) -> Iterator[list[Job]]:
+    """The jobs WINDOW at a time."""
+    while window := list(islice(jobs, WINDOW)):
+        yield window
+
+
+def _not_done(window: list[Job], report: Report, resume: bool) -> list[Job]:
+    """The window's jobs still to do; with `resume`, those whose output exists are reported as skipped."""
+    todo = []
+    for job in window:
+        if resume and not job.error and report.target(job).exists():
+            report.skipped(job)
+        else:
+            todo.append(job)
+    return todo
+
+
+def _classify(results: Iterable[tuple[Job, Document | Extraction | None, str | None, float]],
+              scheduler: Scheduler, staged: bool, group: int) -> None:
+    """Stages 2-3 for one window: parsed pages to the scheduler in groups, the rest written in their turn."""
+    pending: list[tuple[Job, Document, float]] = []
+    for job, result, error, secs in results:
+        if staged and isinstance(result, Document):
+            pending.append((job, result, secs))
+            if len(pending) >= group:
+                scheduler.submit(pending)
+                pending = []
+        else:  # a failed page, or another extractor's answer: written after the pages before it
+            scheduler.submit(pending)
+            pending = []
+            scheduler.done(job, result if isinstance(result, Extraction) else None, error, secs)
+    scheduler.submit(pending)
+    scheduler.drain()

@@ -1,0 +1,76 @@
+"""Stage 2 of run_batch, in the worker processes (or in-process): read and parse each page under a time limit.
+
+Block extractors get the parsed Document back (the main process classifies pages in groups); any other
+extractor runs whole in the worker and its Extraction comes back. A worker never raises for a page: its
+failure comes back as a reason.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bodyblocks.batch.inputs import Job
+from bodyblocks.decode import read_bytes
+from bodyblocks.errors import InputError
+from bodyblocks.inference.registry import Extractor
+from bodyblocks.segment import segment
+from bodyblocks.types import Document, Extraction
+
+
+class PageTimeout(Exception):
+    """A page took longer than the per-page limit."""
+
+
+_EXTRACTOR: Any = None  # the per-process extractor (baselines) or None (block path: segment only)
+_SEGMENTER: Callable[[bytes | str], Document] | None = None  # the block path's HTML -> Document
+_LIMIT = 60
+
+
+def init_worker(extractor: Extractor | None, limit: int,
+                segmenter: Callable[[bytes | str], Document] | None = None) -> None:
+    """Set up this process (forked from the run's, or the run's own): the extractor to run whole, or None and
+    the block extractor's `segmenter` (None: segment.segment) for pages whose Documents go back; the time
+    limit per page."""
+    global _EXTRACTOR, _LIMIT, _SEGMENTER
+    _LIMIT = limit
+    _SEGMENTER = segmenter
+    _EXTRACTOR = extractor  # None for block extractors (a previous run's extractor must not stay)
+
+
+def _alarm(_signum: int, _frame: Any) -> None:
+    raise PageTimeout(f"took longer than {_LIMIT} s")
+
+
+def work(job: Job) -> tuple[Job, Document | Extraction | None, str | None, float]:
+    """Read and parse (or fully extract) one page; never raises."""
+    start = time.perf_counter()
+    if job.error:
+        return job, None, job.error, 0.0
+    use_alarm = hasattr(signal, "SIGALRM") and _in_main_thread()
+    if use_alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(max(1, _LIMIT))
+    try:
+        data: bytes | str = job.html if job.html is not None else read_bytes(job.path or "")
+        if _EXTRACTOR is None:
+            result: Document | Extraction = (_SEGMENTER or segment)(data)
+        else:
+            result = _EXTRACTOR.extract(data, url=job.url)
+        return job, result, None, time.perf_counter() - start
+    except InputError as exc:
+        return job, None, f"{exc.reason}: {exc}", time.perf_counter() - start
+    except PageTimeout as exc:
+        return job, None, f"timeout: {exc}", time.perf_counter() - start
+    except (OSError, ValueError, RecursionError, MemoryError, UnicodeError) as exc:
+        return job, None, f"error: {type(exc).__name__}: {exc}", time.perf_counter() - start
+    finally:
+        if use_alarm:
+            signal.alarm(0)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()

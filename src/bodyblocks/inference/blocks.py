@@ -1,0 +1,209 @@
+"""Block extractors: a page's blocks scored by the learned parts, blended, then kept by the decision rule.
+
+    extractor = load_extractor("ensemble")                   # inference/checkpoints.py builds these
+    result = extractor.extract(html_bytes)                   # one page
+    results = extractor.extract_documents(docs)              # several segmented pages per forward pass
+
+Per block, P(body) = w * P_model + h * vote + (1 - w - h) * P_gbt (`Blend`); the model alone is w = 1, the
+trees alone w = 0, and the vote (inference/vote.py) needs pages segmented by `page_segmenter`. Work on a
+batch of pages goes in three steps, so that the batch runner can put the forward pass on a second thread
+(torch releases the GIL in its kernels) while this one parses the next pages:
+
+  1. prepare (this thread): the model's inputs (NumPy) and the trees' P(body);
+  2. forward (any thread): the model's forward passes (torch only);
+  3. finish (this thread): the blend and the decision rule (inference/decision.py), with the heuristic as a
+     fallback for low-confidence pages when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+from bodyblocks.baselines.heuristic import HeuristicExtractor
+from bodyblocks.errors import InputError
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
+from bodyblocks.segment import segment
+from bodyblocks.types import Document, Extraction
+
+if TYPE_CHECKING:
+    from bodyblocks.inference.gbt import GbtScorer
+    from bodyblocks.inference.model_scorer import ModelBatch, ModelScorer
+
+Source = Callable[[], str | bytes]  # a page's HTML on demand
+_EMPTY = np.zeros(0, np.float32)
+
+
+@dataclass(frozen=True)
+class Blend:
+    """Weights of the parts in P(body): `model` (w), the heuristic's `vote` (h), the trees the rest."""
+
+    model: float = 1.0
+    vote: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.model and 0.0 <= self.vote and self.model + self.vote <= 1.0 + 1e-9):
+            raise ValueError("blend weights must be >= 0 with model + vote <= 1")
+
+    @property
+    def gbt(self) -> float:
+        """The trees' weight, 1 - w - h."""
+        return 1.0 - self.model - self.vote
+
+    def __call__(self, model: Sequence[np.ndarray] | None, gbt: Sequence[np.ndarray] | None,
+                 vote: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """Per page, w * model + h * vote + (1 - w - h) * gbt (float32); a part alone is returned as it is."""
+        if gbt is None or model is None:
+            only = model if gbt is None else gbt
+            assert only is not None, "a blend needs the model or the trees"
+            return list(only)
+        if vote is None or not self.vote:
+            return [(self.model * a + self.gbt * b).astype(np.float32) for a, b in zip(model, gbt, strict=True)]
+        return [(self.model * a + self.vote * v + self.gbt * b).astype(np.float32)
+                for a, b, v in zip(model, gbt, vote, strict=True)]
+
+
+@dataclass
+class Prepared:
+    """Pages after step 1: the model's batches (none without a model) and the trees' P(body) by page."""
+
+    docs: Sequence[Document]
+    batches: list[ModelBatch] = field(default_factory=list)
+    gbt: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+@runtime_checkable
+class StagedExtractor(Protocol):
+    """What the batch runner needs of a block extractor: pages segmented in its workers, classified here in
+    groups (and, when `overlaps`, with the forward pass on a second thread)."""
+
+    name: str
+    page_segmenter: Callable[[str | bytes], Document]
+    overlaps: bool
+
+    def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
+                          ) -> list[Extraction]: ...
+
+    def prepare(self, docs: Sequence[Document]) -> Prepared: ...
+
+    def forward(self, prepared: Prepared) -> list[np.ndarray]: ...
+
+    def finish(self, prepared: Prepared, probs: list[np.ndarray], sources: Sequence[Source] | None = None
+               ) -> list[Extraction]: ...
+
+
+class BlockExtractor:
+    """A block classifier behind the Extractor interface: the model, the trees, or both with the vote."""
+
+    def __init__(self, name: str, rule: DecisionRule, *, model: ModelScorer | None = None,
+                 gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False) -> None:
+        """
+        Args:
+            name: the extractor's name in its results ("model", "gbt", "ensemble").
+            rule: the decision rule.
+            model, gbt: the parts (at least one).
+            blend: their weights; None: the one part alone.
+            fallback: low-confidence pages go to the heuristic extractor.
+        """
+        if model is None and gbt is None:
+            raise ValueError("a block extractor needs a model or trees")
+        self.name, self.rule, self.model, self.gbt = name, rule, model, gbt
+        self.blend = blend or Blend(1.0 if model is not None else 0.0)
+        self.fallback = fallback
+        self._heuristic: HeuristicExtractor | None = None
+        # HTML -> Document for this extractor (the batch runner's workers call it)
+        self.page_segmenter: Callable[[str | bytes], Document] = segment_with_vote if self.voting else segment
+
+    @property
+    def voting(self) -> bool:
+        """Whether the heuristic's vote is part of the blend."""
+        return bool(self.blend.vote)
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether step 2 has work worth a thread of its own (a model's forward passes)."""
+        return self.model is not None
+
+    # ----------------------------------------------------------------------------------- public API
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        """Segment and classify one page."""
+        return self.extract_documents([self.page_segmenter(html)], [lambda: html])[0]
+
+    def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
+                          ) -> list[Extraction]:
+        """Classify segmented pages, several per forward pass (bucketed by block count).
+
+        Args:
+            docs: segmented pages.
+            sources: per page, a function returning its HTML: for the fallback, and for the vote on a page
+                segmented without it.
+        """
+        if self.voting and sources is not None:
+            for doc, source in zip(docs, sources, strict=True):
+                if VOTE not in doc.extra:
+                    add_vote(doc, source())
+        prepared = self.prepare(docs)
+        return self.finish(prepared, self.forward(prepared), sources)
+
+    def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """P(body) for every block of every page (pages with no block get an empty array)."""
+        prepared = self.prepare(docs)
+        return self.combine(prepared, self.forward(prepared))
+
+    # ----------------------------------------------------------------------------------- the three steps
+    def prepare(self, docs: Sequence[Document]) -> Prepared:
+        """Step 1: the model's batches and inputs, and the trees' P(body) of every page."""
+        if self.voting:
+            lacking = [i for i, d in enumerate(docs) if d.blocks and VOTE not in d.extra]
+            if lacking:
+                raise ValueError(f"{len(lacking)} pages lack the heuristic's vote: segment them with the "
+                                 "extractor's page_segmenter (or pass sources= to extract_documents)")
+        prepared = Prepared(docs)
+        if self.model is not None:
+            prepared.batches = self.model.prepare(docs)
+        if self.gbt is not None:
+            inputs = self.model.page_inputs(prepared.batches) if self.model is not None else None
+            prepared.gbt = self.gbt.scores(docs, inputs)  # all pages' trees at once
+        return prepared
+
+    def forward(self, prepared: Prepared) -> list[np.ndarray]:
+        """Step 2: the model's P(body) of every page (touches only torch); empty without a model."""
+        return self.model.forward(prepared.docs, prepared.batches) if self.model is not None else []
+
+    def combine(self, prepared: Prepared, probs: list[np.ndarray]) -> list[np.ndarray]:
+        """The blended P(body) of every page, from `forward`'s."""
+        docs = prepared.docs
+        gbt = [prepared.gbt.get(i, _EMPTY) for i in range(len(docs))] if self.gbt is not None else None
+        votes = None
+        if self.voting:
+            votes = [d.extra.get(VOTE, _EMPTY) if len(p) else _EMPTY for d, p in zip(docs, probs, strict=True)]
+        return self.blend(probs if self.model is not None else None, gbt, votes)
+
+    def finish(self, prepared: Prepared, probs: list[np.ndarray], sources: Sequence[Source] | None = None
+               ) -> list[Extraction]:
+        """Step 3: the decision rule (and the fallback) on every page, from `forward`'s probabilities."""
+        out = []
+        for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
+            ex = self.rule.decide(doc, p, self.name)
+            if ex.low_confidence and self.fallback and sources is not None:
+                ex = self._fall_back(sources[i], ex)
+            out.append(ex)
+        return out
+
+    def _fall_back(self, source: Source, ex: Extraction) -> Extraction:
+        """The heuristic's answer for a page the model is unsure of; the model's blocks stay attached."""
+        if self._heuristic is None:
+            self._heuristic = HeuristicExtractor()
+        try:
+            h = self._heuristic.extract(source())
+        except InputError:
+            return ex
+        return Extraction(
+            text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
+            blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
+            low_confidence=True, no_body=not h.text, replaced=ex.replaced,
+        )

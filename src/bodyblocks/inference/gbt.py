@@ -1,0 +1,282 @@
+"""Gradient-boosted trees on the block classifier's non-neural inputs: the baseline a neural model must beat.
+
+    model = GbtModel.load("checkpoints/gbt")               # safetensors + JSON; nothing is unpickled
+    p = model.page_probabilities(doc.blocks)               # NumPy-only inference (training/gbt.py fits them)
+    GbtScorer(model).scores(docs)                          # a block extractor's part (inference/blocks.py)
+
+Inputs per block (`gbt_features`), all computed without a neural network:
+  1. features.block_features of the block (FEATURE_NAMES: DOM facts, text statistics, place in the page);
+  2. the same row for the `neighbours` blocks before and after it (NaN past the page's ends): a cheap
+     stand-in for the Transformer's page context;
+  3. `tag_buckets` 0/1 indicators of its tag-path tokens (features.tag_path_tokens hashed by CRC-32): the
+     neural model's tag-path input without the embedding.
+The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
+Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
+leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never
+unpickles. Prediction hands the node arrays to scikit-learn's compiled tree walk when it is installed (and
+agrees with ours), else walks all trees at once in NumPy: inference does not need scikit-learn.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bodyblocks.config import GbtConfig, from_dict
+from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags
+from bodyblocks.files import atomic_path, write_json
+from bodyblocks.types import Block, Document
+
+if TYPE_CHECKING:
+    from bodyblocks.inference.model import PageInputs
+
+KIND = "gbt"  # config.json "kind" of a gbt checkpoint folder
+FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
+_TREE_ARRAYS = ("feature", "threshold", "left", "right", "nan_left", "value", "roots")
+_CHUNK = 2048  # rows walked through the trees at once: (rows x trees) index arrays stay a few MB
+
+
+# ----------------------------------------------------------------------------------------- features
+def feature_names(cfg: GbtConfig) -> list[str]:
+    """Column names of gbt_features, in order."""
+    names = list(FEATURE_NAMES)
+    for k in range(1, cfg.neighbours + 1):
+        names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
+    return names + [f"tag{j}" for j in range(cfg.tag_buckets)]
+
+
+def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
+                 tags: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
+    """(n, len(feature_names(cfg))) float64 inputs of one page's blocks (module docstring).
+
+    What the caller has computed already (the ensemble's model) is not computed again: `base`, the page's
+    block_features; `tags`, its tag_bags (ids, offsets) for a bucket count that is a multiple of
+    cfg.tag_buckets (CRC-32 mod k*b mod b is CRC-32 mod b: the same ids).
+    """
+    base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
+    n, f = base.shape
+    parts = [base]
+    for k in range(1, cfg.neighbours + 1):
+        pad = np.full((k, f), np.nan)
+        parts.append(np.concatenate((pad, base[:-k] if k < n else base[:0]))[:n])  # block i - k
+        parts.append(np.concatenate((base[k:], pad))[:n])  # block i + k
+    indicators = np.zeros((n, cfg.tag_buckets))
+    if cfg.tag_buckets and n:
+        if tags is not None and tags[2] % cfg.tag_buckets == 0:
+            ids, offsets = tags[0] % cfg.tag_buckets, tags[1]
+        else:
+            ids, offsets = tag_bags(blocks, cfg.tag_buckets)
+        rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
+        indicators[rows, ids] = 1.0
+    return np.concatenate([*parts, indicators], axis=1)
+
+
+# ----------------------------------------------------------------------------------------- model
+@dataclass
+class GbtModel:
+    """Boosted trees as flat node arrays; leaves point to themselves, so `depth` steps reach every leaf."""
+
+    cfg: GbtConfig
+    trees: dict[str, np.ndarray]  # _TREE_ARRAYS: per node feature, threshold, left, right, nan_left, value
+    baseline: float  # log-odds before the first tree
+    depth: int  # longest root-to-leaf path
+    threshold: float = 0.5  # P(body) at which a block is kept (tuned on validation)
+    confident: float = 0.5  # a page with no block at or above this is low-confidence
+    rescue: float | None = None  # on a page with no block at the threshold, keep those at or above this
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return len(self.trees["roots"])
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        """Log-odds of body for rows of gbt_features: baseline + the leaf value of every tree.
+
+        scikit-learn's compiled tree walk when it is installed and agrees with the NumPy walk on this model
+        (checked once, on rows with missing values: it is a private API), else the NumPy walk.
+        """
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        compiled = self._compiled
+        if compiled is not None and len(x):
+            return compiled(x)
+        return self._numpy_raw(x)
+
+    def prepare_walk(self) -> bool:
+        """Build the compiled walk now (importing scikit-learn takes about 1.5 s), not on the first page;
+        True when it is in use. Extractors call it when they load."""
+        return self._compiled is not None
+
+    def _numpy_raw(self, x: np.ndarray) -> np.ndarray:
+        out = np.full(len(x), self.baseline)
+        for start in range(0, len(x), _CHUNK):
+            out[start : start + _CHUNK] += self._leaf_values(x[start : start + _CHUNK]).sum(axis=1)
+        return out
+
+    @functools.cached_property
+    def _compiled(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The trees as scikit-learn predictor nodes, walked by its Cython code (about half the NumPy walk's
+        time on a page); None when scikit-learn is absent or its walk disagrees with ours."""
+        try:
+            from sklearn.ensemble._hist_gradient_boosting._predictor import _predict_from_raw_data
+            from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+        except ImportError:
+            return None
+        t, width = self.trees, len(feature_names(self.cfg))
+        bounds = [*self.trees["roots"].tolist(), len(t["value"])]
+        trees = []
+        try:
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                nodes = np.zeros(b - a, dtype=PREDICTOR_RECORD_DTYPE)
+                leaf = t["left"][a:b] == np.arange(a, b)
+                nodes["value"], nodes["feature_idx"] = t["value"][a:b], t["feature"][a:b]
+                nodes["num_threshold"], nodes["missing_go_to_left"] = t["threshold"][a:b], t["nan_left"][a:b]
+                nodes["left"] = np.where(leaf, 0, t["left"][a:b] - a)
+                nodes["right"] = np.where(leaf, 0, t["right"][a:b] - a)
+                nodes["is_leaf"] = leaf
+                trees.append(nodes)
+            no_cats, no_map = np.zeros((0, 8), np.uint32), np.zeros(width, np.uint32)
+
+            def walk(x: np.ndarray) -> np.ndarray:
+                out, leaf_values = np.full(len(x), self.baseline), np.empty(len(x))
+                for nodes in trees:
+                    _predict_from_raw_data(nodes, x, no_cats, no_cats, no_map, 1, leaf_values)
+                    out += leaf_values
+                return out
+
+            probe = np.random.default_rng(0).normal(size=(64, width)) * 2
+            probe[np.random.default_rng(1).random(probe.shape) < 0.1] = np.nan
+            if np.allclose(walk(probe), self._numpy_raw(probe), rtol=0, atol=1e-9):
+                return walk
+        except (TypeError, ValueError):  # a scikit-learn whose private predictor changed shape
+            pass
+        return None
+
+    @functools.cached_property
+    def _walk_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """feature, threshold, nan-goes-right, children (node * 2 + went_right) and is-leaf, for _leaf_values."""
+        t = self.trees
+        own = np.arange(len(t["value"]))
+        kids = np.stack((t["left"], t["right"]), axis=1).astype(np.intp).ravel()
+        return (t["feature"].astype(np.intp), t["threshold"], t["nan_left"] == 0, kids, t["left"] == own)
+
+    def _leaf_values(self, x: np.ndarray) -> np.ndarray:
+        """(rows, trees) value of the leaf each row reaches in each tree.
+
+        Every (row, tree) pair walks down one level per step; pairs that reached a leaf leave the walk, so a
+        step costs only the pairs still descending (most leaves are far shallower than the deepest one).
+        """
+        feature, threshold, nan_right, kids, is_leaf = self._walk_arrays
+        n, width = x.shape
+        flat = np.ascontiguousarray(x).ravel()
+        nodes = np.tile(self.trees["roots"].astype(np.intp), n)  # (rows * trees,), row-major
+        active = np.flatnonzero(~is_leaf[nodes])
+        node, base = nodes[active], (active // self.n_trees) * width
+        for _ in range(self.depth):  # np.take: faster than fancy indexing on 1-D arrays
+            if not len(node):
+                break
+            v = flat.take(base + feature.take(node))
+            right = ~(v <= threshold.take(node))  # NaN compares False: fixed below by the node's NaN direction
+            nan = np.isnan(v)
+            if nan.any():
+                right[nan] = nan_right[node[nan]]
+            node = kids.take(2 * node + right)
+            leaf = is_leaf.take(node)
+            if leaf.any():
+                nodes[active[leaf]] = node[leaf]
+                keep = ~leaf
+                active, node, base = active[keep], node[keep], base[keep]
+        return self.trees["value"][nodes].reshape(n, self.n_trees)
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        """P(body) per row."""
+        return 1.0 / (1.0 + np.exp(-self.raw(x)))
+
+    def page_probabilities(self, blocks: Sequence[Block], base: np.ndarray | None = None,
+                           tags: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
+        """P(body) of each block of one page (float32; empty for a page with no block); `base`, `tags`: as
+        gbt_features."""
+        return self.pages_probabilities([(blocks, base, tags)])[0]
+
+    def pages_probabilities(self, pages: Sequence[tuple[Sequence[Block], np.ndarray | None,
+                                                        tuple[np.ndarray, np.ndarray, int] | None]]
+                            ) -> list[np.ndarray]:
+        """page_probabilities of several pages ((blocks, base, tags) each), their rows walked in one call."""
+        if not pages:
+            return []
+        rows = [gbt_features(blocks, self.cfg, base, tags) for blocks, base, tags in pages if blocks]
+        p = self.predict_proba(np.concatenate(rows)).astype(np.float32) if rows else np.zeros(0, np.float32)
+        return np.split(p, np.cumsum([len(blocks) for blocks, _, _ in pages])[:-1])
+
+    # ------------------------------------------------------------------------------------- checkpoints
+    def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Write model.safetensors (node arrays) and config.json (settings, baseline, threshold) atomically."""
+        from safetensors.numpy import save_file
+
+        from bodyblocks import __version__
+
+        out = Path(directory)
+        arrays = {k: np.ascontiguousarray(self.trees[k]) for k in _TREE_ARRAYS}
+        with atomic_path(out / "model.safetensors") as tmp:
+            save_file(arrays, str(tmp), metadata={"format_version": str(FORMAT_VERSION)})
+        write_json(out / "config.json", {
+            "format_version": FORMAT_VERSION, "kind": KIND, "bodyblocks_version": __version__,
+            "gbt": asdict(self.cfg), "baseline": self.baseline, "depth": self.depth, "n_trees": self.n_trees,
+            "threshold": self.threshold, "confident": self.confident, "rescue": self.rescue, "metrics": self.metrics,
+            "feature_names": feature_names(self.cfg), **(extra or {}),
+        })
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GbtModel:
+        """Read a folder written by `save` (safetensors and JSON only)."""
+        from safetensors.numpy import load_file
+
+        path = Path(directory)
+        meta = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        if meta.get("format_version") != FORMAT_VERSION or meta.get("kind") != KIND:
+            raise ValueError(f"{path}: not a gbt checkpoint of format {FORMAT_VERSION}")
+        cfg = from_dict(GbtConfig, meta["gbt"], prefix="gbt.")
+        trees = load_file(str(path / "model.safetensors"))
+        missing = set(_TREE_ARRAYS) - set(trees)
+        if missing:
+            raise ValueError(f"{path}: model.safetensors lacks {sorted(missing)}")
+        n, width = len(trees["value"]), len(feature_names(cfg))
+        links = np.concatenate((trees["left"], trees["right"], trees["roots"])).astype(np.int64)
+        bad_links = links.size > 0 and (links.min() < 0 or links.max() >= n)
+        if bad_links or np.any(trees["feature"] >= width) or np.any(trees["feature"] < 0):
+            raise ValueError(f"{path}: tree arrays point outside the nodes or the {width} features")
+        return cls(cfg, trees, float(meta["baseline"]), int(meta["depth"]), float(meta["threshold"]),
+                   float(meta["confident"]), None if meta.get("rescue") is None else float(meta["rescue"]),
+                   meta.get("metrics", {}))
+
+
+class GbtScorer:
+    """The boosted trees' P(body) (NumPy: no torch, no scikit-learn needed)."""
+
+    def __init__(self, model: GbtModel, tag_buckets: int | None = None) -> None:
+        """`tag_buckets`: the bucket count of the tag-path ids handed to `scores` with the model's inputs
+        (None: the trees hash the tag paths themselves)."""
+        self.model, self.tag_buckets = model, tag_buckets
+        model.prepare_walk()
+
+    def scores(self, docs: Sequence[Document], inputs: Sequence[tuple[int, PageInputs | None]] | None = None
+               ) -> dict[int, np.ndarray]:
+        """P(body) of the pages named in `inputs` (index, the model's inputs of that page or None), all walked
+        through the trees in one call; None: every page, from its blocks alone."""
+        if inputs is None:
+            inputs = [(i, None) for i in range(len(docs))]
+        rows = []
+        for i, page in inputs:
+            base = tags = None
+            if page is not None:
+                base = page.features
+                tags = (page.tag_ids, page.tag_offsets, self.tag_buckets) if self.tag_buckets else None
+            rows.append((docs[i].blocks, base, tags))
+        return dict(zip((i for i, _ in inputs), self.model.pages_probabilities(rows), strict=True))

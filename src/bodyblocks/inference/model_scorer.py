@@ -1,0 +1,126 @@
+"""The block Transformer as a part of a block extractor: P(body) per block of segmented pages.
+
+    model = ModelScorer.load("checkpoints/default", device="cpu")
+    batches = model.prepare(docs)                 # model inputs (NumPy), this thread
+    probs = model.forward(docs, batches)          # torch only: any thread (the batch runner overlaps it)
+
+Forward passes batch pages by block count. The trees (gbt.GbtScorer) start from the same block features and
+tag-path ids as the model (`page_inputs`), so those are computed once when both run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from bodyblocks.encoders import make_encoder, resolve_device
+from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, collate, prepare_page
+from bodyblocks.inference.traced import trace_single_page
+from bodyblocks.types import Document
+
+
+@dataclass
+class ModelBatch:
+    """One forward pass: its pages (indices into the docs), their inputs and the collated batch (both None
+    with a frozen encoder, whose vectors come from the model's device in `forward`)."""
+
+    pages: list[int]
+    inputs: list[PageInputs] | None
+    collated: PageBatch | None
+
+
+class ModelScorer:
+    """The block Transformer's P(body), in two steps: prepare (NumPy) and forward (torch)."""
+
+    def __init__(self, model: BlockClassifier, encoder: Any, device: torch.device, batch_size: int = 16) -> None:
+        """
+        Args:
+            model: the block classifier, in eval mode on `device`.
+            encoder: the frozen text encoder of a model that reads its vectors (None otherwise).
+            device: where the forward passes run.
+            batch_size: pages per forward pass.
+        """
+        self.model, self.cfg, self.encoder, self.device = model, model.cfg, encoder, device
+        self.batch_size = batch_size
+        self.bf16 = device.type == "cuda"
+        # one-page batches (the batch runner's on CPU) go through the traced forward pass when it is exact
+        self.single = trace_single_page(model) if device.type == "cpu" else None
+
+    @classmethod
+    def load(cls, checkpoint: str | Path, *, device: str = "auto", batch_size: int = 16,
+             threads: int | None = None) -> ModelScorer:
+        """A model checkpoint folder (config.json + model.safetensors) on `device`.
+
+        `threads`: torch CPU threads for this process (None leaves torch's setting, which is every core;
+        `bodyblocks extract` gives the usable cores divided by its parsing workers). On the 2-core machine
+        here a page's forward pass took 13 ms with 2 threads and 18 ms with 1 (benchmarks/profile_stages.py).
+        """
+        dev = resolve_device(device)
+        if threads and dev.type == "cpu":
+            torch.set_num_threads(threads)
+        model = BlockClassifier.load(checkpoint, device=dev)
+        frozen = model.cfg.use_text and model.cfg.encoder.frozen
+        encoder = make_encoder(model.cfg.encoder, device=str(dev)) if frozen else None
+        return cls(model, encoder, dev, batch_size)
+
+    def batches(self, docs: Sequence[Document]) -> list[list[int]]:
+        """Indices of the pages with blocks, by block count, up to batch_size per forward pass.
+
+        A page longer than the model's window runs alone: a batch's windows follow its longest page, and a
+        page's probabilities must not depend on the pages it happens to share a batch with.
+        """
+        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
+        short = order  # without the Transformer there are no windows: any pages batch together
+        if self.cfg.use_context:  # sorted by length: the pages longer than the window are the rest
+            short = [i for i in order if len(docs[i].blocks) <= self.cfg.window]
+        size = self.batch_size
+        return [short[k : k + size] for k in range(0, len(short), size)] + [[i] for i in order[len(short) :]]
+
+    def inputs(self, doc: Document) -> PageInputs:
+        """One page's model inputs (a frozen encoder's vectors included)."""
+        vectors = self.encoder.encode([b.text for b in doc.blocks]) if self.encoder is not None else None
+        return prepare_page(doc.blocks, self.cfg, text_vectors=vectors)
+
+    def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
+        """The forward passes' batches with their inputs, collated here (Python and NumPy, not forward's)."""
+        out = []
+        for idx in self.batches(docs):
+            pages = None if self.encoder is not None else [self.inputs(docs[i]) for i in idx]
+            out.append(ModelBatch(idx, pages, None if pages is None else collate(pages)))
+        return out
+
+    @staticmethod
+    def page_inputs(batches: Sequence[ModelBatch]) -> list[tuple[int, PageInputs | None]]:
+        """(page index, its inputs or None) of every page of the batches, in batch order."""
+        return [(i, page) for b in batches for i, page in zip(b.pages, b.inputs or [None] * len(b.pages),
+                                                               strict=True)]
+
+    def forward(self, docs: Sequence[Document], batches: Sequence[ModelBatch]) -> list[np.ndarray]:
+        """P(body) for every block of every page (an empty array for a page with no block); touches only torch."""
+        result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
+        for b in batches:
+            batch = b.collated
+            if batch is None:  # a frozen encoder: its vectors come from the model's device, here
+                batch = collate([self.inputs(docs[i]) for i in b.pages])
+            for i, p in zip(b.pages, self._probabilities(batch), strict=True):
+                result[i] = p.astype(np.float32)
+        return result
+
+    def _probabilities(self, batch: PageBatch) -> list[np.ndarray]:
+        """One forward pass: the traced one for a single CPU page when it can take it, else the eager model."""
+        if self.device.type != "cpu":  # (on CPU: every call here waits for the GIL on its way back)
+            if self.device.type == "cuda":
+                batch = batch.pin_memory()  # page-locked host memory: the copy below overlaps compute
+            batch = batch.to(self.device, non_blocking=True)
+        if self.single is not None and self.single.accepts(batch):
+            try:
+                return [self.single(batch)]
+            except RuntimeError:  # the TorchScript interpreter failed on this page: the eager model decides
+                pass
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            return self.model.probabilities(batch)

@@ -1,0 +1,82 @@
+"""The heuristic's vote: 1 for a block whose text is in the `heuristic` extractor's answer, else 0.
+
+    doc = segment_with_vote(html)              # blocks, plus the vote in doc.extra[VOTE]
+
+The `heuristic` extractor (baselines/heuristic.py) picks the one container with the most text and
+paragraphs and the fewest links, which is right on kinds of page the learners saw few of (product grids,
+documentation). It prunes the tree the segmenter parsed (segment.segment_tree) instead of parsing the page
+a second time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.baselines.heuristic import body_text, heuristic_text
+from bodyblocks.errors import InputError
+from bodyblocks.segment import segment_tree
+from bodyblocks.types import Block, Document
+
+VOTE = "heuristic"  # the vote's key in Document.extra
+VOTE_SEARCH_LIMIT = 200_000_000  # blocks x answer characters searched at most; past it, whole lines only
+_WS = re.compile(r"\s+")
+
+
+def heuristic_vote(blocks: Sequence[Block], answer: str) -> np.ndarray:
+    """Per block, 1.0 when its text (white space removed) occurs in the heuristic's answer, else 0.0.
+
+    Substrings, not whole lines: the heuristic drops lines under 10 characters and our blocks need not
+    break where its lines do, so a price or a short heading inside its container still counts. A page
+    whose blocks x answer characters exceed VOTE_SEARCH_LIMIT is matched by whole lines only (bounded time).
+    """
+    flat = _WS.sub("", answer)
+    out = np.zeros(len(blocks), np.float32)
+    if not flat:
+        return out
+    lines = None if len(blocks) * len(flat) <= VOTE_SEARCH_LIMIT else {_WS.sub("", x) for x in answer.splitlines()}
+    for i, b in enumerate(blocks):
+        text = _WS.sub("", b.text)
+        if text and (text in flat if lines is None else text in lines):
+            out[i] = 1.0
+    return out
+
+
+def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
+    """Store the heuristic's vote on the page's blocks in doc.extra (a page it finds no body in: all 0).
+
+    `tree`: the lxml root the segmenter parsed the page into (segment_tree), which the heuristic then
+    prunes instead of decoding and parsing the page a second time; None: it parses `html` itself.
+    """
+    answer = None
+    if tree is not None:
+        try:
+            answer = body_text(tree)
+        except ValueError:  # lxml will not move text holding a control character that the segmenter's
+            pass  # parse kept; the heuristic's own parse strips them
+    if answer is None:
+        try:
+            answer = heuristic_text(html)
+        except InputError:  # e.g. markup that libxml2 makes nothing of: the heuristic has no answer
+            answer = ""
+    doc.extra[VOTE] = heuristic_vote(doc.blocks, answer)
+    return doc
+
+
+def segment_with_vote(html: str | bytes) -> Document:
+    """segment.segment, plus the heuristic's vote on the same parsed tree (the page segmenter of an
+    extractor that blends the vote; the batch runner's workers call it)."""
+    doc, tree = segment_tree(html)
+    return add_vote(doc, html, tree)
+
+
+def vote_on_blocks(key: str, texts: Sequence[str], html: bytes | str) -> np.ndarray:
+    """The vote on a cached page's blocks (their `texts`), made as segment_with_vote makes it for a page being
+    extracted; `key` names the page in the error raised when the cached blocks are not the segmenter's."""
+    doc = segment_with_vote(html)
+    if [b.text for b in doc.blocks] != list(texts):
+        raise ValueError(f"{key}: the cache's blocks are not the segmenter's (rebuild the cache)")
+    return doc.extra[VOTE]

@@ -1,0 +1,62 @@
+"""Labelled pages for training and tuning: the processed cache of each dataset, split by site.
+
+    splits = load_pages(DataConfig(datasets=["daniel"]))     # {"train": [...], "val": [...], "test": [...]}
+
+A page's split comes from data/splits (grouped by site: splits.py) when it has one, else from the source's
+own split names, else from a hash of its site (80/10/10). Pages that failed to process, have no blocks or
+no body block are left out.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+from bodyblocks.config import DataConfig
+from bodyblocks.training.cache import CachedPage, load_cached
+from bodyblocks.training.datasets import list_datasets, resolve_dataset
+
+
+def _hash_split(site: str) -> str:
+    """80/10/10 by site for pages that have no project split (e.g. a user's own or a synthetic corpus)."""
+    r = zlib.crc32(site.encode("utf-8")) % 10
+    return "test" if r == 0 else "val" if r == 1 else "train"
+
+
+def split_name(cp: CachedPage) -> str:
+    """The page's split: data/splits when present, else the source's own, else by site hash."""
+    if cp.split:
+        return cp.split
+    if cp.source_split in ("train", "dev"):
+        return "train"
+    if cp.source_split in ("test", "final"):
+        return "test"
+    return _hash_split(cp.site)
+
+
+def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
+    """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
+    if cfg.datasets:
+        folders = [resolve_dataset(Path(cfg.root) / d if cfg.root else d) for d in cfg.datasets]
+    else:
+        folders = list_datasets(cfg.root)
+    out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
+    for folder in folders:
+        counts: dict[str, int] = {}
+        for cp in load_cached(folder, cfg.cache_dir, workers=workers):
+            if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
+                continue
+            if cfg.languages and cp.lang not in cfg.languages:
+                continue
+            name = split_name(cp)
+            if cfg.max_pages and counts.get(name, 0) >= cfg.max_pages:
+                continue
+            counts[name] = counts.get(name, 0) + 1
+            out.setdefault(name, []).append(cp)
+    return out
+
+
+def recorded_data(meta: dict[str, Any]) -> DataConfig:
+    """The data config a checkpoint's config.json recorded at training (all datasets when it has none)."""
+    return DataConfig(**meta["data"]["config"]) if "data" in meta else DataConfig()

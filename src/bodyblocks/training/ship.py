@@ -1,0 +1,35 @@
+"""A trained model checkpoint made into a shipped one: fp16 weights (half the size), no training state.
+
+    ship_model("runs/default/best", "checkpoints/default")      # or: bodyblocks ship runs/default/best --out ...
+
+BlockClassifier.load casts the weights back to float32, so outputs differ from the fp32 checkpoint only by
+fp16 rounding. Works for any model checkpoint folder (config.json + model.safetensors).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from bodyblocks.files import atomic_path, write_json
+from bodyblocks.inference.model import read_checkpoint
+
+
+def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
+    """Write DST from the model checkpoint SRC; returns its size in MiB and its decision rule."""
+    src, dst = Path(src), Path(dst)
+    meta = read_checkpoint(src)
+    meta.pop("train_state", None)
+    meta["weights_dtype"] = "float16"
+    weights = load_file(src / "model.safetensors")
+    tensors = {k: (v.astype(np.float16) if v.dtype.kind == "f" else v) for k, v in weights.items()}
+    with atomic_path(dst / "model.safetensors") as tmp:
+        save_file(tensors, str(tmp))
+    write_json(dst / "config.json", meta)
+    for f in (dst / "model.safetensors", dst / "config.json"):
+        f.chmod(0o644)
+    return {"checkpoint": str(dst), "mib": round((dst / "model.safetensors").stat().st_size / 2**20, 1),
+            "threshold": meta.get("threshold"), "rescue": meta.get("rescue")}

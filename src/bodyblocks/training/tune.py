@@ -1,0 +1,243 @@
+"""Tuning on the validation pages: the decision rule of every block extractor, and the ensemble's blend.
+
+    tune_rule(val_pages, probs)          # (threshold, rescue, mean per-page F1): the rule that maximises it
+    retune("checkpoints/gbt")            # re-tune a checkpoint folder of any kind, rewriting its config.json
+    make_ensemble(model, gbt, out)       # write an ensemble folder, then tune its blend and rule together
+
+Scores are character F1 of the kept blocks against the blocks' gold labels, averaged over pages (pages
+count equally, as in the evaluation's per-page means). The rule is inference/decision.py's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.config import DataConfig, EnsembleConfig
+from bodyblocks.files import write_json
+from bodyblocks.inference.blocks import Blend
+from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
+from bodyblocks.inference.decision import keep_mask
+from bodyblocks.inference.gbt import GbtModel
+from bodyblocks.inference.vote import vote_on_blocks
+from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.data import load_pages, recorded_data
+from bodyblocks.training.datasets import page_from_record, read_records, resolve_dataset
+from bodyblocks.types import Document
+
+
+# ----------------------------------------------------------------------------------------- the rule
+def pooled_char_f1(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple[float, float]:
+    """The P(body) threshold with the best character-weighted F1 of body blocks pooled over the pages, and that
+    F1 (reported beside the per-page mean that the rule is tuned for)."""
+    lab = np.concatenate([np.asarray(cp.labels) for cp in pages]) if pages else np.zeros(0)
+    w = np.concatenate([np.array([b.text_len for b in cp.blocks], float) for cp in pages]) if pages else np.zeros(0)
+    p = np.concatenate(probs) if probs else np.zeros(0)
+    best = (0.5, 0.0)
+    for t in np.arange(0.05, 0.96, 0.05):
+        pred = p >= t
+        tp = float((w * (pred & (lab == 1))).sum())
+        prec = tp / max(float((w * pred).sum()), 1e-9)
+        rec = tp / max(float((w * (lab == 1)).sum()), 1e-9)
+        f1 = 2 * prec * rec / max(prec + rec, 1e-9)
+        if f1 > best[1]:
+            best = (round(float(t), 2), f1)
+    return best
+
+
+def page_f1(lab: np.ndarray, w: np.ndarray, keep: np.ndarray) -> float:
+    """Character-weighted F1 of one page's kept blocks (a page with no body and nothing kept scores 1)."""
+    tp = float(w[keep & (lab == 1)].sum())
+    kept, body = float(w[keep].sum()), float(w[lab == 1].sum())
+    if kept == 0 and body == 0:
+        return 1.0
+    return 2 * tp / max(kept + body, 1e-9)
+
+
+def page_items(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+    """(labels, block characters, P(body)) of each page that has blocks."""
+    return [(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), np.asarray(p))
+            for cp, p in zip(pages, probs, strict=True) if len(p)]
+
+
+MIN_RESCUE = 0.15  # the rescue threshold is never tuned below this (see tune_rule)
+
+
+def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple[float, float, float]:
+    """The decision rule with the best mean per-page character F1 on validation: (threshold, rescue, score).
+
+    Blocks with P(body) >= threshold are kept; on a page where none is, blocks with P(body) >= rescue are
+    kept instead (rescue == threshold: no rescue). Pages count equally, as in the evaluation's per-page
+    means, so a short article whose blocks all score just under the threshold is not traded away for a
+    sliver of the long pages' characters. Every labelled page has a body, so validation cannot price
+    answering a page that has none with navigation; rescue stays >= MIN_RESCUE so that a page whose
+    blocks the model all but rules out still comes back empty and flagged.
+    """
+    grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.05)]
+    items = page_items(pages, probs)
+    if not items:
+        return 0.5, 0.5, 0.0
+    best = (0.5, 0.5, -1.0)
+    for t in grid:
+        kept_sum, empty = 0.0, []
+        for lab, w, p in items:
+            keep = p >= t
+            if keep.any():
+                kept_sum += page_f1(lab, w, keep)
+            else:
+                empty.append((lab, w, p))
+        for r in [x for x in grid if MIN_RESCUE <= x <= t or x == t][::-1]:  # r == t first: only if it helps
+            rescued = sum(page_f1(lab, w, p >= r) for lab, w, p in empty)
+            score = (kept_sum + rescued) / len(items)
+            if score > best[2] + 1e-9:
+                best = (t, r, score)
+    return best
+
+
+def rule_score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float) -> float:
+    """Mean per-page character F1 of one decision rule (decision.keep_mask, as the extractors apply it)."""
+    scores = [page_f1(lab, w, keep_mask(p, threshold, rescue)) for lab, w, p in page_items(pages, probs)]
+    return float(np.mean(scores)) if scores else 0.0
+
+
+# ----------------------------------------------------------------------------------------- checkpoints
+def model_probabilities(folder: str | Path, pages: Sequence[CachedPage]) -> list[np.ndarray]:
+    """A model checkpoint's P(body) on cached pages (CPU; torch's thread setting left as it is)."""
+    from bodyblocks.inference.model_scorer import ModelScorer  # torch: only when a model is tuned
+
+    scorer = ModelScorer.load(folder, device="cpu")
+    docs = [Document(cp.blocks) for cp in pages]
+    return scorer.forward(docs, scorer.prepare(docs))
+
+
+def gbt_probabilities(folder: str | Path, pages: Sequence[CachedPage]) -> list[np.ndarray]:
+    """A gbt checkpoint's P(body) on cached pages."""
+    gbt = GbtModel.load(folder)
+    return [gbt.page_probabilities(cp.blocks) for cp in pages]
+
+
+def validation_pages(data: DataConfig) -> list[CachedPage]:
+    """The validation pages of `data`; ValueError when there are none."""
+    val = load_pages(data)["val"]
+    if not val:
+        raise ValueError("no validation pages to tune on")
+    return val
+
+
+def retune(checkpoint: str | Path, data: DataConfig | None = None, grid: EnsembleConfig | None = None
+           ) -> dict[str, Any]:
+    """Re-tune a checkpoint's decision rule (threshold, rescue) on the validation pages; rewrites config.json.
+
+    Works for a model and for a gbt folder (their config.json says which), so both always share the same
+    rule; an ensemble folder gets its blend re-tuned with the rule (`tune_ensemble`, over `grid`).
+    `data` picks the pages; None: the data config recorded in the checkpoint (else all).
+    Returns the new rule with its per-page F1 on validation and the old rule's.
+    """
+    path = Path(checkpoint)
+    kind = kind_of(path)
+    if kind == ENSEMBLE:
+        return tune_ensemble(path, data, grid)
+    meta = read_meta(path)
+    val = validation_pages(data or recorded_data(meta))
+    probs = gbt_probabilities(path, val) if kind == GBT else model_probabilities(path, val)
+    old_t = float(meta.get("threshold", 0.5))
+    old_r = meta.get("rescue")
+    old = rule_score(val, probs, old_t, old_t if old_r is None else float(old_r))
+    threshold, rescue, score = tune_rule(val, probs)
+    meta.update(threshold=threshold, rescue=rescue, confident=max(threshold, 0.5))
+    meta.setdefault("metrics", {}).update(val_page_f1=score, threshold=threshold, rescue=rescue)
+    write_json(path / "config.json", meta)
+    return {"threshold": threshold, "rescue": rescue, "val_page_f1": score, "val_pages": len(val),
+            "before": {"threshold": old_t, "rescue": old_r, "val_page_f1": old}}
+
+
+# ----------------------------------------------------------------------------------------- the ensemble
+def blend_scores(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
+                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None
+                 ) -> dict[tuple[float, float], tuple[float, float, float]]:
+    """(threshold, rescue, per-page F1) of the best rule for every blend (w, h) of the grid with w + h <= 1
+    (tune_rule on the validation pages `val`)."""
+    grid = grid or EnsembleConfig()
+    return {(w, h): tune_rule(val, Blend(w, h)(p_model, p_gbt, votes))
+            for h in grid.vote_weights for w in grid.weights if w + h <= 1.0 + 1e-9}
+
+
+def best_weights(scores: dict[tuple[float, float], tuple[float, float, float]]) -> tuple[float, float]:
+    """The (w, h) of blend_scores with the best F1; ties go to the smaller h, then to the more even blend."""
+    return max(scores, key=lambda k: (scores[k][2], -k[1], -abs(k[0] - 0.5)))
+
+
+def validation_html(val: Sequence[CachedPage], data: DataConfig) -> dict[tuple[str, str], bytes | str]:
+    """The HTML of the given cached pages (the validation pages, when tuning), by (dataset, id), read from
+    their dataset folders."""
+    wanted = {(cp.dataset, cp.id) for cp in val}
+    html: dict[tuple[str, str], bytes | str] = {}
+    for name in sorted({cp.dataset for cp in val}):  # cached datasets have pages.jsonl (cache.load_cached)
+        folder = resolve_dataset(Path(data.root) / name if data.root else name)
+        html.update(((name, rec["id"]), page_from_record(folder, rec).html)  # only these pages' files are read
+                    for rec in read_records(folder) if (name, rec["id"]) in wanted)
+    missing = wanted - html.keys()
+    if missing:
+        raise ValueError(f"{len(missing)} pages have no HTML in their dataset folders")
+    return html
+
+
+def validation_votes(val: Sequence[CachedPage], data: DataConfig) -> list[np.ndarray]:
+    """The heuristic's vote on every validation page, from its HTML (as the extractor makes it)."""
+    html = validation_html(val, data)
+    return [vote_on_blocks(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks], html[(cp.dataset, cp.id)])
+            for cp in val]
+
+
+def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: EnsembleConfig | None = None
+                  ) -> dict[str, Any]:
+    """Choose the blend and the decision rule on the validation pages; rewrites FOLDER/config.json.
+
+    `data` picks the pages; None: the data config recorded in the model checkpoint (else all datasets).
+    Every (w, h) of blend_scores is scored; best_weights picks one (ties: the smaller h, then the more
+    even blend of the learners). Returns the chosen settings with the validation per-page F1 of the
+    ensemble, of the best blend without the vote, and of each part alone.
+    """
+    path = Path(folder)
+    meta = read_ensemble(path)
+    data = data or recorded_data(read_meta(meta["model_path"]))
+    val = validation_pages(data)
+    p_model, p_gbt = model_probabilities(meta["model_path"], val), gbt_probabilities(meta["gbt_path"], val)
+    votes = validation_votes(val, data)
+    scores = blend_scores(val, p_model, p_gbt, votes, grid)
+    weight, heuristic = best_weights(scores)
+    threshold, rescue, score = scores[(weight, heuristic)]
+    meta.update(weight=weight, heuristic=heuristic, threshold=threshold, rescue=rescue,
+                confident=max(threshold, 0.5))
+    no_vote = max((w for w, h in scores if h == 0.0), key=lambda w: (scores[(w, 0.0)][2], -abs(w - 0.5)))
+    t0, r0, score0 = scores[(no_vote, 0.0)]
+    meta["without_vote"] = {"weight": no_vote, "threshold": t0, "rescue": r0, "confident": max(t0, 0.5)}
+    meta["metrics"] = {"val_page_f1": score, "val_pages": len(val), "model_alone": tune_rule(val, p_model)[2],
+                       "gbt_alone": tune_rule(val, p_gbt)[2],
+                       "without_vote": {"weight": no_vote, "val_page_f1": score0},
+                       "vote_alone": tune_rule(val, votes)[2],
+                       "by_weight": {f"{w}/{h}": s[2] for (w, h), s in scores.items()}}
+    for key in ("model_path", "gbt_path"):
+        del meta[key]
+    write_json(path / "config.json", meta)
+    return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue, **meta["metrics"]}
+
+
+def make_ensemble(model: str | Path, gbt: str | Path, out: str | Path, data: DataConfig | None = None,
+                  grid: EnsembleConfig | None = None) -> dict[str, Any]:
+    """Write an ensemble folder OUT pointing at the MODEL and GBT checkpoints, then tune it."""
+    folder = Path(out)
+    for part, name in ((Path(model), "model"), (Path(gbt), "gbt")):
+        if not (part / "model.safetensors").exists():
+            raise FileNotFoundError(f"{part}: no {name} checkpoint (model.safetensors) there")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "config.json", {
+        "format_version": ENSEMBLE_FORMAT, "kind": ENSEMBLE,
+        "model": os.path.relpath(Path(model).resolve(), folder.resolve()),
+        "gbt": os.path.relpath(Path(gbt).resolve(), folder.resolve()),
+        "weight": 0.5, "heuristic": 0.0, "threshold": 0.5, "rescue": None, "confident": 0.5})
+    return tune_ensemble(folder, data, grid)
