@@ -5,15 +5,14 @@ from __future__ import annotations
 import gzip
 import subprocess
 import sys
-import types
 
 import pytest
 
 from bodyblocks.baselines import rules
 from bodyblocks.baselines.dom import parse, text_lines
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
-from bodyblocks.inference.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
 from bodyblocks.files import datasets_root
+from bodyblocks.inference.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
 from bodyblocks.types import Extraction
 
 PARAS = [

@@ -313,7 +313,8 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
     real = SinglePage.__call__
     monkeypatch.setattr(SinglePage, "__call__", lambda self, b: calls.append(1) or real(self, b))
     docs = [segment(ARTICLE), segment(ARTICLE.replace("Tuesday", "Monday"))]
-    one, sixteen = load_extractor("model", device="cpu", batch_size=1), load_extractor("model", device="cpu", batch_size=16)
+    one = load_extractor("model", device="cpu", batch_size=1)
+    sixteen = load_extractor("model", device="cpu", batch_size=16)
     assert one.model.single is not None
     calls.clear()  # (loading checked the traces on probe pages)
     a = one.probabilities(docs)

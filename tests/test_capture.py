@@ -22,14 +22,12 @@ from bodyblocks.capture import (
     CapturedPage,
     CaptureOptions,
     CaptureUnavailable,
-    _Attempt,
-    _Browser,
-    _fetch,
-    _HostThrottle,
     capture,
     check_available,
     read_urls,
 )
+from bodyblocks.capture.browser import _Attempt, _Browser
+from bodyblocks.capture.fetch import _fetch, _HostThrottle
 from bodyblocks.cli import main
 
 

@@ -80,6 +80,11 @@ def test_lists_tuples_and_none() -> None:
         ("model.encoder.kind=e5-small", "384"),
         ("train.device=tpu", "device"),
         ("model", "key=value"),
+        ("gbt.max_iter=0", "max_iter"),
+        ("gbt.containers=2", "unknown config key"),
+        ("train.num_workers=2", "unknown config key"),
+        ("ensemble.vote_weights=[0.1]", "must hold 0.0"),
+        ("ensemble.weights=[1.5]", "in \\[0, 1\\]"),
     ],
 )
 def test_bad_values_are_refused(override: str, message: str) -> None:
@@ -93,3 +98,17 @@ def test_merge_overrides_does_not_mutate() -> None:
     assert data == {"model": {"d_model": 64}}
     assert out == {"model": {"d_model": 64, "n_layers": 2}, "train": {"seed": 5}}
     assert ModelConfig().num_features == len(FEATURE_NAMES)
+
+
+def test_the_shipped_parts_match_the_default_config() -> None:
+    """checkpoints/gbt was trained with configs/default.yaml's gbt section, the model with its model section."""
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = load_config(root / "configs" / "default.yaml")
+    gbt = root / "checkpoints" / "gbt" / "config.json"
+    model = root / "checkpoints" / "default" / "config.json"
+    if not (gbt.exists() and model.exists()):
+        pytest.skip("the shipped checkpoints are not in this checkout")
+    assert json.loads(gbt.read_text())["gbt"] == to_dict(cfg.gbt)
+    assert from_dict(ModelConfig, json.loads(model.read_text())["model"]) == cfg.model

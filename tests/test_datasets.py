@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.training import cache as cache_mod
 from bodyblocks.cli import main
 from bodyblocks.files import datasets_root
+from bodyblocks.training import cache as cache_mod
 from bodyblocks.training.datasets import (
     list_datasets,
     read_dataset,

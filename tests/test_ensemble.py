@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuristic_text
 from bodyblocks.batch import BatchOptions, run_batch, stem_of
 from bodyblocks.cli import main

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from bodyblocks.cli import main
 from bodyblocks.config import ConfigError, GbtConfig, load_config
 from bodyblocks.features import FEATURE_NAMES

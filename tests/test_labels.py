@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from bodyblocks.training import synth
 from bodyblocks.segment import segment
+from bodyblocks.training import synth
 from bodyblocks.training.labels import (
     BODY_THRESHOLD,
     align_annotated,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.training import synth
 from bodyblocks.segment import segment
+from bodyblocks.training import synth
 from bodyblocks.training.datasets import read_dataset
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from bodyblocks.cli import main
 from bodyblocks.config import load_config
 from bodyblocks.inference.checkpoints import load_extractor, shipped

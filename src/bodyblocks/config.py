@@ -116,7 +116,7 @@ class ModelConfig:
 
 @dataclass
 class TrainConfig:
-    """The training loop (train.py)."""
+    """The training loop (training/loop.py)."""
 
     out_dir: str = "runs/default"  # checkpoints (best/, last/), metrics.csv
     epochs: int = 30  # upper bound; early stopping usually ends sooner

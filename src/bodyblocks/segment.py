@@ -3,17 +3,11 @@
 Stages:
   1. decode bytes (decode.py) and cap the size;
   2. parse: BeautifulSoup with the lxml parser (the user's choice), or lxml directly (same tree, faster);
-  3. walk the tree depth-first, iteratively (10,000-deep pages must not overflow the stack), skipping
-     invisible subtrees (script, style, noscript, template, iframe, svg, comments, hidden elements;
-     `aria-hidden` is only hidden from screen readers, a browser displays it; React's streamed
-     `<div hidden id="S:0">` segments are displayed once their inline script moves them into place);
-     an app shell whose visible text is almost nothing is walked again with its <noscript> content
-     visible (what a browser without JavaScript displays: Discourse and many apps serve their pages there);
-  4. text accumulates until a block-level tag opens or closes, then becomes a Block with its tag path,
-     xpath and DOM features; <br> is a newline inside the block;
-  5. the title (<title>, og:title, first <h1>) is its own channel.
-Both parsers feed the same event stream into one block builder, so they cannot drift apart in logic;
-tests/test_segment.py checks that they give the same blocks on real pages.
+  3. walk the tree depth-first into blocks (walk.py: invisible subtrees skipped, text cut into blocks at
+     block-level tags, tag paths, xpaths and DOM features); an app shell whose visible text is almost
+     nothing is walked again with its <noscript> content visible (what a browser without JavaScript
+     displays: Discourse and many apps serve their pages there);
+  4. the title (<title>, og:title, first <h1>) is its own channel.
 """
 
 from __future__ import annotations
@@ -21,389 +15,24 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.types import Block, Document
+from bodyblocks.walk import WS, walk_blocks
 
 SEGMENTER_VERSION = "4"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
-MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
-
-BLOCK_TAGS = frozenset(
-    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre "
-    "section summary table tbody td tfoot th thead tr ul legend noframes frameset".split()
-)
-SKIP_TAGS = frozenset(
-    "script style noscript template iframe svg head embed canvas audio video select option "
-    "datalist input textarea button map area param source track frame".split()
-)
-PRE_TAGS = frozenset(["pre", "textarea", "listing", "plaintext"])
-HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_COUNTED = frozenset([*HEADINGS, "li", "dd", "dt", "td", "th", "tr"])
-PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
-_PUNCT_RE = re.compile("[" + re.escape("".join(sorted(PUNCT))) + "]")  # counts PUNCT characters in C
-_REACT_SEGMENT = re.compile(r"S:\d+")  # <div hidden id="S:0">: streamed content that a script reveals
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
-# A <button> holding this many elements is not a label: a missing </button> swallowed part of the page
-# (a browser displays a button's content, so nothing is lost by walking it).
-SWALLOWING_BUTTON = 64
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
-_SPACES = re.compile(r" {2,}")
-_ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
+
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # Browsers keep parsing into <body> after </body></html> (HTML5 "after after body"); so do we, with both parsers.
 _END_BODY = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 # A <title> never closed would swallow the whole page as its text; close it where its own text ends.
 _OPEN_TITLE = re.compile(r"(<title\b[^>]*>[^<]*)", re.IGNORECASE)
-
-CELL_TAGS = frozenset(["td", "th"])
-MAX_CELL_SCAN = 64  # a table cell is looked into this far to decide whether it is a one-line data cell
-
-
-def _boundary(tag: str, descendant_tags: Iterator[str]) -> bool:
-    """Whether an element starts a new block.
-
-    Block-level tags do, except a table cell that holds only inline markup: the cells of a data-table row
-    are one line of text in a browser (and in every gold set), so they join into the row's block.
-    """
-    if tag not in BLOCK_TAGS:
-        return False
-    if tag not in CELL_TAGS:
-        return True
-    for i, t in enumerate(descendant_tags):
-        if i >= MAX_CELL_SCAN or t in BLOCK_TAGS or t == "br":
-            return True
-    return False
-
-
-def _at_least(items: Iterator[Any], n: int) -> bool:
-    """Whether an iterator yields n items (reading no more than that)."""
-    return sum(1 for _ in zip(range(n), items, strict=False)) >= n
-
-
-def _skip(tag: str, attrs: Any, noscript: bool = False, descendants: Iterator[str] | None = None) -> bool:
-    """Whether an element's whole subtree is invisible (`noscript`: a browser without JavaScript).
-
-    `attrs` is anything with the `get` of a dict (BeautifulSoup's attrs, an lxml element).
-    `descendants` (tag names) is read only for a <button>, to tell a label from a swallowed page part.
-    """
-    if tag in SKIP_TAGS:
-        if tag == "button":
-            return descendants is None or not _at_least(descendants, SWALLOWING_BUTTON)
-        return not (noscript and tag == "noscript")
-    if attrs.get("hidden") is not None and not (tag == "div" and _REACT_SEGMENT.fullmatch(str(attrs.get("id", "")))):
-        return True
-    style = attrs.get("style")
-    return bool(style) and _HIDDEN_STYLE.search(str(style)) is not None
-
-
-# ----------------------------------------------------------------------------------------- tree walks
-# Both walks drive one _Builder with the same calls (start, end, text, br), in the same order, so the two
-# parsers cannot drift apart in logic; tests/test_segment.py checks that they give the same blocks.
-def _bs4_p_children(node: Any) -> int:
-    from bs4 import Tag
-
-    return sum(1 for c in node.contents if isinstance(c, Tag) and c.name == "p")
-
-
-def _bs4_tags_below(node: Any) -> Iterator[str]:
-    """Tag names of a node's descendant elements, in document order (read lazily: callers stop early)."""
-    from bs4 import Tag
-
-    return (d.name for d in node.descendants if isinstance(d, Tag))
-
-
-def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
-    """Walk a BeautifulSoup tree (iterative DFS)."""
-    from bs4 import NavigableString, Tag
-    from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
-
-    invisible = (Comment, Declaration, Doctype, ProcessingInstruction)
-    stack: list[tuple[Any, bool]] = [(c, True) for c in reversed(root.contents)]  # below [document]
-    while stack:
-        node, entering = stack.pop()
-        if isinstance(node, Tag):
-            name = (node.name or "").lower()
-            if not entering:
-                b.end()
-                continue
-            inner = _bs4_tags_below(node) if name == "button" else None
-            if _skip(name, node.attrs, noscript, inner):
-                continue
-            if name == "br":
-                b.br()
-                continue
-            inner = _bs4_tags_below(node) if name in CELL_TAGS else iter(())
-            b.start(name, node.attrs, node, _boundary(name, inner))
-            stack.append((node, False))
-            stack.extend((c, True) for c in reversed(node.contents))
-        elif isinstance(node, NavigableString) and not isinstance(node, invisible):
-            if type(node) is NavigableString or node.__class__.__name__ in ("CData", "RubyTextString"):
-                b.text(str(node))
-
-
-def _lxml_p_children(el: Any) -> int:
-    return len(el.findall("p"))
-
-
-def _lxml_tags_below(el: Any) -> Iterator[str]:
-    """Tag names of an element's descendants, in document order (read lazily: callers stop early)."""
-    return (d.tag for d in el.iterdescendants() if isinstance(d.tag, str))
-
-
-def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
-    """Walk an lxml.html tree with lxml's own iterator (text and tail handled as BeautifulSoup would).
-
-    An element is its own attribute mapping here (`el.get`): no attribute proxy is built per element.
-    """
-    from lxml import etree
-
-    walk = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
-    # the only elements whose attributes can hide them, found by libxml2 (most elements have neither)
-    marked = set(root.xpath("//*[@hidden or @style]"))
-    skipped = None  # an element whose subtree was skipped: its end event only gives its tail
-    text, start, end = b.text, b.start, b.end
-    for event, el in walk:
-        if event == "start":
-            tag = el.tag
-            if tag.__class__ is not str:  # an entity or other non-element node: only its tail is visible
-                walk.skip_subtree()
-                skipped = el
-                continue
-            name = tag.lower()
-            if name in SKIP_TAGS or el in marked:
-                if _skip(name, el, noscript, _lxml_tags_below(el) if name == "button" else None):
-                    walk.skip_subtree()
-                    skipped = el
-                    continue
-            if name == "br":
-                b.br()
-                walk.skip_subtree()
-                skipped = el
-                continue
-            if name in CELL_TAGS:
-                boundary = _boundary(name, _lxml_tags_below(el))
-            else:
-                boundary = name in BLOCK_TAGS
-            start(name, el, el, boundary)
-            t = el.text
-            if t:
-                text(t)
-        else:
-            if event == "end":
-                if el is skipped:
-                    skipped = None
-                else:
-                    end()
-            t = el.tail  # of an element, or of a comment or processing instruction (its own text is not shown)
-            if t:
-                text(t)
-
-
-# ----------------------------------------------------------------------------------------- block builder
-class _Open:
-    """An element on the walk's stack (its path segment and <p> count are worked out only when a block needs them)."""
-
-    __slots__ = ("tag", "attrs", "node", "n", "boundary", "child_counts", "ol_start", "seg", "p", "paths")
-
-    def __init__(self, tag: str, attrs: Any, node: Any, n: int, boundary: bool = True) -> None:
-        self.tag, self.attrs, self.node, self.n = tag, attrs, node, n  # n: position among same-tag siblings
-        self.boundary = boundary  # this element starts and ends a block
-        self.child_counts: dict[str, int] | None = None
-        self.ol_start = 1  # first number of an <ol>
-        self.seg: str | None = None
-        self.p: int | None = None
-        self.paths: tuple[str, str] | None = None  # (tag path, xpath) while it owns blocks: the stack below is fixed
-
-
-def _path_segment(tag: str, attrs: Any) -> str:
-    """`div#main.article-body` — tag, id and up to three classes."""
-    seg = tag
-    ident = attrs.get("id")
-    if ident:
-        seg += "#" + "_".join(str(ident).split())[:40]
-    classes = attrs.get("class")
-    if classes:
-        names = classes.split() if isinstance(classes, str) else list(classes)
-        seg += "".join("." + c[:40] for c in names[:3])
-    return seg
-
-
-_ASCII_WS = " \t\n\r\f\v"  # all in _WS
-
-
-class _Builder:
-    """Turns the walk's calls into blocks.
-
-    Args:
-        p_children: the number of <p> children of a walk node (asked only of a block owner's parent).
-    """
-
-    def __init__(self, p_children: Any) -> None:
-        self.p_children = p_children
-        self.stack: list[_Open] = []
-        self.blocks: list[Block] = []
-        self.parts: list[str] = []  # text pieces of the current block
-        self.has_text = False  # a piece holds a non-space character (else the pieces make no block)
-        self.link_chars = 0
-        self.in_link = 0
-        self.in_pre = 0
-        self.open: dict[str, int] = dict.fromkeys(_COUNTED, 0)  # open elements that set block flags
-        self.headings = 0  # open h1-h6 elements
-
-    def finish(self) -> list[Block]:
-        self._flush()
-        return self.blocks
-
-    def br(self) -> None:
-        self.parts.append("\n")
-
-    def text(self, raw: str) -> None:
-        if not raw.strip(_ASCII_WS):  # white space between tags: most text nodes
-            self.parts.append(raw if self.in_pre else " ")
-            return
-        text = _ZERO_WIDTH.sub("", raw)
-        if not self.in_pre:
-            text = _WS.sub(" ", text)
-        self.parts.append(text)
-        if not self.has_text and text.strip():
-            self.has_text = True
-        if self.in_link:
-            self.link_chars += len(_WS.sub("", text))
-
-    def start(self, tag: str, attrs: Any, node: Any, boundary: bool) -> None:
-        if boundary:
-            self._flush()
-        elif tag in CELL_TAGS:
-            self.parts.append(" ")  # cells of one row read as one line
-        stack = self.stack
-        parent = stack[-1] if stack else None
-        n = 1
-        if parent is not None:
-            counts = parent.child_counts
-            if counts is None:
-                counts = parent.child_counts = {}
-            n = counts.get(tag, 0) + 1
-            counts[tag] = n
-        opened = _Open(tag, attrs, node, n, boundary)
-        if tag == "ol":
-            start = str(attrs.get("start", "1")).strip()
-            opened.ol_start = int(start) if start.isdigit() else 1
-        elif tag == "li" and parent is not None and parent.tag == "ol":
-            self.parts.append(f"{parent.ol_start + n - 1}. ")  # the marker a browser displays
-            self.has_text = True
-        stack.append(opened)
-        if tag == "a":
-            self.in_link += 1
-        elif tag in PRE_TAGS:
-            self.in_pre += 1
-        elif tag in _COUNTED:
-            self.open[tag] += 1
-            if tag in HEADINGS:
-                self.headings += 1
-
-    def end(self) -> None:
-        """Close the innermost open element (the walks call start and end in pairs)."""
-        stack = self.stack
-        if stack[-1].boundary:
-            self._flush()  # before the pop: the closing element owns the text
-        tag = stack.pop().tag
-        if tag == "a":
-            self.in_link -= 1
-        elif tag in PRE_TAGS:
-            self.in_pre -= 1
-        elif tag in _COUNTED:
-            self.open[tag] -= 1
-            if tag in HEADINGS:
-                self.headings -= 1
-
-    def _flush(self) -> None:
-        if not self.has_text:  # nothing visible: no block (white space and line breaks are dropped)
-            if self.parts:
-                self.parts = []
-            self.link_chars = 0
-            return
-        raw = "".join(self.parts)
-        self.parts = []
-        self.has_text = False
-        link_chars, self.link_chars = self.link_chars, 0
-        if self.in_pre:
-            lines = [ln.rstrip() for ln in raw.split("\n")]
-        elif "\n" not in raw:  # one line (the usual case); has_text: something is left after the strip
-            lines = [_SPACES.sub(" ", raw).strip()]
-        else:  # pieces were normalised one by one: collapse the spaces where they meet
-            lines = [_SPACES.sub(" ", ln).strip() for ln in raw.split("\n")]
-        text = "\n".join(ln for ln in lines if ln.strip()) if len(lines) > 1 else lines[0]
-        self.blocks.append(self._make_block(text, link_chars))
-
-    def _paths(self, k: int) -> tuple[str, str]:
-        """(tag path, xpath) of stack[k], from those of its parent (each open element works them out once)."""
-        stack = self.stack
-        o = stack[k]
-        if o.paths is not None:
-            return o.paths
-        if o.seg is None:
-            o.seg = _path_segment(o.tag, o.attrs)
-        if k == 0:
-            paths = (o.seg, f"/{o.tag}[{o.n}]")
-        elif k < MAX_PATH_SEGMENTS:
-            head_path, head_x = self._paths(k - 1)
-            paths = (f"{head_path}/{o.seg}", f"{head_x}/{o.tag}[{o.n}]")
-        else:  # only the innermost segments (a 10,000-deep page must not build quadratic strings)
-            path = stack[k + 1 - MAX_PATH_SEGMENTS : k + 1]
-            for p in path:
-                if p.seg is None:
-                    p.seg = _path_segment(p.tag, p.attrs)
-            paths = (".../" + "/".join([p.seg for p in path]),  # type: ignore[misc]
-                     "/.../" + "/".join([f"{p.tag}[{p.n}]" for p in path]))
-        o.paths = paths
-        return paths
-
-    def _make_block(self, text: str, link_chars: int) -> Block:
-        stack = self.stack
-        k = len(stack) - 1  # the innermost open block-level element owns the text
-        while k > 0 and not stack[k].boundary:
-            k -= 1
-        owner = stack[k] if stack else _Open("html", {}, None, 1)
-        paths = owner.paths if owner.paths is not None else (self._paths(k) if stack else ("", "/"))
-        parent = stack[k - 1] if k > 0 else None
-        if parent is not None and parent.p is None:
-            parent.p = self.p_children(parent.node)
-        # Counters instead of a scan of the stack: a walk down a 10,000-deep page stays linear. Headings,
-        # list items and rows are block-level, so every open one sits at or above the owner.
-        opened = self.open
-        heading = max((level for h, level in HEADINGS.items() if opened[h]), default=0) if self.headings else 0
-        if self.in_pre:
-            n_chars = len(_WS.sub("", text))
-        else:  # white space is already one " " or "\n" here
-            n_chars = len(text) - text.count(" ") - text.count("\n")
-        link_chars = min(link_chars, n_chars)
-        punct = len(_PUNCT_RE.findall(text))
-        return Block(
-            index=len(self.blocks),
-            text=text,
-            tag=owner.tag,
-            tag_path=paths[0] or "html",
-            xpath=paths[1],
-            depth=k,
-            text_len=n_chars,
-            link_len=link_chars,
-            link_density=link_chars / n_chars if n_chars else 0.0,
-            punct_count=punct,
-            punct_density=punct / n_chars if n_chars else 0.0,
-            heading_level=heading,
-            is_list_item=bool(opened["li"] or opened["dd"] or opened["dt"]),
-            is_table_cell=bool(opened["td"] or opened["th"] or opened["tr"]),
-            sibling_paragraphs=parent.p if parent is not None else 0,  # type: ignore[arg-type]
-            in_link_only=n_chars > 0 and link_chars >= n_chars,
-        )
 
 
 # ----------------------------------------------------------------------------------------- parsing
@@ -471,19 +100,9 @@ def _title(tree: Any, parser: str) -> str:
         cands = [og[0] if og else None, t[0].xpath("string()") if t else None, h1[0].xpath("string()") if h1 else None]
     for c in cands:
         if c and c.strip():
-            return _WS.sub(" ", str(c)).strip()
+            return WS.sub(" ", str(c)).strip()
     return ""
 
-
-def _blocks(tree: Any, parser: str, noscript: bool = False) -> list[Block]:
-    """The blocks of a parsed tree (`noscript`: as a browser without JavaScript displays it)."""
-    if parser == "bs4":
-        builder = _Builder(_bs4_p_children)
-        _walk_bs4(tree, builder, noscript)
-    else:
-        builder = _Builder(_lxml_p_children)
-        _walk_lxml(tree, builder, noscript)
-    return builder.finish()
 
 
 def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS) -> Document:
@@ -514,10 +133,10 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
             tree, parser = parse(text, "bs4"), "bs4"
     else:
         tree = parse(text, parser)
-    blocks = _blocks(tree, parser)
+    blocks = walk_blocks(tree, parser)
     shown = sum(b.text_len for b in blocks)
     if shown < NOSCRIPT_FALLBACK_CHARS and "<noscript" in text.lower():
-        with_noscript = _blocks(tree, parser, noscript=True)
+        with_noscript = walk_blocks(tree, parser, noscript=True)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
             blocks = with_noscript
     doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated)

@@ -17,7 +17,7 @@ import math
 from lxml import etree
 
 from bodyblocks.baselines.dom import NodeStats, body_of, drop_tags, node_stats, page_title, parse, text_lines
-from bodyblocks.baselines.rules import INVISIBLE_TAGS
+from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 
@@ -71,7 +71,7 @@ class DensityExtractor:
         """The best element's text lines, or no body when the page has no non-link text."""
         root, decoded = parse(html)
         title = page_title(root)
-        drop_tags(root, INVISIBLE_TAGS)
+        drop_tags(root, BASELINE_INVISIBLE_TAGS)
         scores = density_scores(body_of(root))
         best = max(scores, key=scores.__getitem__, default=None)
         text = "\n".join(text_lines(best)) if best is not None else ""

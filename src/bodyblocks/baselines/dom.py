@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import lxml.html
 from lxml import etree
 
-from bodyblocks.baselines.rules import BLOCK_TAGS, PARAGRAPH_TAGS, count_chars, count_punct
+from bodyblocks.baselines.rules import PARAGRAPH_TAGS, count_chars, count_punct
 from bodyblocks.decode import to_text
 from bodyblocks.errors import EmptyInput
+from bodyblocks.htmltags import BASELINE_BLOCK_TAGS
 from bodyblocks.types import Decoded
 
 HtmlElement = etree._Element  # lxml.html elements, or plain ones from the capped re-parse
@@ -55,13 +56,13 @@ class _CappedBuilder:
         self.depth += 1
         if self.depth <= self.max_depth:
             self.builder.start(tag, dict(attrib))
-        elif tag.lower() in BLOCK_TAGS or tag.lower() == "br":
+        elif tag.lower() in BASELINE_BLOCK_TAGS or tag.lower() == "br":
             self.builder.data("\n")
 
     def end(self, tag: str) -> None:
         if self.depth <= self.max_depth:
             self.builder.end(tag)
-        elif tag.lower() in BLOCK_TAGS:
+        elif tag.lower() in BASELINE_BLOCK_TAGS:
             self.builder.data("\n")
         self.depth -= 1
 
@@ -135,7 +136,7 @@ def text_blocks(el: etree._Element) -> list[tuple[str, str]]:
     for event, node in etree.iterwalk(el, events=("start", "end")):
         tag = tag_of(node)
         if event == "start":
-            if tag in BLOCK_TAGS:
+            if tag in BASELINE_BLOCK_TAGS:
                 flush()
                 owners.append(tag)
             elif tag == "br":
@@ -143,7 +144,7 @@ def text_blocks(el: etree._Element) -> list[tuple[str, str]]:
             if tag and node.text:
                 parts.append(node.text)
         else:
-            if tag in BLOCK_TAGS:
+            if tag in BASELINE_BLOCK_TAGS:
                 flush()
                 owners.pop()
             if node is not el and node.tail:

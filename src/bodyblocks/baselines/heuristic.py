@@ -35,6 +35,7 @@ from bodyblocks.baselines.dom import (
     text_blocks,
 )
 from bodyblocks.baselines.rules import count_chars
+from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
 from bodyblocks.types import Extraction
 
 
@@ -113,7 +114,7 @@ def filter_lines(el: etree._Element) -> list[str]:
     """Step 7: keep heading lines of >= 2 characters and other lines of >= 10."""
     kept: list[str] = []
     for tag, text in text_blocks(el):
-        minimum = R.MIN_HEADING_CHARS if tag in R.HEADING_TAGS else R.MIN_LINE_CHARS
+        minimum = R.MIN_HEADING_CHARS if tag in HEADING_TAGS else R.MIN_LINE_CHARS
         kept.extend(line for line in block_lines(text) if count_chars(line) >= minimum)
     return kept
 
@@ -134,7 +135,7 @@ class HeuristicExtractor:
 def pruned_body(root: etree._Element, punct: bool = False) -> tuple[etree._Element, dict[etree._Element, NodeStats]]:
     """Steps 3-4 on a parsed page, in place: the body element and the node_stats of what is left (with
     punctuation counted only when `punct`: step 5 scores none)."""
-    drop_tags(root, R.INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
+    drop_tags(root, BASELINE_INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
     body = body_of(root)
     stats = node_stats(body, punct)
     prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS), punct)

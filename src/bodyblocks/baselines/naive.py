@@ -6,8 +6,9 @@ import html as htmllib
 import re
 
 from bodyblocks.baselines.dom import block_lines, body_of, drop_tags, page_title, parse, text_blocks
-from bodyblocks.baselines.rules import INVISIBLE_TAGS, count_chars
+from bodyblocks.baselines.rules import count_chars
 from bodyblocks.decode import to_text
+from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 _INVISIBLE = re.compile(
@@ -49,7 +50,7 @@ class LongestExtractor:
         """The largest block's text; empty when the page has no visible text."""
         root, decoded = parse(html)
         title = page_title(root)
-        drop_tags(root, INVISIBLE_TAGS)
+        drop_tags(root, BASELINE_INVISIBLE_TAGS)
         blocks = text_blocks(body_of(root))
         best = max(blocks, key=lambda b: count_chars(b[1]), default=None)
         text = "\n".join(block_lines(best[1])) if best else ""

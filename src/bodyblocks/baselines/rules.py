@@ -10,18 +10,7 @@ import functools
 import re
 
 # ---------------------------------------------------------------------------------------------- tags
-# Elements that start a new line of text; everything else is inline and merges with its neighbours.
-BLOCK_TAGS = frozenset(
-    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre "
-    "section summary table tbody td tfoot th thead tr ul legend noframes frameset option".split()
-)
-HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
-# Never visible text: removed by every baseline before anything else.
-INVISIBLE_TAGS = frozenset(
-    "script style noscript template iframe svg head object embed canvas audio video select "
-    "datalist textarea button map area param source track frame".split()
-)
+# Which elements start a line, which are invisible, which are headings: bodyblocks.htmltags (its BASELINE_* sets).
 # Step 3 of the heuristic pipeline: boilerplate elements. Invisible ones go outright; these semantic ones
 # go unless they hold most of the page (ASP.NET wraps whole pages in one <form>; some sites misuse <header>).
 BOILERPLATE_TAGS = frozenset("form nav aside footer header".split())

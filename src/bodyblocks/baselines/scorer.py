@@ -24,6 +24,7 @@ from bodyblocks.baselines.dom import (
     tag_of,
     text_lines,
 )
+from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 
@@ -63,7 +64,7 @@ class ScorerExtractor:
         """The best container's lines, or an empty no-body extraction when nothing scores high enough."""
         root, decoded = parse(html)
         title = page_title(root)
-        drop_tags(root, R.INVISIBLE_TAGS)
+        drop_tags(root, BASELINE_INVISIBLE_TAGS)
         best, score = best_scored(body_of(root))
         text = "\n".join(text_lines(best)) if best is not None and score >= self.min_score else ""
         confidence = max(0.0, min(1.0, score / (2 * self.min_score))) if best is not None else 0.0

@@ -76,7 +76,7 @@ def _dataset_jobs(folder: Path) -> Iterator[Job]:
 
 
 def _url_jobs(path: Path, capture_opts: dict[str, Any]) -> Iterator[Job]:
-    """Render URLs in headless Chromium (capture.py); a failed capture is a failed page."""
+    """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page."""
     from bodyblocks.capture import capture, read_urls  # Selenium: imported only for URL lists
 
     for page in capture(read_urls(path), **capture_opts):

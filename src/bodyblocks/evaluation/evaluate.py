@@ -42,7 +42,7 @@ class EvalConfig:
     """What to evaluate and how."""
 
     datasets: list[str]  # dataset folders (or names under the shared datasets root)
-    extractors: list[str]  # extractor names (see extractors.py)
+    extractors: list[str]  # extractor names (inference/registry.py)
     split: str | None = None  # "train" / "validation" / "test" / a source's own split name; None = all
     limit: int | None = None  # at most this many pages per dataset, evenly spread over the selection
     workers: int = 1  # extraction processes; 0 runs in this process without time limits

@@ -1,0 +1,7 @@
+"""`python -m bodyblocks ...`: the command line (bodyblocks.cli)."""
+
+import sys
+
+from bodyblocks.cli import main
+
+sys.exit(main())

@@ -1,0 +1,147 @@
+"""Subcommands over datasets: evaluate, and data (synth, split, cache, oracle, stats)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+# --- evaluate (evaluation/) -----------------------------------------------------------------------------------
+def add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot")
+    p.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders (or names under the root)")
+    p.add_argument("--extractor", nargs="+", required=True, metavar="NAME",
+                   help="density heuristic scorer regex longest trafilatura readability gne model")
+    p.add_argument("--split", default=None, help="evaluate one split only (e.g. test); default: all pages")
+    p.add_argument("--limit", type=int, default=None, help="at most N pages per dataset, evenly spread")
+    p.add_argument("--workers", type=int, default=1, help="extraction processes (0: in-process, no time limit)")
+    p.add_argument("--page-timeout", type=float, default=60.0, help="seconds per page and extractor")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint folder of the one trained extractor asked for (model, gbt or ensemble)")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
+    p.add_argument("--out", default=None, metavar="DIR", help="write report.json, pages.csv, accuracy.png, report.md")
+    p.add_argument("--by-lang", action="store_true", help="also print the per-language table")
+    p.set_defaults(handler=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bodyblocks.evaluation.evaluate import EvalConfig, evaluate
+    from bodyblocks.evaluation.report import format_table, write_outputs
+    from bodyblocks.inference.registry import TRAINED
+
+    trained = [n for n in args.extractor if n in TRAINED]
+    if args.checkpoint and len(trained) != 1:
+        print("bodyblocks evaluate: --checkpoint needs exactly one of model, gbt, ensemble among the extractors",
+              file=sys.stderr)
+        return 2
+    opts = {trained[0]: {"checkpoint": args.checkpoint}} if args.checkpoint else {}
+    cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
+                     args.page_timeout, opts)
+    report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr))
+    for name, note in report["selection"].items():
+        if note.get("split_source"):
+            print(f"{name}: split {note['split']} from {note['split_source']}", file=sys.stderr)
+    print(format_table(report["summary"]))
+    if args.by_lang:
+        print()
+        print(format_table(report["summary"], by_lang=True))
+    command = "bodyblocks " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["evaluate"] else None
+    out = Path(args.out) if args.out else None
+    for path in write_outputs(report, results, out, Path(args.json) if args.json else None, command):
+        print(f"wrote {path}", file=sys.stderr)
+    print(f"{len(report['failures'])} page failures recorded", file=sys.stderr)
+    return 0
+
+
+# --- end evaluate ---------------------------------------------------------------------------------------------
+
+
+# --- data (training/: synth, datasets, splits, cache, oracle) -------------------------------------------------
+def add_data(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="datasets: synthetic corpus, splits, processed cache, oracle, statistics")
+    dsub = p.add_subparsers(dest="data_command", required=True)
+    s = dsub.add_parser("synth", help="write a synthetic Chinese corpus in the shared dataset layout")
+    s.add_argument("--out", required=True, help="folder to create")
+    s.add_argument("--pages", type=int, default=300)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(handler=_run_data_synth)
+    for name, helptext, run in (
+        ("split", "write grouped train/val/test id lists under data/splits", _run_data_split),
+        ("cache", "build the processed cache (blocks, features, labels, scores)", _run_data_cache),
+        ("oracle", "write the body-labelled blocks of every gold page and score them", _run_data_oracle),
+        ("stats", "pages, blocks, body share, languages and oracle accuracy", _run_data_stats),
+    ):
+        c = dsub.add_parser(name, help=helptext)
+        c.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders or names; 'all'")
+        c.add_argument("--cache-dir", default=None, help="default $BODYBLOCKS_CACHE or ~/.cache/bodyblocks")
+        c.add_argument("--workers", type=int, default=2)
+        c.set_defaults(handler=run)
+    dsub.choices["split"].add_argument("--seed", type=int, default=0)
+    dsub.choices["split"].add_argument("--out", default=None, help="default <repo>/data/splits")
+    dsub.choices["oracle"].add_argument("--out", required=True, help="folder for <id>.txt (one per dataset)")
+    dsub.choices["oracle"].add_argument("--misses", type=int, default=0, help="list the N worst pages")
+
+
+def _run_data_synth(args: argparse.Namespace) -> int:
+    from bodyblocks.training.synth import generate_corpus
+
+    pages = generate_corpus(args.out, pages=args.pages, seed=args.seed)
+    print(f"wrote {len(pages)} pages to {args.out}")
+    return 0
+
+
+def _run_data_split(args: argparse.Namespace) -> int:
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.splits import write_splits
+
+    for folder in resolve_datasets(args.datasets):
+        parts = write_splits(folder, args.out, seed=args.seed)
+        print(folder.name, " ".join(f"{k} {len(v)}" for k, v in parts.items()))
+    return 0
+
+
+def _run_data_cache(args: argparse.Namespace) -> int:
+    from bodyblocks.training.cache import cache_path, load_cached, timed_build
+    from bodyblocks.training.datasets import resolve_datasets
+
+    for folder in resolve_datasets(args.datasets):
+        path, secs = timed_build(folder, args.cache_dir, args.workers)
+        pages = load_cached(folder, args.cache_dir, build=False)
+        failed = sum(cp.error is not None for cp in pages)
+        size = cache_path(folder, args.cache_dir).stat().st_size / 1e6
+        print(f"{folder.name}: {len(pages)} pages ({failed} failed) in {secs:.1f}s, {size:.1f} MB -> {path}")
+    return 0
+
+
+def _run_data_oracle(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.oracle import format_rows, misses, oracle_rows, write_oracle
+
+    rows = []
+    many = len(args.datasets) > 1 or args.datasets == ["all"]
+    for folder in resolve_datasets(args.datasets):
+        pages = load_cached(folder, args.cache_dir, args.workers)
+        write_oracle(pages, Path(args.out) / folder.name if many else args.out)
+        rows += oracle_rows(pages)
+        for ratio, cp in misses(pages)[: args.misses]:
+            print(f"miss {ratio:.3f} {cp.dataset} {cp.id} coverage {cp.gold_coverage:.3f} {cp.error or ''}")
+    print(format_rows(rows))
+    return 0
+
+
+def _run_data_stats(args: argparse.Namespace) -> int:
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.oracle import dataset_stats, format_stats
+
+    for folder in resolve_datasets(args.datasets):
+        print(format_stats(folder.name, dataset_stats(load_cached(folder, args.cache_dir, args.workers))))
+    return 0
+
+
+# --- end data -------------------------------------------------------------------------------------------------

@@ -1,0 +1,130 @@
+"""Subcommands that run an extractor on pages: segment, extract, capture."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+# --- segment (segment.py) -------------------------------------------------------------------------------------
+def add_segment(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("segment", help="cut a page into ordered text blocks (JSON lines or a table)")
+    p.add_argument("page", help="a .html, .htm or .html.gz file")
+    p.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
+    p.set_defaults(handler=_run_segment)
+
+
+def _run_segment(args: argparse.Namespace) -> int:
+    from bodyblocks.segment import print_segmentation
+
+    return print_segmentation(args.page, fmt=args.format, out=sys.stdout)
+
+
+# --- end segment ----------------------------------------------------------------------------------------------
+
+
+# --- extract (batch/) -----------------------------------------------------------------------------------------
+def add_extract(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("extract", help="extract the body text of pages into one output file per page")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="page files (.html/.htm/.html.gz), folders, dataset folders, or a .txt file of URLs")
+    p.add_argument("--out", required=True, help="output folder (also gets report.json)")
+    p.add_argument("--extractor", default=None, help="model (default when a checkpoint is shipped), heuristic, ...")
+    p.add_argument("--checkpoint", default=None, help="model folder (default: the shipped checkpoints/default)")
+    p.add_argument("--format", choices=["txt", "json", "md"], default="txt")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
+                        "batching saves; 64 on CUDA)")
+    p.add_argument("--workers", type=int, default=1, help="parsing processes")
+    p.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the model's forward pass on a second thread while the next pages are parsed "
+                        "(default: on)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads of the model (default 0: the usable cores divided by --workers, "
+                        "less one for this thread when the forward pass overlaps)")
+    p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
+    p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
+    p.add_argument("--no-vote", action="store_true",
+                   help="ensemble: leave out the heuristic's vote (faster; the blend and rule tuned without it)")
+    p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
+    p.add_argument("--no-resume", action="store_true", help="redo pages whose output exists")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--capture-timeout", type=float, default=30.0, help="per-URL timeout when INPUT is a URL list")
+    p.set_defaults(handler=_run_extract)
+
+
+def _run_extract(args: argparse.Namespace) -> int:
+    from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.inference.registry import TORCH, default_extractor_name
+
+    name = args.extractor or default_extractor_name()
+    extractor_opts: dict = {}
+    if name in TORCH:
+        threads = args.threads or default_threads(args.workers, args.overlap is not False)
+        extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
+        if args.checkpoint:
+            extractor_opts["checkpoint"] = args.checkpoint
+    if args.no_vote:
+        if name != "ensemble":
+            print(f"bodyblocks extract: --no-vote is an option of the ensemble, not of {name}", file=sys.stderr)
+            return 2
+        extractor_opts["vote"] = False
+    batch_size = args.batch_size
+    if batch_size is None:
+        import torch
+
+        cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+        batch_size = 64 if cuda and name in TORCH else 1
+    opts = BatchOptions(
+        extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
+        batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
+        overlap=args.overlap, review=args.review, progress=not args.no_progress,
+        capture_opts={"timeout": args.capture_timeout},
+    )
+    totals = run_batch(args.inputs, args.out, opts)
+    print(f"{totals.ok} extracted, {totals.failed} failed, {totals.skipped} skipped (already done), "
+          f"{totals.low_confidence} low-confidence; report: {args.out}/report.json", file=sys.stderr)
+    for reason, n in sorted(totals.reasons.items()):
+        print(f"  failed ({reason}): {n}", file=sys.stderr)
+    return 1 if totals.failed else 0
+
+
+# --- end extract ----------------------------------------------------------------------------------------------
+
+
+# --- capture (capture/) ------------------------------------------------------------------------------------------
+def add_capture(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capture", help="render URLs in headless Chromium and save the HTML (DIR/<n>.html)")
+    p.add_argument("urls_file", metavar="URLS_FILE", help="one URL per line ('-' for standard input; # comments)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder: <n>.html files and capture.jsonl")
+    p.add_argument("--concurrency", type=int, default=1, help="browsers in parallel")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per page load")
+    p.add_argument("--wait", type=float, default=0.5, help="settle seconds after the document is complete")
+    p.add_argument("--retries", type=int, default=1, help="extra attempts after timeouts and errors")
+    p.add_argument("--politeness", type=float, default=1.0, help="minimum seconds between requests to one host")
+    p.add_argument("--recycle-after", type=int, default=50, help="pages per browser before a fresh one")
+    p.add_argument("--chromium", default="/usr/bin/chromium")
+    p.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    p.set_defaults(handler=_run_capture)
+
+
+def _run_capture(args: argparse.Namespace) -> int:
+    from bodyblocks.capture import CaptureUnavailable, capture_to_dir, read_urls
+
+    opts = {k: getattr(args, k) for k in ("concurrency", "timeout", "wait", "retries", "politeness",
+                                          "recycle_after", "chromium", "chromedriver")}
+    try:
+        summary = capture_to_dir(read_urls(args.urls_file), args.out, **opts)
+    except (CaptureUnavailable, ValueError, FileNotFoundError) as exc:  # missing browser, bad option or file
+        print(f"bodyblocks capture: {exc}", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{status} {n}" for status, n in sorted(summary.by_status.items()))
+    print(f"captured {summary.total} URLs in {summary.elapsed:.1f} s ({counts}); "
+          f"log: {summary.out_dir / 'capture.jsonl'}", file=sys.stderr)
+    for index, url, reason in summary.failed:
+        print(f"  failed [{index}] {url}: {reason}", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+# --- end capture ----------------------------------------------------------------------------------------------

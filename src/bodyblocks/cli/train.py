@@ -1,0 +1,148 @@
+"""Subcommands that make the learned parts: train, tune, ensemble, train-gbt, ship."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+# --- train, tune, ensemble (training/loop.py, training/tune.py) -----------------------------------------------
+def add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a block classifier from a config (configs/*.yaml)")
+    p.add_argument("config", help="YAML config, e.g. configs/default.yaml")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/last after an interruption")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.lr=1e-3 (repeatable)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    import json
+
+    import torch
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.training.loop import train
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except (ConfigError, OSError) as exc:
+        print(f"bodyblocks train: {exc}", file=sys.stderr)
+        return 2
+    metrics = train(cfg, resume=args.resume, progress=not args.no_progress)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def add_tune(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="re-tune a checkpoint's decision rule (threshold, rescue) on validation")
+    p.add_argument("checkpoint", help="model, gbt or ensemble folder (config.json is rewritten; an ensemble's "
+                                      "weights too, which needs the validation pages' HTML in the datasets)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages (default: the checkpoint's own)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set data.root=DIR (repeatable)")
+    p.set_defaults(handler=_run_tune)
+
+
+def add_ensemble(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ensemble", help="blend a model, a gbt checkpoint and the heuristic's vote; weights and rule "
+                                        "tuned on the validation pages (their HTML is read from the datasets)")
+    p.add_argument("model", help="model checkpoint folder, e.g. checkpoints/default")
+    p.add_argument("gbt", help="gbt checkpoint folder, e.g. checkpoints/gbt")
+    p.add_argument("--out", required=True, help="ensemble folder to write (config.json with relative paths)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages (default: the model's own) and whose "
+                        "ensemble section the blends tried")
+    p.set_defaults(handler=_run_ensemble)
+
+
+def _run_ensemble(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.training.tune import make_ensemble
+
+    try:
+        cfg = load_config(args.config) if args.config else None
+        result = make_ensemble(args.model, args.gbt, args.out, cfg.data if cfg else None, cfg.ensemble if cfg else None)
+    except (ConfigError, OSError, ValueError, KeyError) as exc:
+        print(f"bodyblocks ensemble: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.training.tune import retune
+
+    try:
+        cfg = load_config(args.config, args.overrides) if args.config or args.overrides else None
+        result = retune(args.checkpoint, cfg.data if cfg else None, cfg.ensemble if cfg else None)
+    except (ConfigError, OSError, ValueError, KeyError) as exc:
+        print(f"bodyblocks tune: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+# --- end train ------------------------------------------------------------------------------------------------
+
+
+# --- gbt, ship (training/gbt.py, training/ship.py) ------------------------------------------------------------
+def add_gbt(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config whose data section picks the pages and whose gbt section sets the trees")
+    p.add_argument("--out", default="checkpoints/gbt", help="checkpoint folder (default: checkpoints/gbt)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set data.max_pages=50 or gbt.max_leaf_nodes=63 (repeatable)")
+    p.add_argument("--max-iter", type=int, default=None, help="boosting iterations (as --set gbt.max_iter=N)")
+    p.set_defaults(handler=_run_gbt)
+
+
+def _run_gbt(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.training.gbt import train_and_save
+
+    overrides = [*args.overrides, *([f"gbt.max_iter={args.max_iter}"] if args.max_iter is not None else [])]
+    try:
+        cfg = load_config(args.config, overrides)
+    except (ConfigError, OSError) as exc:
+        print(f"bodyblocks train-gbt: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(train_and_save(cfg.data, args.out, cfg.gbt), indent=2))
+    return 0
+
+
+def add_ship(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ship", help="make a trained model checkpoint a shipped one (fp16 weights, no train state)")
+    p.add_argument("checkpoint", help="a trained model folder, e.g. runs/default/best")
+    p.add_argument("--out", required=True, help="the folder to write, e.g. checkpoints/default")
+    p.set_defaults(handler=_run_ship)
+
+
+def _run_ship(args: argparse.Namespace) -> int:
+    import json
+
+    from bodyblocks.training.ship import ship_model
+
+    try:
+        result = ship_model(args.checkpoint, args.out)
+    except (OSError, ValueError) as exc:
+        print(f"bodyblocks ship: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+# --- end gbt --------------------------------------------------------------------------------------------------

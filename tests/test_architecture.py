@@ -1,0 +1,144 @@
+"""The package's layout holds: no import cycle among its modules, and dependencies run one way only.
+
+Layers, lowest first (docs/ARCHITECTURE.md): core modules (types, decode, segment, features, baselines, ...)
+-> inference -> batch -> training -> evaluation -> cli. A module may import its own layer and those below,
+never those above: inference never reaches training, training never reaches evaluation or the command line.
+Every import counts, at the top of a module or inside a function (those dodge a cycle at run time, not in
+the design); only imports under `if TYPE_CHECKING:` are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "bodyblocks"
+LAYERS = ("core", "inference", "batch", "training", "evaluation", "cli")
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its __init__)."""
+    out = {}
+    for f in sorted((SRC / PACKAGE).rglob("*.py")):
+        parts = f.relative_to(SRC).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes under `if TYPE_CHECKING:` (annotations only: never run)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(sub) for sub in ast.walk(node))
+    return skip
+
+
+def _targets(name: str, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that one import statement of module `name` loads."""
+    if isinstance(node, ast.Import):
+        found = {a.name for a in node.names}
+    else:
+        base = node.module or ""
+        if node.level:
+            here = name.split(".") if modules[name].name == "__init__.py" else name.split(".")[:-1]
+            here = here[: len(here) - (node.level - 1)]
+            base = ".".join([*here, base] if base else here)
+        found = {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+    return {m for m in found if m in modules}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports (a submodule importing its own package's __init__ aside)."""
+    modules = module_files()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_nodes(tree)
+        graph[name] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skip:
+                graph[name] |= {t for t in _targets(name, node, modules)
+                                if t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def layer(module: str) -> str:
+    """The layer of a module: its subpackage when that is a layer, else core (the package root and
+    `python -m bodyblocks` are its API, over every layer)."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "api"
+    return parts[1] if parts[1] in LAYERS else "core"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> b' for every import of a module from a layer above its own."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets
+                  if layer(m) != "api" and layer(t) != "api" and rank[layer(t)] > rank[layer(m)])
+
+
+def test_no_import_cycle_among_the_packages_modules() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_dependencies_run_one_way_through_the_layers() -> None:
+    graph = import_graph()
+    assert {layer(m) for m in graph} >= {"core", *LAYERS}  # every layer holds modules
+    assert upward_imports(graph) == []
+
+
+def test_the_checks_see_cycles_and_upward_imports() -> None:
+    """The two checks above can fail: a made-up graph with a cycle and an upward import is caught."""
+    graph = {"bodyblocks.segment": {"bodyblocks.inference.model"}, "bodyblocks.inference.model": {"bodyblocks.segment"},
+             "bodyblocks.training.loop": {"bodyblocks.cli"}, "bodyblocks.cli": set()}
+    assert cycles(graph) == [["bodyblocks.inference.model", "bodyblocks.segment"]]
+    assert upward_imports(graph) == ["bodyblocks.segment -> bodyblocks.inference.model",
+                                     "bodyblocks.training.loop -> bodyblocks.cli"]
+
+
+@pytest.mark.parametrize("name", ["bodyblocks.inference.blocks", "bodyblocks.batch.runner"])
+def test_function_level_imports_count(name: str) -> None:
+    """Imports inside functions are in the graph (they are how cycles used to hide)."""
+    graph = import_graph()
+    assert graph[name], name
+    assert "bodyblocks.inference.model_scorer" in graph["bodyblocks.inference.checkpoints"]  # a lazy import
