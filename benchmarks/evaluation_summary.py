@@ -9,7 +9,7 @@ Reads OUT/<dataset>/<extractor>/report.json (+ pages.csv, and the command from r
   OUT/accuracy.png  accuracy against threshold, one panel per dataset.
 Every figure comes from the reports; nothing is typed in by hand.
 
-    python benchmarks/evaluation_summary.py docs/evaluation --real cleaneval-en daniel ...
+    python -m benchmarks.evaluation_summary docs/evaluation --real cleaneval-en daniel ...
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@
     python -m benchmarks.identical_output dump after.jsonl                   # on the new code
     python -m benchmarks.identical_output compare before.jsonl after.jsonl
 
+The old code: a tree of it first on PYTHONPATH, e.g. `git archive REV src checkpoints | tar -x -C /tmp/old`
+(its checkpoints beside its src, where it looks for them), then, from this repository's root,
+`PYTHONPATH=/tmp/old/src python -m benchmarks.identical_output dump before.jsonl --root ../shared/datasets`
+(--root, or $BODYBLOCKS_DATASETS: a version from before bodyblocks.files.datasets_root knows no default).
+
 Pages: every k-th record of each dataset under the datasets root (k chosen so that about --pages pages are
 taken), in a stable order. Each page goes through both user paths: the Python API (`bodyblocks.extract`)
 and the command line (`bodyblocks extract DIR --format json`, one process, its defaults). A dump line holds,
@@ -68,10 +73,20 @@ def _cli(pages: list[tuple[str, Path]]) -> dict[str, dict[str, Any]]:
         return found
 
 
-def dump(path: Path, pages: int) -> None:
-    root = Path(os.environ.get("BODYBLOCKS_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
-    if not root.is_dir():
-        raise SystemExit(f"no datasets folder at {root} (set BODYBLOCKS_DATASETS)")
+def default_root() -> Path | None:
+    """bodyblocks.files.datasets_root(); with a version of the package from before it: $BODYBLOCKS_DATASETS."""
+    try:
+        from bodyblocks.files import datasets_root
+    except ImportError:
+        env = os.environ.get("BODYBLOCKS_DATASETS")
+        return Path(env) if env else None
+    return datasets_root()
+
+
+def dump(path: Path, pages: int, root: Path | None = None) -> None:
+    root = root or default_root()
+    if root is None or not root.is_dir():
+        raise SystemExit(f"no datasets folder at {root} (set BODYBLOCKS_DATASETS or pass --root)")
     chosen = sample_pages(root, pages)
     cli = _cli(chosen)
     with open(path, "w", encoding="utf-8") as fh:
@@ -121,12 +136,13 @@ def main() -> int:
     d = sub.add_parser("dump")
     d.add_argument("out", type=Path)
     d.add_argument("--pages", type=int, default=1000)
+    d.add_argument("--root", type=Path, default=None, help="datasets root (default: bodyblocks.files.datasets_root)")
     c = sub.add_parser("compare")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     args = ap.parse_args()
     if args.command == "dump":
-        dump(args.out, args.pages)
+        dump(args.out, args.pages, args.root)
         return 0
     return compare(args.a, args.b)
 

@@ -1,7 +1,7 @@
 """Memory of a long `bodyblocks extract` run: resident set size against pages done, to show it stays flat.
 
-    python benchmarks/memory_flat.py --pages 20000                        # the default extractor, CPU
-    python benchmarks/memory_flat.py --pages 100000 --extractor heuristic
+    python -m benchmarks.memory_flat --pages 20000                        # the default extractor, CPU
+    python -m benchmarks.memory_flat --pages 100000 --extractor heuristic
 
 The input is a folder tree of PAGES symbolic links to --distinct real pages from the shared datasets
 (synthetic pages when they are absent), 500 links per sub-folder, so every page has its own output file and
@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+from bodyblocks.files import datasets_root
 
 
 def rss_mb() -> float:
@@ -59,19 +57,16 @@ def count_lines(path: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path(os.environ.get("BODYBLOCKS_DATASETS",
-                                                                     REPO.parent / "shared" / "datasets")))
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--pages", type=int, default=20000)
     ap.add_argument("--distinct", type=int, default=600, help="real pages behind the links")
     ap.add_argument("--extractor", default=None, help="default: the CLI's default extractor")
     ap.add_argument("--every", type=float, default=10.0, help="seconds between samples")
     args = ap.parse_args()
 
-    from bodyblocks.predict import default_extractor_name
-    from throughput import pick_pages
-
+    from benchmarks.throughput import pick_pages
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.inference.registry import TORCH, get_extractor
+    from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
 
     work = Path(tempfile.mkdtemp(prefix="bb-memory-"))
     files = pick_pages(args.root, args.distinct, work / "pages")

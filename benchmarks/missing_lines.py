@@ -5,7 +5,7 @@
   in-markup/attributes         only inside markup (meta descriptions, attributes)
   not-in-page                  nowhere in the page (the gold comes from another version of the page)
 
-Usage: python benchmarks/missing_lines.py DATASET [LANG] [--pages N]   (e.g. daniel pl)
+Usage: python -m benchmarks.missing_lines DATASET [LANG] [--pages N]   (e.g. daniel pl)
 """
 
 from __future__ import annotations
@@ -14,25 +14,23 @@ import argparse
 import html
 import json
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from segmentation import line_coverage, squash  # noqa: E402
-
-from bodyblocks.decode import decode_bytes, read_bytes  # noqa: E402
-from bodyblocks.segment import segment  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.segmentation import line_coverage, squash
+from bodyblocks.decode import decode_bytes, read_bytes
+from bodyblocks.files import datasets_root
+from bodyblocks.segment import segment
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dataset")
     ap.add_argument("lang", nargs="?")
-    ap.add_argument("--root", type=Path, default=REPO.parent / "shared" / "datasets")
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--pages", type=int, default=150)
     args = ap.parse_args()
+    if args.root is None:
+        raise SystemExit("no datasets root (set BODYBLOCKS_DATASETS or pass --root)")
     ds = args.root / args.dataset
     recs = [json.loads(line) for line in open(ds / "pages.jsonl", encoding="utf-8")]
     recs = [r for r in recs if r.get("gold") and (args.lang is None or r["lang"] == args.lang)][: args.pages]

@@ -1,50 +1,47 @@
 """Where a page's time goes in `bodyblocks extract` on CPU: segmentation, model inputs, forward pass, trees.
 
-    python benchmarks/profile_stages.py --pages 300
+    python -m benchmarks.profile_stages --pages 300
 
 Same page sample as benchmarks/throughput.py, one process, torch with the usable cores (as `bodyblocks
 extract`; --threads to change), pages read into memory first. Prints ms/page per stage: segmenting,
 classifying with the model alone and with the ensemble (the model plus the boosted trees), and what the
 parts cost when measured alone; and the forward pass one page at a time, eager and traced
-(BlockClassifier.single_page), alone and while a second thread runs Python, as in `bodyblocks extract`.
+(inference/traced.py), alone and while a second thread runs Python, as in `bodyblocks extract`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+from bodyblocks.files import datasets_root
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path(os.environ.get("BODYBLOCKS_DATASETS",
-                                                                     REPO.parent / "shared" / "datasets")))
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--pages", type=int, default=150)
     ap.add_argument("--checkpoint", default=None, help="model checkpoint (default: the shipped one)")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: the usable cores)")
     args = ap.parse_args()
 
     import torch
-    from bodyblocks.ensemble import EnsembleExtractor, shipped_ensemble
-    from bodyblocks.predict import ModelExtractor
-    from throughput import pick_pages
 
+    from benchmarks.throughput import pick_pages
     from bodyblocks.batch import default_threads
     from bodyblocks.decode import read_bytes
+    from bodyblocks.inference.checkpoints import load_extractor, shipped
     from bodyblocks.inference.model import collate, prepare_page
     from bodyblocks.segment import segment
 
     threads = args.threads or default_threads(1)
     files = pick_pages(args.root, args.pages, Path(tempfile.mkdtemp(prefix="bb-profile-")))
     raw = [read_bytes(f) for f in files]
-    ex = ModelExtractor(args.checkpoint, device="cpu", threads=threads)
+    ex = load_extractor("model", args.checkpoint, device="cpu", threads=threads)
+    scorer = ex.model  # the ModelScorer: .model the BlockClassifier, .single its traced one-page forward pass
     n = len(raw)
 
     def clock(fn) -> float:  # noqa: ANN001
@@ -55,12 +52,12 @@ def main() -> None:
     docs = [segment(r) for r in raw]  # warm-up (imports, caches)
     seg = clock(lambda: [segment(r) for r in raw])
     inputs: list = []
-    prep = clock(lambda: inputs.extend(prepare_page(d.blocks, ex.cfg) for d in docs))
+    prep = clock(lambda: inputs.extend(prepare_page(d.blocks, scorer.cfg) for d in docs))
     batches = [collate([i]) for i in inputs]
     with torch.inference_mode():
-        fwd = clock(lambda: [ex.model(b) for b in batches])
-    traced = clock(lambda: [ex.single(b) for b in batches]) if ex.single is not None else None
-    beside = _beside_busy_thread(clock, ex, batches)
+        fwd = clock(lambda: [scorer.model(b) for b in batches])
+    traced = clock(lambda: [scorer.single(b) for b in batches]) if scorer.single is not None else None
+    beside = _beside_busy_thread(clock, scorer, batches)
     whole = clock(lambda: [ex.extract_documents([d]) for d in docs])
     blocks = sum(len(d.blocks) for d in docs) / n
     print(f"{n} pages, {blocks:.0f} blocks/page on average, {threads} torch threads, ms/page:")
@@ -72,10 +69,10 @@ def main() -> None:
         print(f"    forward pass, traced (one page)      {traced:6.1f}")
     for name, ms in beside.items():
         print(f"    forward pass, {name:6s} beside a busy Python thread (GIL) {ms:6.1f}")
-    if shipped_ensemble() is not None and args.checkpoint is None:
-        ens = EnsembleExtractor(device="cpu", threads=threads)
+    if shipped("ensemble") is not None and args.checkpoint is None:
+        ens = load_extractor("ensemble", device="cpu", threads=threads)
         pairs = list(zip(docs, inputs, strict=True))
-        trees = clock(lambda: [ens.gbt.page_probabilities(d.blocks, i.features) for d, i in pairs])
+        trees = clock(lambda: [ens.gbt.model.page_probabilities(d.blocks, i.features) for d, i in pairs])
         voted: list = []
         vote = clock(lambda: voted.extend(ens.page_segmenter(r) for r in raw))  # segment + the heuristic
         both = clock(lambda: [ens.extract_documents([d]) for d in voted])
@@ -88,18 +85,18 @@ def main() -> None:
         print(f"  segment + classify: model {seg + whole:.1f}")
 
 
-def _beside_busy_thread(clock, ex, batches) -> dict[str, float]:  # noqa: ANN001
+def _beside_busy_thread(clock, scorer, batches) -> dict[str, float]:  # noqa: ANN001
     """ms/page of the forward pass while another thread runs Python (as the batch runner's main thread does
     while it parses the next pages), eager and traced, at the batch runner's GIL switch interval."""
     import threading
 
     import torch
 
-    from bodyblocks.batch import OVERLAP_SWITCH_INTERVAL
+    from bodyblocks.batch.runner import OVERLAP_SWITCH_INTERVAL
 
-    runs = {"eager": lambda: [ex.model.probabilities(b) for b in batches]}
-    if ex.single is not None:
-        runs["traced"] = lambda: [ex.single(b) for b in batches]
+    runs = {"eager": lambda: [scorer.model.probabilities(b) for b in batches]}
+    if scorer.single is not None:
+        runs["traced"] = lambda: [scorer.single(b) for b in batches]
     out, old = {}, sys.getswitchinterval()
     sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
     try:

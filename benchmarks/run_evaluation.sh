@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate docs/evaluation/: every extractor on the TEST split of every dataset in ../shared/datasets
+# Regenerate docs/evaluation/: every extractor on the TEST split of every dataset in the datasets root
 # (full gold: cleaneval-en cleanportaleval daniel dragnet l3s-gn1 wcxb-dev; snippets only:
 # trafilatura-eval) and on the whole 300-page synthetic corpus, then the merged tables
-# (benchmarks/evaluation_summary.py -> docs/evaluation/summary.md, summary.json, accuracy.png).
+# (python -m benchmarks.evaluation_summary -> docs/evaluation/summary.md, summary.json, accuracy.png).
 #
 # One `bodyblocks evaluate` run per (dataset, extractor) into OUT/<dataset>/<extractor>/ (report.json,
 # pages.csv, report.md, accuracy.png, console.txt). A run whose report.json exists is skipped unless
@@ -15,13 +15,15 @@
 #   --only NAMES      comma-separated extractors to run (default: every available one)
 #   --datasets NAMES  comma-separated datasets (default: all below, synth-300 included)
 #   --limit N         at most N pages per dataset, evenly spread (default: the whole test split)
-# Environment: BODYBLOCKS_DATASETS (datasets root), NICE (niceness, default 15).
+# Environment: BODYBLOCKS_DATASETS (datasets root; default bodyblocks.files.datasets_root(), the repository's
+# ../shared/datasets), NICE (niceness, default 15). Runs in the repository of the installed package
+# (bodyblocks.files.REPO_ROOT), whatever the current folder.
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(python -c 'from bodyblocks.files import REPO_ROOT; print(REPO_ROOT)')"
 cd "$REPO"
 
-ROOT="${BODYBLOCKS_DATASETS:-../shared/datasets}"
+ROOT="$(python -c 'from bodyblocks.files import datasets_root; print(datasets_root() or "")')"
 NICE="${NICE:-15}"
 CHECKPOINT="checkpoints/default"
 GBT_DIR="checkpoints/gbt"
@@ -51,7 +53,7 @@ while [[ $# -gt 0 ]]; do
     --synth-dir) need "$@"; SYNTH_DIR="$2"; shift 2 ;;
     --force) FORCE=1; shift ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -90,6 +92,7 @@ prepare_datasets() {
       mkdir -p "$(dirname "$SYNTH_DIR")"
       nice -n "$NICE" bodyblocks data synth --out "$SYNTH_DIR" --pages 300 --seed 0
     else
+      [[ -n "$ROOT" ]] || die "no datasets root for $name (set BODYBLOCKS_DATASETS)"
       [[ -f "$ROOT/$name/pages.jsonl" ]] || die "dataset $ROOT/$name not found (set BODYBLOCKS_DATASETS)"
     fi
   done
@@ -129,5 +132,5 @@ if [[ $SUMMARY_ONLY -eq 0 ]]; then
   done
   echo "all runs in $((SECONDS - TOTAL_START)) s, $FAILED failed"
 fi
-nice -n "$NICE" python benchmarks/evaluation_summary.py "$OUT" --real $REAL_DATASETS
+nice -n "$NICE" python -m benchmarks.evaluation_summary "$OUT" --real $REAL_DATASETS
 exit $((FAILED > 0))

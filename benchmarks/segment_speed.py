@@ -1,19 +1,22 @@
 """The segmenter against the segmenter of an earlier revision: ms/page on the same pages, and equal blocks.
 
-    python benchmarks/segment_speed.py                 # against 77dd392 (end of the second session)
-    python benchmarks/segment_speed.py --rev HEAD~3 --pages 300 --rounds 5
-    python benchmarks/segment_speed.py --all-pages     # equal blocks on every page of every dataset (no timing)
+    python -m benchmarks.segment_speed                 # against 77dd392 (end of the second session)
+    python -m benchmarks.segment_speed --rev HEAD~3 --pages 300 --rounds 5
+    python -m benchmarks.segment_speed --all-pages     # equal blocks on every page of every dataset (no timing)
 
-The old `segment.py` is read with `git show REV:src/bodyblocks/segment.py` and imported beside the current
-one (both use the current decode.py). The two alternate for --rounds rounds over the same pages read into
-memory (the page sample of benchmarks/throughput.py); the best round of each is reported with all rounds.
-Every page's blocks, title and encoding are compared: a speed change must not change a block.
+The old `segment.py` is read with `git show REV:src/bodyblocks/segment.py` into a temporary folder, as the
+module `segment_old`, and imported beside the current one (both use the current decode.py) in a subprocess
+whose PYTHONPATH starts with that folder (this benchmark, re-run). The two alternate for --rounds rounds over
+the same pages read into memory (the page sample of benchmarks/throughput.py); the best round of each is
+reported with all rounds. Every page's blocks, title and encoding are compared: a speed change must not
+change a block.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,21 +24,26 @@ import time
 from dataclasses import astuple
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+from bodyblocks.files import REPO_ROOT, datasets_root
+
+OLD_MODULE = "segment_old"  # the old segment.py's name in the temporary folder
 
 
-def load_old(rev: str, folder: Path):  # noqa: ANN201
-    """The segment module of revision REV, imported from a temporary file."""
-    source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:src/bodyblocks/segment.py"],
+def write_old(rev: str, folder: Path) -> Path:
+    """The segment.py of revision REV, written to FOLDER/segment_old.py."""
+    source = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:src/bodyblocks/segment.py"],
                             capture_output=True, text=True, check=True).stdout
-    path = folder / "segment_old.py"
+    path = folder / f"{OLD_MODULE}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("segment_old", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return path
+
+
+def rerun_with_old(rev: str, folder: Path, argv: list[str]) -> int:
+    """This benchmark again in a subprocess that can import the old segmenter (FOLDER first on PYTHONPATH)."""
+    write_old(rev, folder)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, "-m", "benchmarks.segment_speed", *argv, "--child"]
+    return subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False).returncode
 
 
 def _same(old, new, page) -> bool:  # noqa: ANN001
@@ -69,21 +77,25 @@ def compare_all(root: Path, old, new, rev: str) -> None:  # noqa: ANN001
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=REPO.parent / "shared" / "datasets")
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--rev", default="77dd392", help="git revision whose segmenter is the baseline")
     ap.add_argument("--pages", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--all-pages", action="store_true", help="only compare blocks, on every dataset page")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bb-segspeed-"))
+    if not args.child:
+        raise SystemExit(rerun_with_old(args.rev, tmp, sys.argv[1:]))
 
-    from throughput import pick_pages
-
+    from benchmarks.throughput import pick_pages
     from bodyblocks import segment as new
     from bodyblocks.decode import read_bytes
 
-    tmp = Path(tempfile.mkdtemp(prefix="bb-segspeed-"))
-    old = load_old(args.rev, tmp)
+    old = importlib.import_module(OLD_MODULE)
     if args.all_pages:
+        if args.root is None:
+            raise SystemExit("no datasets root (set BODYBLOCKS_DATASETS or pass --root)")
         compare_all(args.root, old, new, args.rev)
         return
     raw = [read_bytes(f) for f in pick_pages(args.root, args.pages, tmp)]

@@ -11,7 +11,7 @@ For every dataset with gold text it prints:
   * pages/s of `segment` (default parser, and BeautifulSoup) and of trafilatura's whole extraction on the
     same pages, one process, interleaved page by page in the same run (these machines are noisy).
 
-Usage: python benchmarks/segmentation.py [--root ../shared/datasets] [--limit N] [--speed-pages N]
+Usage: python -m benchmarks.segmentation [--root ../shared/datasets] [--limit N] [--speed-pages N]
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import json
 import time
 from pathlib import Path
 
+from bodyblocks.files import datasets_root
 from bodyblocks.segment import segment
 from bodyblocks.types import Document
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def squash(text: str) -> str:
@@ -68,13 +67,15 @@ def line_coverage(blocks: list[str], gold_lines: list[str]) -> tuple[int, int, i
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=REPO.parent / "shared" / "datasets")
+    ap.add_argument("--root", type=Path, default=datasets_root())
     ap.add_argument("--limit", type=int, default=0, help="pages per dataset (0 = all)")
     ap.add_argument("--speed-pages", type=int, default=60, help="pages per dataset timed against trafilatura")
     ap.add_argument("--show-missing", type=int, default=0)
     ap.add_argument("--datasets", nargs="*", default=None, help="only these dataset folders")
     ap.add_argument("--by-lang", action="store_true", help="also print the whole-line share per language")
     args = ap.parse_args()
+    if args.root is None:
+        raise SystemExit("no datasets root (set BODYBLOCKS_DATASETS or pass --root)")
     import trafilatura
 
     print(f"{'dataset':18s} {'pages':>5s} {'lines':>6s} {'whole':>6s} {'fuzzy':>6s} {'split':>6s} {'clean':>6s} "

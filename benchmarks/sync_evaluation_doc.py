@@ -5,7 +5,7 @@ has them under `## Token F1 (dataset x extractor)`. For every bold title of EVAL
 section of summary.md, the Markdown table that follows the title is replaced by that section's table, so
 no figure is typed in by hand. The prose around the tables is left alone. Prints the titles it updated.
 
-    python benchmarks/sync_evaluation_doc.py [--summary docs/evaluation/summary.md] [--doc docs/EVALUATION.md]
+    python -m benchmarks.sync_evaluation_doc [--summary docs/evaluation/summary.md] [--doc docs/EVALUATION.md]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from bodyblocks.files import REPO_ROOT
 
 
 def tables_by_title(summary: str) -> dict[str, list[str]]:
@@ -55,8 +55,8 @@ def sync(doc: str, tables: dict[str, list[str]]) -> tuple[str, list[str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--summary", type=Path, default=REPO / "docs" / "evaluation" / "summary.md")
-    ap.add_argument("--doc", type=Path, default=REPO / "docs" / "EVALUATION.md")
+    ap.add_argument("--summary", type=Path, default=REPO_ROOT / "docs" / "evaluation" / "summary.md")
+    ap.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "EVALUATION.md")
     args = ap.parse_args()
     text, done = sync(args.doc.read_text(encoding="utf-8"), tables_by_title(args.summary.read_text(encoding="utf-8")))
     args.doc.write_text(text, encoding="utf-8")

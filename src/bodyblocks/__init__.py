@@ -32,7 +32,7 @@ def get_extractor(name: str | None = None, **options: Any) -> Extractor:
         name: "ensemble", "model", "gbt", "heuristic", "density", ..., or a peer such as "trafilatura".
         options: for the trained extractors, checkpoint=, device=, threshold=, batch_size=, threads=, ...
     """
-    from bodyblocks.inference.registry import get_extractor as build  # imported when used: it pulls in torch
+    from bodyblocks.inference.registry import get_extractor as build  # imported when first used (lxml, NumPy)
 
     return build(name, **options)
 

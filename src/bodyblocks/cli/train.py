@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 
 # --- train, tune, ensemble (training/loop.py, training/tune.py) -----------------------------------------------
@@ -19,8 +22,6 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    import json
-
     import torch
 
     from bodyblocks.config import ConfigError, load_config
@@ -61,36 +62,39 @@ def add_ensemble(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run_ensemble)
 
 
-def _run_ensemble(args: argparse.Namespace) -> int:
-    import json
-
-    from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.training.tune import make_ensemble
+def _json_or_error(command: str, call: Callable[[], Any]) -> int:
+    """Run `call` and print its result as JSON (exit status 0), or its error in one line (exit status 2)."""
+    from bodyblocks.config import ConfigError
 
     try:
-        cfg = load_config(args.config) if args.config else None
-        result = make_ensemble(args.model, args.gbt, args.out, cfg.data if cfg else None, cfg.ensemble if cfg else None)
+        result = call()
     except (ConfigError, OSError, ValueError, KeyError) as exc:
-        print(f"bodyblocks ensemble: {exc}", file=sys.stderr)
+        print(f"bodyblocks {command}: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2))
     return 0
+
+
+def _run_ensemble(args: argparse.Namespace) -> int:
+    from bodyblocks.config import load_config
+    from bodyblocks.training.tune import make_ensemble
+
+    def call() -> Any:
+        cfg = load_config(args.config) if args.config else None
+        return make_ensemble(args.model, args.gbt, args.out, cfg and cfg.data, cfg and cfg.ensemble)
+
+    return _json_or_error("ensemble", call)
 
 
 def _run_tune(args: argparse.Namespace) -> int:
-    import json
-
-    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.config import load_config
     from bodyblocks.training.tune import retune
 
-    try:
+    def call() -> Any:
         cfg = load_config(args.config, args.overrides) if args.config or args.overrides else None
-        result = retune(args.checkpoint, cfg.data if cfg else None, cfg.ensemble if cfg else None)
-    except (ConfigError, OSError, ValueError, KeyError) as exc:
-        print(f"bodyblocks tune: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=2))
-    return 0
+        return retune(args.checkpoint, cfg and cfg.data, cfg and cfg.ensemble)
+
+    return _json_or_error("tune", call)
 
 
 # --- end train ------------------------------------------------------------------------------------------------
@@ -109,8 +113,6 @@ def add_gbt(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_gbt(args: argparse.Namespace) -> int:
-    import json
-
     from bodyblocks.config import ConfigError, load_config
     from bodyblocks.training.gbt import train_and_save
 
@@ -132,17 +134,9 @@ def add_ship(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_ship(args: argparse.Namespace) -> int:
-    import json
-
     from bodyblocks.training.ship import ship_model
 
-    try:
-        result = ship_model(args.checkpoint, args.out)
-    except (OSError, ValueError) as exc:
-        print(f"bodyblocks ship: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=2))
-    return 0
+    return _json_or_error("ship", lambda: ship_model(args.checkpoint, args.out))
 
 
 # --- end gbt --------------------------------------------------------------------------------------------------
