@@ -7,23 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from bodyblocks.files import datasets_root
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may come from the Hugging Face hub, here or in CI
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def datasets_root() -> Path | None:
-    """../shared/datasets beside the checkout, or $BODYBLOCKS_DATASETS."""
-    env = os.environ.get("BODYBLOCKS_DATASETS")
-    root = Path(env) if env else REPO.parent / "shared" / "datasets"
-    return root if (root / "README.md").exists() else None
 
 
 @pytest.fixture(scope="session")
 def shared_datasets() -> Path:
     root = datasets_root()
-    if root is None:
+    if root is None or not (root / "README.md").exists():
         pytest.skip("../shared/datasets is absent (set BODYBLOCKS_DATASETS to run dataset tests)")
     return root
 
