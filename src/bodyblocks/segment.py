@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bodyblocks.decode import read_bytes, to_text
+from bodyblocks.errors import InputError
 from bodyblocks.types import Block, Document
 from bodyblocks.walk import WS, walk_blocks
 
@@ -152,8 +153,6 @@ def block_record(block: Block) -> dict[str, Any]:
 
 def print_segmentation(path: str | Path, fmt: str = "jsonl", out: TextIO = sys.stdout, parser: str = "auto") -> int:
     """Segment one page file and print its blocks; returns a process exit status."""
-    from bodyblocks.errors import InputError
-
     try:
         doc = segment(read_bytes(path), parser=parser)
     except (InputError, OSError) as exc:

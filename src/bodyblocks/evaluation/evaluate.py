@@ -21,9 +21,12 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from bodyblocks import __version__
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
+from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
+from bodyblocks.training.splits import SOURCE_SPLITS, load_split_ids
 from bodyblocks.types import Page
 
 ALL = "*"  # the group key of "every dataset" / "every language"
@@ -71,8 +74,6 @@ class PageResult:
 # ------------------------------------------------------------------------------------ 1. page selection
 def split_ids(dataset_dir: Path, split: str) -> tuple[set[str] | None, str]:
     """Ids of a split from the project's split files, or None (with the reason) to use the source field."""
-    from bodyblocks.training.splits import load_split_ids
-
     try:
         return set(load_split_ids(dataset_dir, split)), "project split files (data/splits)"
     except (FileNotFoundError, KeyError, ValueError) as exc:
@@ -90,8 +91,6 @@ def spread(n: int, limit: int | None) -> list[int]:
 
 def select(dataset: str, split: str | None, limit: int | None) -> tuple[list[int], dict[str, Any]]:
     """Positions (in read order) of the pages to evaluate, and a note on how they were chosen."""
-    from bodyblocks.training.datasets import read_dataset, resolve_dataset
-
     folder = resolve_dataset(dataset)
     light = list(read_dataset(folder, with_html=False))
     note: dict[str, Any] = {"path": str(folder), "pages_in_dataset": len(light), "split": split}
@@ -107,16 +106,12 @@ def select(dataset: str, split: str | None, limit: int | None) -> tuple[list[int
 
 def _in_source_split(page: Page, split: str) -> bool:
     """Whether the source's own split name is `split` or maps to it (CleanEval "final" -> "test")."""
-    from bodyblocks.training.splits import SOURCE_SPLITS
-
     own = (page.split or "").lower()
     return own == split or SOURCE_SPLITS.get(own) == split
 
 
 def iter_selected(dataset: str, positions: list[int]) -> Iterator[Page]:
     """The selected pages with their bytes, streamed (a dataset is never held in memory whole)."""
-    from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
-
     folder = resolve_dataset(dataset)
     if (folder / "pages.jsonl").is_file():  # the shared layout: read only the selected pages' files
         records = read_records(folder)
@@ -351,8 +346,6 @@ def aggregate(results: list[PageResult]) -> list[dict[str, Any]]:
 def evaluate(cfg: EvalConfig, factory: Factory = default_factory,
              progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[PageResult]]:
     """The whole evaluation: (report dict with config, selection, summary rows and failures; page results)."""
-    from bodyblocks import __version__
-
     results, notes = evaluate_pages(cfg, factory, progress)
     failures = [
         {"extractor": r.extractor, "dataset": r.dataset, "id": r.page_id, "reason": r.reason, "message": r.message}

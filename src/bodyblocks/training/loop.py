@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from bodyblocks.config import Config, ModelConfig, to_dict
+from bodyblocks.encoders import make_encoder, resolve_device
 from bodyblocks.files import atomic_path
 from bodyblocks.inference.checkpoints import read_meta
 from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, collate, prepare_page, read_checkpoint
@@ -172,8 +173,6 @@ class Run:
 
 def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None) -> Run:
     """Stages 1-2 and the model: pages, inputs, model, optimizer, schedule length; last/ when resuming."""
-    from bodyblocks.encoders import make_encoder, resolve_device
-
     out = Path(cfg.train.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.train.seed)
