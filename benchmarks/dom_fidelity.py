@@ -84,6 +84,12 @@ const texts = sel => Array.from(document.querySelectorAll(sel)).map(e => e.inner
 return [location.href, root ? root.innerText : '', texts('select'), texts('button'), texts('noscript')];
 """
 PARTS = ("select", "button", "noscript")  # rendered lines inside these are counted apart (all pages, cheaply)
+# A missing line is put down to the first of these whose innerText holds it (Chromium's own attribution).
+PART_ORDER = ("noscript", "select", "button")
+NOSCRIPT = "inside <noscript> (shown with JavaScript off)"
+SELECT = "<select> options (innerText lists every one)"
+BUTTON = "<button> label (we hide small buttons)"
+PART_CAUSE = {"noscript": NOSCRIPT, "select": SELECT, "button": BUTTON}
 
 _WS = re.compile(r"\s+")
 _INVISIBLE_CHARS = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
@@ -95,11 +101,12 @@ _FIRST_TAG = re.compile(r"<\s*([a-zA-Z][a-zA-Z0-9:-]*)")
 _HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # where Chromium shows no text (innerText never holds it), in an HTML5 tree
 _CHROMIUM_HIDDEN = frozenset("head script style template title textarea iframe noembed noframes".split())
-_FORM = frozenset("button select option optgroup datalist".split())
-DIVERGENCE = ("libxml2 lost the text", "libxml2 put it inside")  # causes that are parser divergences
+_SELECT = frozenset("select option optgroup datalist".split())
+DIVERGENCE = ("libxml2 lost the text", "libxml2 put it inside", "libxml2 nests it")  # parser divergences
 
 # The worst pages, inspected by hand (the HTML around a missing line): dataset/id -> what happened.
 NOTES: dict[str, str] = {}
+HAND_CHECKED = 15
 
 
 # ----------------------------------------------------------------------------------------- text and lines
@@ -360,6 +367,11 @@ def _tag(el: Any) -> str:
     return el.tag.rsplit("}", 1)[-1].lower()
 
 
+def _signature(el: Any) -> tuple[str, ...]:
+    """An element told apart across the two trees: tag, id, class and style."""
+    return (_tag(el), el.get("id") or "", el.get("class") or "", el.get("style") or "")
+
+
 def _hidden_by_attr(el: Any) -> bool:
     return el.get("hidden") is not None or bool(_HIDING_STYLE.search(el.get("style") or ""))
 
@@ -406,9 +418,11 @@ def line_cause(key: str, html5: _Locator | None, ours: _Locator | None) -> str:
     h = h_shown[0]
     h_tags = {_tag(e) for e in h}
     if "noscript" in h_tags:
-        return "inside <noscript> (shown with JavaScript off)"
-    if h_tags & _FORM:
-        return "form control text (<select> options, <button> labels)"
+        return NOSCRIPT
+    if h_tags & _SELECT:
+        return SELECT
+    if "button" in h_tags:
+        return BUTTON
     if not ours_all:
         return "libxml2 lost the text"
     chain = ours_all[0]
@@ -416,8 +430,12 @@ def line_cause(key: str, html5: _Locator | None, ours: _Locator | None) -> str:
         name = _tag(e)
         if name in INVISIBLE_TAGS and name not in h_tags:
             return f"libxml2 put it inside <{name}>"
-    if any(_hidden_by_attr(e) for e in chain):
-        return "hidden attribute/style that Chromium overrides"
+    hidden = [e for e in chain if _hidden_by_attr(e)]
+    if hidden:
+        h_sigs = {_signature(e) for e in h}
+        if any(_signature(e) not in h_sigs for e in hidden):
+            return "libxml2 nests it in a hidden element that the HTML5 tree closes before it"
+        return "hidden attribute/style that the page's CSS overrides"
     return "other"
 
 
@@ -437,8 +455,25 @@ def html5_tree(text: str) -> Any:
         return None
 
 
-def classify(text: str, doc_blocks: int, tree: Any, h_tree: Any, missing: list[str]) -> dict[str, Any]:
-    """Page flags and per-line causes (counts and characters) of a page's missing lines."""
+def part_of(key: str, part_keys: dict[str, set[str]], exact_only: bool = False) -> str | None:
+    """Which of PARTS (first in PART_ORDER) Chromium shows a squashed line in: one of the part's own lines,
+    or a line holding one of them (a link and its toggle button on one line)."""
+    for p in PART_ORDER:
+        if key in part_keys.get(p, ()):
+            return p
+    if exact_only:
+        return None
+    for p in PART_ORDER:
+        if any(len(k) >= max(4, len(key) // 4) and k in key for k in part_keys.get(p, ())):
+            return p
+    return None
+
+
+def classify(text: str, doc_blocks: int, tree: Any, h_tree: Any, missing: list[str],
+             parts: list[str | None]) -> dict[str, Any]:
+    """Page flags and per-line causes (counts and characters) of a page's missing lines: the lines Chromium
+    shows inside a <noscript>, <select> or <button> by that part (all of them), the others (up to
+    MAX_CLASSIFIED) by where they sit in the HTML5 tree and in libxml2's."""
     flags = []
     if doc_blocks == 0:
         flags.append("0 blocks")
@@ -451,13 +486,22 @@ def classify(text: str, doc_blocks: int, tree: Any, h_tree: Any, missing: list[s
     ours = _Locator(tree) if tree is not None else None
     lines: Counter[str] = Counter()
     chars: Counter[str] = Counter()
-    for line in missing[:MAX_CLASSIFIED]:
+    located = 0
+    for line, part in zip(missing, parts, strict=True):
         key = squash(line)
-        c = line_cause(key, html5, ours)
+        if part is not None:
+            c = PART_CAUSE[part]
+        elif located < MAX_CLASSIFIED:
+            located += 1
+            c = line_cause(key, html5, ours)
+        else:
+            c = "not located (past the first lines)"
         lines[c] += 1
         chars[c] += len(key)
     main = chars.most_common(1)[0][0] if chars else "none"
-    return {"flags": flags, "line_causes": dict(lines), "main_cause": main}
+    rest = Counter({c: n for c, n in chars.items() if c != SELECT})
+    main_rest = rest.most_common(1)[0][0] if rest else "none"
+    return {"flags": flags, "line_causes": dict(lines), "main_cause": main, "main_cause_no_select": main_rest}
 
 
 def other_parser_shares(text: str, h_tree: Any, lines: list[str]) -> dict[str, float | None]:
@@ -524,17 +568,30 @@ def measure_page(rec: dict[str, Any], root: Path, renderer: Renderer | None, cac
     missing = score.pop("missing")
     out.update(score)
     part_keys = {p: {squash(x) for t in cached.get("parts", {}).get(p, []) for x in rendered_lines(t)} for p in PARTS}
-    out["missing_in"] = {p: sum(1 for m in missing if squash(m) in part_keys[p]) for p in PARTS}
-    if part_keys["select"]:
-        rest = [line for line in lines if squash(line) not in part_keys["select"]]
+    parts = [part_of(squash(m), part_keys) for m in missing]
+    out["missing_in"] = {p: parts.count(p) for p in PARTS}
+    if part_keys["select"]:  # the share without the lines of <select> options, found or missing
+        missing_part = {squash(m): p for m, p in zip(missing, parts, strict=True)}
+
+        def keep(key: str) -> bool:
+            return (missing_part[key] if key in missing_part else part_of(key, part_keys, True)) != "select"
+
+        rest = [line for line in lines if keep(squash(line))]
         out["share_no_select"] = line_score(rest, [b.text for b in doc.blocks])["line_share"]
     else:
         out["share_no_select"] = score["line_share"]
-    if score["line_share"] is not None and score["line_share"] < THRESHOLD:
+    if not score["lines"]:
+        low_text = text.lower()
+        out["empty_reason"] = ("an unclosed <title> holds the rest of the page (we close it)"
+                               if "<title" in low_text and "</title" not in low_text
+                               else "nothing shown by either" if not doc.blocks else "hidden by the page's CSS?")
+    low = [x for x in (score["line_share"], out["share_no_select"]) if x is not None and x < THRESHOLD]
+    if low:
         h_tree = html5_tree(text)
-        out.update(classify(text, len(doc.blocks), tree, h_tree, missing))
+        out.update(classify(text, len(doc.blocks), tree, h_tree, missing, parts))
         out.update({f"{k}_share": v for k, v in other_parser_shares(text, h_tree, lines).items()})
-        out["missing_examples"] = [short(m) for m in missing[:EXAMPLES]]
+        first = [m for m, p in zip(missing, parts, strict=True) if p != "select"] or missing
+        out["missing_examples"] = [short(m) for m in first[:EXAMPLES]]
         out["missing_lines"] = len(missing)
     return out
 
@@ -557,6 +614,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "median_line_share": statistics.median(shares) if shares else None,
         "mean_char_share": statistics.fmean(r["char_share"] for r in scored) if scored else None,
         "pooled_char_share": sum(r["found_chars"] for r in scored) / chars if chars else None,
+        "mean_share_no_select": statistics.fmean(r["share_no_select"] for r in scored) if scored else None,
         "under": sum(1 for s in shares if s < THRESHOLD),
         "under_no_select": sum(1 for r in scored if (r.get("share_no_select") or 0) < THRESHOLD),
         "missing_lines": sum(r["lines"] - r["found"] for r in scored),
@@ -565,8 +623,40 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _cause_label(r: dict[str, Any]) -> str:
-    return "; ".join([*r.get("flags", []), r.get("main_cause", "")]).strip("; ")
+def _cause_label(r: dict[str, Any], field: str = "main_cause") -> str:
+    return "; ".join([*r.get("flags", []), r.get(field, "")]).strip("; ")
+
+
+def _cause_tables(pages: list[dict[str, Any]], field: str, title: str) -> list[str]:
+    """Three tables over a list of pages: pages by main cause, by page flag, missing lines by line cause."""
+    flag_pages: Counter[str] = Counter()
+    main_pages: Counter[str] = Counter()
+    line_totals: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {}
+    for r in pages:
+        key = f"{r['dataset']}/{r['id']}"
+        for f in r.get("flags", []):
+            flag_pages[f] += 1
+            examples.setdefault(f, []).append(key)
+        main_pages[r[field]] += 1
+        examples.setdefault(r[field], []).append(key)
+        line_totals.update({c: n for c, n in r.get("line_causes", {}).items() if field == "main_cause" or c != SELECT})
+    md = [f"### {title[0].upper()}{title[1:]}", "", "| main cause of the page | pages | examples |", "|---|---|---|"]
+    md += [f"| {c} | {n} | {', '.join(examples[c][:3])} |" for c, n in main_pages.most_common()]
+    if flag_pages:
+        md += ["", "| page flag | pages | examples |", "|---|---|---|"]
+        md += [f"| {c} | {n} | {', '.join(examples[c][:3])} |" for c, n in flag_pages.most_common()]
+    md += ["", "| line cause | missing lines on these pages |", "|---|---|"]
+    md += [f"| {c} | {n} |" for c, n in line_totals.most_common()]
+    return [*md, ""]
+
+
+def _page_row(r: dict[str, Any], share: float, field: str) -> str:
+    key = f"{r['dataset']}/{r['id']}"
+    cause = _cause_label(r, field) + (f" — **{NOTES[key]}**" if key in NOTES else "")
+    miss = " / ".join(m.replace("|", "\\|") for m in r.get("missing_examples", []))
+    return (f"| {key} | {_fmt(share)} | {_fmt(r['line_share'])} | {r['found']} / {r['lines']} | {r['blocks']} "
+            f"| {cause} | {_fmt(r.get('html5lib_share'))} | {_fmt(r.get('lexbor_share'))} | {miss} |")
 
 
 def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: float, note: str) -> dict[str, Any]:
@@ -577,18 +667,10 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
     summary["all"] = summarize(rows)
     under = sorted((r for r in rows if r.get("line_share") is not None and r["line_share"] < THRESHOLD),
                    key=lambda r: (r["line_share"], -r["lines"]))
+    under_ns = sorted((r for r in rows if r.get("share_no_select") is not None and r["share_no_select"] < THRESHOLD),
+                      key=lambda r: (r["share_no_select"], -r["lines"]))
     failures = Counter(r["status"] for r in rows if r.get("status") != "ok")
-    flag_pages: Counter[str] = Counter()
-    main_pages: Counter[str] = Counter()
-    line_totals: Counter[str] = Counter()
-    examples: dict[str, list[str]] = {}
-    for r in under:
-        for f in r.get("flags", []):
-            flag_pages[f] += 1
-            examples.setdefault(f, []).append(f"{r['dataset']}/{r['id']}")
-        main_pages[r["main_cause"]] += 1
-        examples.setdefault(r["main_cause"], []).append(f"{r['dataset']}/{r['id']}")
-        line_totals.update(r.get("line_causes", {}))
+    empty = [r for r in rows if r.get("status") == "ok" and not r.get("lines")]
     rendered = [r for r in rows if r.get("render_s") is not None]
     md = [
         "# DOM fidelity: do our blocks hold what Chromium displays?",
@@ -610,15 +692,16 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
         "that Chromium hides. *char share* weights lines by length (mean over pages; *pooled*: over all characters).",
         "",
         "| dataset | pages | rendered | empty render | mean line share | median | char share | pooled chars "
-        f"| pages < {THRESHOLD} | 0 blocks, text shown | pages < {THRESHOLD} without `<select>` options |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| pages < {THRESHOLD} | 0 blocks, text shown | without `<select>` options: mean share "
+        f"| pages < {THRESHOLD} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, s in summary.items():
         label = f"**{name}**" if name == "all" else name
         md.append(
             f"| {label} | {s['pages']} | {s['rendered']} | {s['empty_render']} | {_fmt(s['mean_line_share'])} "
             f"| {_fmt(s['median_line_share'])} | {_fmt(s['mean_char_share'])} | {_fmt(s['pooled_char_share'])} "
-            f"| {s['under']} | {s['zero_blocks']} | {s['under_no_select']} |"
+            f"| {s['under']} | {s['zero_blocks']} | {_fmt(s['mean_share_no_select'])} | {s['under_no_select']} |"
         )
     a = summary["all"]
     md += ["", f"Rendered lines missing from our blocks, all pages: {a['missing_lines']}, of which inside a `<select>` "
@@ -631,46 +714,52 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
         secs = [r["render_s"] for r in rendered]
         md.append(f"Chromium's time per page ({len(secs)} renders, from their cache records): mean "
                   f"{statistics.fmean(secs):.2f} s, median {statistics.median(secs):.2f} s, max {max(secs):.1f} s.")
+    if empty:
+        md += ["", "Pages Chromium shows no text on (not scored: only rendered lines missing from ours count): "
+               + ", ".join(f"{r['dataset']}/{r['id']} ({r['blocks']} blocks; {r['empty_reason']})" for r in empty)
+               + "."]
     md += [
         "",
-        f"## Causes of the {len(under)} pages under {THRESHOLD}",
+        "## Causes",
         "",
-        "Each missing line is located in an HTML5 tree (html5lib, scripting off, as Chromium parses with JavaScript",
-        "off) and in libxml2's tree, the one our walk reads. *libxml2 lost the text* and *libxml2 put it inside <X>*",
-        "(X hidden to our walk, absent from the HTML5 tree's ancestors) are parser divergences; the page's cause is",
-        "its page flags plus the line cause holding most missing characters. *html5lib* and *lexbor* give the line",
-        "share our walk reaches on html5lib's tree and on Lexbor's (selectolax) tree serialized and segmented again.",
+        "A missing line that Chromium shows inside a `<noscript>`, `<select>` or `<button>` (the innerText of those",
+        "elements, read in the same render, holds it or a part of it) is put down to that element. Each other",
+        f"missing line (the first {MAX_CLASSIFIED} of a page) is located in an HTML5 tree (html5lib, scripting off,",
+        "as Chromium parses with JavaScript off) and in libxml2's tree, the one our walk reads: *libxml2 lost the",
+        "text*, *libxml2 put it inside <X>* (X hidden to our walk and not an ancestor in the HTML5 tree) and",
+        "*libxml2 nests it in a hidden element that the HTML5 tree closes before it* are parser divergences. A",
+        "page's cause is its page flags plus the line cause holding most of its missing characters. The *html5lib*",
+        "and *lexbor* columns give the line share our walk reaches on html5lib's tree and on Lexbor's (selectolax)",
+        "tree serialized and segmented again: a parser divergence shows as a higher share there.",
         "",
-        "| cause (main line cause of a page) | pages | examples |",
-        "|---|---|---|",
     ]
-    for c, n in main_pages.most_common():
-        md.append(f"| {c} | {n} | {', '.join(examples[c][:3])} |")
-    md += ["", "| page flag | pages | examples |", "|---|---|---|"]
-    for c, n in flag_pages.most_common():
-        md.append(f"| {c} | {n} | {', '.join(examples[c][:3])} |")
-    md += ["", "| line cause (first lines of each page) | lines |", "|---|---|"]
-    for c, n in line_totals.most_common():
-        md.append(f"| {c} | {n} |")
+    md += _cause_tables(under, "main_cause", f"the {len(under)} pages under {THRESHOLD}")
+    md += _cause_tables(under_ns, "main_cause_no_select",
+                        f"the {len(under_ns)} pages under {THRESHOLD} once `<select>` options are left out")
+    md += [
+        "",
+        f"## Pages under {THRESHOLD} once `<select>` options are left out (the worst {HAND_CHECKED} checked by hand)",
+        "",
+        "| page | share w/o select | share | found / rendered lines | blocks | cause | html5lib | lexbor "
+        "| missing (first lines) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in under_ns:
+        md.append(_page_row(r, r["share_no_select"], "main_cause_no_select"))
     md += [
         "",
         f"## Every page under {THRESHOLD}",
         "",
-        "| page | share | found / rendered lines | blocks | cause | html5lib | lexbor | missing (first lines) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| page | share w/o select | share | found / rendered lines | blocks | cause | html5lib | lexbor "
+        "| missing (first lines) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in under:
-        key = f"{r['dataset']}/{r['id']}"
-        cause = _cause_label(r) + (f" — **{NOTES[key]}**" if key in NOTES else "")
-        miss = " / ".join(m.replace("|", "\\|") for m in r.get("missing_examples", []))
-        md.append(
-            f"| {key} | {r['line_share']:.3f} | {r['found']} / {r['lines']} | {r['blocks']} | {cause} "
-            f"| {_fmt(r.get('html5lib_share'))} | {_fmt(r.get('lexbor_share'))} | {miss} |"
-        )
+        md.append(_page_row(r, r["share_no_select"], "main_cause"))
     write_atomic(out, "\n".join(md) + "\n")
     keep = ("dataset", "id", "lang", "status", "blocks", "lines", "found", "chars", "found_chars", "line_share",
-            "char_share", "share_no_select", "missing_in", "flags", "main_cause", "line_causes", "html5lib_share", "lexbor_share", "missing_lines",
-            "missing_examples")
+            "char_share", "share_no_select", "missing_in", "flags", "main_cause", "main_cause_no_select",
+            "line_causes", "html5lib_share", "lexbor_share", "missing_lines", "missing_examples", "empty_reason")
     pages = [{k: (round(r[k], 4) if isinstance(r.get(k), float) else r[k]) for k in keep if k in r} for r in rows]
     payload = {"command": command, "date": dt.date.today().isoformat(), "seconds": round(seconds),
                "threshold": THRESHOLD, "summary": summary, "failures": dict(failures), "pages": pages}

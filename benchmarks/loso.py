@@ -171,6 +171,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
     ap.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "generalization.md")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
+    ap.add_argument("--train-only", action="store_true",
+                    help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
     args = ap.parse_args()
     if args.root is None:
         raise SystemExit("no datasets folder (set BODYBLOCKS_DATASETS or pass --root)")
@@ -184,8 +186,9 @@ def main() -> int:
         for source in args.folds:
             fold = args.out / source
             train_parts(fold_config(source, args.root, fold, args.epochs), fold, parts)
-            evaluate_fold(source, args.root, fold, parts, args.limit)
-            report(args.out, args.doc, args.epochs)
+            if not args.train_only:
+                evaluate_fold(source, args.root, fold, parts, args.limit)
+                report(args.out, args.doc, args.epochs)
     means = report(args.out, args.doc, args.epochs)
     print(args.doc.read_text(encoding="utf-8"))
     print(json.dumps(means, indent=2))

@@ -3,12 +3,18 @@
     for job in iter_jobs(["pages/", "one.html", "dataset/", "urls.txt"]): ...
 
 Each page becomes a Job whose key names its output (relative to the output folder, without suffix). Jobs
-come lazily and in a stable order; a page that cannot even be found or captured is a Job with its error.
+come lazily and in a stable order; a page that cannot even be found, read from its dataset or captured is a
+Job with its error. Keys are made safe (`safe_key`: always a relative path inside the output folder, whatever
+a file name or a dataset id holds) and unique within a run (`~2`, `~3` on a collision, e.g. `x.html` and
+`x.htm`, or two `index.html` given from two folders), so that no output overwrites another or lands
+elsewhere.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -16,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
+MAX_SEGMENT_BYTES = 120  # of one path segment of a key (file systems allow 255 bytes a name, suffix included)
+RESERVED_KEYS = frozenset(["report", "report.pages"])  # report.json and report.pages.jsonl are the run's
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")  # control characters, NUL among them
+_SEPARATORS = re.compile(r"[/\\]+")
 
 
 @dataclass
@@ -27,6 +37,53 @@ class Job:
     html: str | None = None  # already in memory (captured pages)
     url: str | None = None
     error: str | None = None  # failed before extraction (e.g. capture)
+
+
+def printable(text: str) -> str:
+    """`text` as valid Unicode: a file name's undecodable bytes (surrogate escapes) become U+FFFD."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def safe_key(raw: str) -> str:
+    """An output key that names a file inside the output folder, whatever `raw` holds.
+
+    Separators split it into segments; empty, "." and ".." segments are dropped (so "../x", "sub/../../x"
+    and "/abs/path" stay inside), control characters become "_", undecodable bytes U+FFFD, and a segment
+    longer than MAX_SEGMENT_BYTES is cut and given a hash of the whole so that cut keys stay distinct.
+    """
+    segments = []
+    for part in _SEPARATORS.split(printable(raw)):
+        part = _UNSAFE.sub("_", part).strip()
+        if part in ("", ".", ".."):
+            continue
+        data = part.encode("utf-8")
+        if len(data) > MAX_SEGMENT_BYTES:
+            digest = hashlib.sha1(data).hexdigest()[:10]
+            part = data[: MAX_SEGMENT_BYTES - 11].decode("utf-8", "ignore") + "-" + digest
+        segments.append(part)
+    key = "/".join(segments) or "_"
+    return f"{key}~page" if key in RESERVED_KEYS else key
+
+
+class UniqueKeys:
+    """Hands out each key once: a key seen before (ignoring case, for file systems that do) gets ~2, ~3, ..."""
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()  # 8-byte digests: memory stays small over millions of pages
+
+    def _digest(self, key: str) -> bytes:
+        return hashlib.blake2b(key.casefold().encode("utf-8"), digest_size=8).digest()
+
+    def __call__(self, key: str) -> str:
+        candidate, n = key, 1
+        while self._digest(candidate) in self.seen:
+            n += 1
+            candidate = f"{key}~{n}"
+        self.seen.add(self._digest(candidate))
+        return candidate
 
 
 def stem_of(path: Path) -> str:
@@ -48,7 +105,15 @@ def _is_url_list(path: Path) -> bool:
 
 
 def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None = None) -> Iterator[Job]:
-    """Every page named by INPUT arguments, lazily, in a stable order."""
+    """Every page named by INPUT arguments, lazily, in a stable order, each with a safe and unique key."""
+    unique = UniqueKeys()
+    for job in _jobs(inputs, capture_opts):
+        job.key = unique(safe_key(job.key))
+        yield job
+
+
+def _jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None) -> Iterator[Job]:
+    """The jobs of iter_jobs with their raw keys."""
     for raw in inputs:
         path = Path(raw)
         if path.is_dir() and (path / "pages.jsonl").exists():
@@ -67,12 +132,32 @@ def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None 
 
 
 def _dataset_jobs(folder: Path) -> Iterator[Job]:
-    """Pages of a folder in the shared dataset layout, named by their ids."""
-    with open(folder / "pages.jsonl", encoding="utf-8") as fh:
-        for line in fh:
+    """Pages of a folder in the shared dataset layout, named by their ids; a record that cannot be used (not
+    JSON, no id, no html path, or a path that leads out of the dataset folder) is a failed page."""
+    base = folder.resolve()
+    with open(folder / "pages.jsonl", encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
             if line.strip():
-                rec = json.loads(line)
-                yield Job(key=str(rec["id"]), path=str(folder / rec["html"]), url=rec.get("url"))
+                yield _dataset_job(folder, base, n, line)
+
+
+def _dataset_job(folder: Path, base: Path, n: int, line: str) -> Job:
+    """One pages.jsonl line (number `n`) as a Job."""
+    where = f"pages.jsonl line {n}"
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Job(key=f"pages.jsonl-line-{n}", error=f"bad-record: {where} is not JSON ({exc.msg})")
+    if not isinstance(rec, dict) or rec.get("id") in (None, ""):
+        return Job(key=f"pages.jsonl-line-{n}", error=f"bad-record: {where} has no id")
+    key, html = str(rec["id"]), rec.get("html")
+    if not isinstance(html, str) or not html:
+        return Job(key=key, error=f"bad-record: {where} has no html path")
+    path = folder / html
+    if not path.resolve().is_relative_to(base):
+        return Job(key=key, error=f"outside-dataset: {where} points out of {folder}: {printable(html)}")
+    url = rec.get("url")
+    return Job(key=key, path=str(path), url=url if isinstance(url, str) else None)
 
 
 def _url_jobs(path: Path, capture_opts: dict[str, Any]) -> Iterator[Job]:

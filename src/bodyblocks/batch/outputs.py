@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.batch.inputs import Job
+from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.review import write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.types import Extraction
@@ -63,7 +63,9 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
 
 def entry(job: Job, ex: Extraction | None, error: str | None, seconds: float, out: str | None) -> dict[str, Any]:
     """One page's line of the run report."""
-    rec: dict[str, Any] = {"id": job.key, "input": job.path or job.url, "output": out, "seconds": round(seconds, 4)}
+    source = job.path or job.url
+    rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
+                           "seconds": round(seconds, 4)}
     if ex is None:
         return rec | {"status": "failed", "error": error}
     kept = len(ex.kept) if ex.kept is not None else None
@@ -123,7 +125,7 @@ class Report:
             totals.empty += not ex.text
             if self.review and sampled(job.key, self.review):
                 write_review(self.out / "review" / (job.key + ".html"), job.key, ex)
-        line = entry(job, ex, error, secs, str(target) if target else None)
+        line = entry(job, ex, error and printable(error), secs, str(target) if target else None)
         self.lines.write(json.dumps(line, ensure_ascii=False) + "\n")
         if self.bar is not None:
             self.bar.update(1)

@@ -1,0 +1,120 @@
+"""Hostile inputs to `bodyblocks extract`: nothing is written outside --out, nothing read outside the inputs,
+no output overwrites another, and a bad record or file name fails its page alone, with a reason."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bodyblocks.batch import BatchOptions, iter_jobs, run_batch
+from bodyblocks.batch.inputs import MAX_SEGMENT_BYTES, UniqueKeys, safe_key
+
+ARTICLE = ("<html><head><title>Relief</title></head><body><div class='nav'><a href='/'>Home</a></div>"
+           "<div class='story'><p>Relief convoys reached the valley on Tuesday after three days of rain, officials "
+           "said, and the roads reopened.</p><p>Residents had waited on the ridge for supplies since the bridge "
+           "collapsed, and the first trucks carried water and medicine.</p></div></body></html>")
+
+
+def run(inputs: list[Path], out: Path) -> dict:
+    run_batch(inputs, out, BatchOptions(extractor="heuristic", progress=False))
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def files_under(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(("raw", "key"), [
+    ("../x", "x"), ("sub/../../x", "sub/x"), ("/abs/path", "abs/path"), ("..\\..\\win", "win"), ("..", "_"),
+    ("", "_"), ("a\x00b", "a_b"), ("tab\there", "tab_here"), ("report", "report~page"), ("sub/page", "sub/page"),
+    ("中文/页面", "中文/页面"), ("\udcff.page", "\ufffd.page"),
+])
+def test_safe_keys_stay_inside_the_output_folder(raw: str, key: str, tmp_path: Path) -> None:
+    assert safe_key(raw) == key
+    assert (tmp_path / (key + ".txt")).resolve().is_relative_to(tmp_path.resolve())
+
+
+def test_long_keys_are_cut_and_stay_distinct() -> None:
+    a, b = safe_key("x" * 300), safe_key("x" * 299 + "y")
+    assert a != b and max(len(a.encode()), len(b.encode())) <= MAX_SEGMENT_BYTES
+    assert len(safe_key("页" * 200).encode()) <= MAX_SEGMENT_BYTES  # cut on a character boundary
+
+
+def test_unique_keys_number_the_repeats() -> None:
+    unique = UniqueKeys()
+    assert [unique(k) for k in ["x", "x", "X", "y", "x"]] == ["x", "x~2", "X~3", "y", "x~4"]
+
+
+def dataset(folder: Path, records: list[str]) -> Path:
+    (folder / "html").mkdir(parents=True)
+    (folder / "html" / "good.html.gz").write_bytes(gzip.compress(ARTICLE.encode()))
+    (folder / "pages.jsonl").write_text("\n".join(records) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_dataset_ids_and_paths_cannot_escape(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.html"
+    secret.write_text(ARTICLE.replace("Relief convoys", "SECRET convoys"), encoding="utf-8")
+    folder = dataset(tmp_path / "ds", [
+        json.dumps({"id": "../escaped", "html": "html/good.html.gz"}),
+        json.dumps({"id": "sub/../../deeper", "html": "html/good.html.gz"}),
+        json.dumps({"id": "/abs/path", "html": "html/good.html.gz"}),
+        json.dumps({"id": "steal", "html": "../secret.html"}),
+        json.dumps({"id": "steal-abs", "html": str(secret)}),
+        "{not json",
+        json.dumps({"html": "html/good.html.gz"}),
+        json.dumps({"id": "nohtml"}),
+        json.dumps({"id": "n\x00ul" + "x" * 300, "html": "html/good.html.gz"}),
+        json.dumps({"id": "good", "html": "html/good.html.gz"}),
+    ])
+    out = tmp_path / "out"
+    report = run([folder], out)
+    written = files_under(tmp_path) - files_under(folder) - {secret}
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in written)  # nothing written outside --out
+    pages = report["pages"]
+    assert len(pages) == 10 and report["totals"]["pages"] == 10  # every record accounted for, once
+    by_status = {p["id"]: p for p in pages}
+    for key in ("escaped", "sub/deeper", "abs/path", "good"):
+        assert by_status[key]["status"] == "ok" and (out / f"{key}.txt").exists()
+    for key in ("steal", "steal-abs"):
+        assert by_status[key]["status"] == "failed" and by_status[key]["error"].startswith("outside-dataset")
+    assert not any("SECRET" in p.read_text(encoding="utf-8") for p in out.rglob("*.txt"))  # never read
+    failed = [p for p in pages if p["status"] == "failed"]
+    assert sorted(p["error"].split(":")[0] for p in failed) == ["bad-record"] * 3 + ["outside-dataset"] * 2
+    long = next(p for p in pages if p["id"].startswith("n_ul"))
+    assert long["status"] == "ok" and len(long["id"].encode()) <= MAX_SEGMENT_BYTES
+
+
+def test_colliding_names_get_outputs_of_their_own(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "index.html").write_text(ARTICLE, encoding="utf-8")
+    (tmp_path / "b" / "index.html").write_text(ARTICLE.replace("Tuesday", "Monday"), encoding="utf-8")
+    (tmp_path / "a" / "x.html").write_text(ARTICLE, encoding="utf-8")
+    (tmp_path / "a" / "x.htm").write_text(ARTICLE.replace("Tuesday", "Friday"), encoding="utf-8")
+    inputs = [tmp_path / "a" / "index.html", tmp_path / "b" / "index.html", tmp_path / "a"]
+    assert [j.key for j in iter_jobs(inputs)] == ["index", "index~2", "index~3", "x", "x~2"]
+    out = tmp_path / "out"
+    report = run(inputs, out)
+    assert report["totals"]["ok"] == 5 and len(list(out.glob("*.txt"))) == 5
+    texts = {p.read_text(encoding="utf-8") for p in out.glob("*.txt")}
+    assert any("Monday" in t for t in texts) and any("Friday" in t for t in texts)  # none overwrote another
+    again = run(inputs, out)  # a rerun names them the same way: every page is found done
+    assert again["totals"]["skipped"] == 5
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file names as bytes are a POSIX thing")
+def test_a_file_name_that_is_not_utf8_is_extracted_and_reported(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    with open(os.path.join(os.fsencode(src), b"caf\xe9.html"), "w", encoding="utf-8") as fh:
+        fh.write(ARTICLE)
+    (src / "plain.html").write_text(ARTICLE, encoding="utf-8")
+    report = run([src], tmp_path / "out")
+    assert report["totals"]["ok"] == 2 and report["totals"]["failed"] == 0
+    ids = sorted(p["id"] for p in report["pages"])
+    assert ids == ["caf\ufffd", "plain"] and (tmp_path / "out" / "caf\ufffd.txt").exists()
