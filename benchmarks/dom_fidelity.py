@@ -42,7 +42,7 @@ from typing import Any
 
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic, write_json
+from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
 from bodyblocks.htmltags import INVISIBLE_TAGS
 from bodyblocks.segment import segment, segment_tree
 from bodyblocks.walk import walk_blocks
@@ -105,7 +105,48 @@ _SELECT = frozenset("select option optgroup datalist".split())
 DIVERGENCE = ("libxml2 lost the text", "libxml2 put it inside", "libxml2 nests it")  # parser divergences
 
 # The worst pages, inspected by hand (the HTML around a missing line): dataset/id -> what happened.
-NOTES: dict[str, str] = {}
+NOTES: dict[str, str] = {
+    "l3s-gn1/l3s-f3d9f7be-b690-455e-a6c6-77c0644f68b0": (
+        "parser divergence: an unknown <mbox> element after the <meta>s in <head>; HTML5 closes the head there and "
+        "starts the body, libxml2 keeps <mbox> and the whole page inside <head>, which our walk skips (0 blocks); "
+        "html5lib and Lexbor give 1.000"),
+    "trafilatura-eval/traf-40f4743c7e899828": (
+        "FAZ's no-JavaScript view: a <noscript><style>div:not(.faz-no-js){display:none!important}</style> hides "
+        "the article, Chromium shows only the 'enable JavaScript' notice; we keep the article and drop the notice "
+        "(the right answer for extraction)"),
+    "daniel/20120117_www.aif.ua_ba56626e454701098f0c2d7c287ba60b5e027dcff50189015b444379": (
+        "parser divergence: a stray <tr> after </table> inside the comment form of a display:none tab; HTML5 "
+        "ignores it, libxml2 opens a <tr> that the following </form> and </div>s cannot close, so the rest of the "
+        "page (the 'Читайте в разделе' box, the sidebar) sits inside <div id=tabs-block style='display: none'>; "
+        "html5lib and Lexbor 0.852 (the rest is <select> options)"),
+    "wcxb-dev/wcxb-4557": (
+        "a <button>Toggle sub-navigation</button> after each menu link, on the link's line, and Search/Menu buttons: "
+        "we hide small buttons by design"),
+    "cleaneval-en/cleaneval-en-final-356": (
+        "the site's navigation (tables of links) is the <noscript> fallback of menu.js: displayed without "
+        "JavaScript; we show <noscript> only on app shells"),
+    "dragnet/dragnet-366": (
+        "CBS's list of network sites (BNET, CBS College Sports, ...) is a <noscript> fallback of a script-built "
+        "menu"),
+    "dragnet/dragnet-86": "the same CBS <noscript> list of network sites as dragnet-366",
+    "dragnet/dragnet-44": "the same CBS <noscript> list of network sites as dragnet-366",
+    "wcxb-dev/wcxb-2982": (
+        "iFixit's header and menus: <button> labels, several of them screen-reader-only spans ('Select store') "
+        "that the page's own stylesheet (not loaded here) hides"),
+    "wcxb-dev/wcxb-0588": (
+        "a mega-menu of <button>s, each an image, a category and a description ('Cases' + 'iPhone 17 & More'), "
+        "under the 64-element mark, so hidden as buttons ('Â®' is double-encoded in the page's own bytes)"),
+    "trafilatura-eval/traf-a93bcf12ee6b9a91": "search and menu <button>s ('Suchen', 'Aktionen ›') on many lines",
+    "wcxb-dev/wcxb-2878": "the docs' search <button> ('Search ⌘/ctrl K') and sidebar toggle buttons",
+    "wcxb-dev/wcxb-0003": "LinkedIn's cookie banner ('Accept Reject') and sign-in modal <button>s",
+    "wcxb-dev/wcxb-0563": "Reddit's header <button>s ('Get App', screen-reader text 'Expand user menu')",
+    "wcxb-dev/wcxb-4379": "accessibility-widget and cart <button>s ('Enable Accessibility', 'Close')",
+    "cleaneval-en/cleaneval-en-final-678": (
+        "checked: a <select> of 230 song titles (innerText lists every option; the closed control shows one)"),
+    "dragnet/dragnet-R50": "checked: an archive <select> of weeks",
+    "daniel/20120112_news.chinatimes.com_ed7743675e4bd1dc79f05b251c3a15f87958d281604c63cc9d5": (
+        "checked: a section <select> ('分類瀏覽', '今日焦點', ...)"),
+}
 HAND_CHECKED = 15
 
 
@@ -457,15 +498,17 @@ def html5_tree(text: str) -> Any:
 
 def part_of(key: str, part_keys: dict[str, set[str]], exact_only: bool = False) -> str | None:
     """Which of PARTS (first in PART_ORDER) Chromium shows a squashed line in: one of the part's own lines,
-    or a line holding one of them (a link and its toggle button on one line)."""
+    or a line holding one of them: at its start or end, or as a quarter of it at least (a link and its toggle
+    button on one line, a paragraph ending in a "Back" button)."""
     for p in PART_ORDER:
         if key in part_keys.get(p, ()):
             return p
     if exact_only:
         return None
     for p in PART_ORDER:
-        if any(len(k) >= max(4, len(key) // 4) and k in key for k in part_keys.get(p, ())):
-            return p
+        for k in part_keys.get(p, ()):
+            if len(k) >= 4 and k in key and (len(k) >= len(key) // 4 or key.startswith(k) or key.endswith(k)):
+                return p
     return None
 
 
@@ -541,6 +584,7 @@ def measure_page(rec: dict[str, Any], root: Path, renderer: Renderer | None, cac
     text = decoded.text
     digest = hashlib.sha1((RENDER_VERSION + "\0" + text).encode("utf-8", errors="surrogatepass")).hexdigest()
     cached = cache.get(key, digest)
+    out["cached"] = cached is not None
     if cached is None:
         if renderer is None:
             out["status"] = "not rendered (--no-render)"
@@ -712,8 +756,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
            (", ".join(f"{k}: {v}" for k, v in failures.most_common()) or "none") + "."]
     if rendered:
         secs = [r["render_s"] for r in rendered]
-        md.append(f"Chromium's time per page ({len(secs)} renders, from their cache records): mean "
-                  f"{statistics.fmean(secs):.2f} s, median {statistics.median(secs):.2f} s, max {max(secs):.1f} s.")
+        fresh = sum(1 for r in rows if r.get("cached") is False)
+        cached = sum(1 for r in rows if r.get("cached") is True)
+        md.append(f"Renders made in this run: {fresh}; read from the cache: {cached}. "
+                  f"Chromium's time per page ({len(secs)} renders, from their cache records): mean "
+                  f"{statistics.fmean(secs):.2f} s, median {statistics.median(secs):.2f} s, max {max(secs):.1f} s, "
+                  f"{sum(secs) / 60:.1f} minutes in all.")
     if empty:
         md += ["", "Pages Chromium shows no text on (not scored: only rendered lines missing from ours count): "
                + ", ".join(f"{r['dataset']}/{r['id']} ({r['blocks']} blocks; {r['empty_reason']})" for r in empty)
@@ -733,6 +781,16 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
         "tree serialized and segmented again: a parser divergence shows as a higher share there.",
         "",
     ]
+    for parser in ("html5lib", "lexbor"):
+        both = [r for r in under_ns if r.get(f"{parser}_share") is not None]
+        up = [r for r in both if r[f"{parser}_share"] > r["line_share"] + 0.01]
+        down = sum(1 for r in both if r[f"{parser}_share"] < r["line_share"] - 0.01)
+        md.append(f"Our walk on {parser}'s tree, on the {len(both)} pages under {THRESHOLD} without `<select>` "
+                  f"options: a higher line share on {len(up)} ("
+                  + (", ".join(f"{r['dataset']}/{r['id']} {r['line_share']:.3f} -> {r[f'{parser}_share']:.3f}"
+                               for r in up) or "none")
+                  + f"), a lower one on {down}, within 0.01 on the others.")
+    md.append("")
     md += _cause_tables(under, "main_cause", f"the {len(under)} pages under {THRESHOLD}")
     md += _cause_tables(under_ns, "main_cause_no_select",
                         f"the {len(under_ns)} pages under {THRESHOLD} once `<select>` options are left out")
@@ -757,13 +815,28 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
     for r in under:
         md.append(_page_row(r, r["share_no_select"], "main_cause"))
     write_atomic(out, "\n".join(md) + "\n")
-    keep = ("dataset", "id", "lang", "status", "blocks", "lines", "found", "chars", "found_chars", "line_share",
-            "char_share", "share_no_select", "missing_in", "flags", "main_cause", "main_cause_no_select",
-            "line_causes", "html5lib_share", "lexbor_share", "missing_lines", "missing_examples", "empty_reason")
-    pages = [{k: (round(r[k], 4) if isinstance(r.get(k), float) else r[k]) for k in keep if k in r} for r in rows]
+    columns = ("dataset", "id", "lang", "status", "blocks", "lines", "found", "line_share", "char_share",
+               "share_no_select", "missing_in_select", "missing_in_button", "missing_in_noscript")
+    detail = ("flags", "main_cause", "main_cause_no_select", "line_causes", "html5lib_share", "lexbor_share",
+              "missing_lines", "missing_examples", "empty_reason")
+
+    def value(r: dict[str, Any], k: str) -> Any:
+        v = r["missing_in"].get(k[11:]) if k.startswith("missing_in_") and "missing_in" in r else r.get(k)
+        return round(v, 4) if isinstance(v, float) else v
+
+    listed = [r for r in rows if any(k in r for k in detail)]
+    rounded = {n: {k: round(v, 4) if isinstance(v, float) else v for k, v in x.items()} for n, x in summary.items()}
     payload = {"command": command, "date": dt.date.today().isoformat(), "seconds": round(seconds),
-               "threshold": THRESHOLD, "summary": summary, "failures": dict(failures), "pages": pages}
-    write_json(out.with_suffix(".json"), payload)
+               "threshold": THRESHOLD, "summary": rounded, "failures": dict(failures), "columns": columns,
+               "pages": [[value(r, k) for k in columns] for r in rows],
+               "details": [{"page": f"{r['dataset']}/{r['id']}", **{k: value(r, k) for k in detail if k in r}}
+                           for r in listed]}
+    text = json.dumps({k: v for k, v in payload.items() if k not in ("pages", "details")}, indent=1,
+                      ensure_ascii=False)[:-2]  # the small parts indented, one line per page below
+    for name in ("pages", "details"):
+        lines = ",\n  ".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in payload[name])
+        text += f',\n "{name}": [\n  {lines}\n ]'
+    write_atomic(out.with_suffix(".json"), text + "\n}\n")
     return summary
 
 

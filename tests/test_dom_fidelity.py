@@ -11,6 +11,7 @@ from benchmarks.dom_fidelity import (
     _Locator,
     line_cause,
     line_score,
+    part_of,
     prologue_markup,
     render_file_text,
     rendered_lines,
@@ -82,3 +83,11 @@ def test_line_cause_from_trees() -> None:
     assert line_cause(squash("Main text here"), h, o) == "libxml2 put it inside <script>"
     assert line_cause(squash("Option line"), h, o).startswith("<select> options")
     assert line_cause(squash("Nowhere"), h, o) == "not in the HTML5 tree's text"
+
+
+def test_part_of_exact_then_contained() -> None:
+    parts = {"select": {"october2012", "all"}, "button": {"togglesub-navigation"}, "noscript": {"october2012"}}
+    assert part_of("october2012", parts) == "noscript"  # noscript comes first
+    assert part_of("aboutustogglesub-navigation", parts) == "button"
+    assert part_of("allrightsreserved", parts) is None  # "all" is too short to count inside a line
+    assert part_of("aboutustogglesub-navigation", parts, exact_only=True) is None

@@ -12,6 +12,7 @@ import pytest
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch
 from bodyblocks.batch.inputs import MAX_SEGMENT_BYTES, UniqueKeys, safe_key
+from bodyblocks.types import Extraction
 
 ARTICLE = ("<html><head><title>Relief</title></head><body><div class='nav'><a href='/'>Home</a></div>"
            "<div class='story'><p>Relief convoys reached the valley on Tuesday after three days of rain, officials "
@@ -118,3 +119,77 @@ def test_a_file_name_that_is_not_utf8_is_extracted_and_reported(tmp_path: Path) 
     assert report["totals"]["ok"] == 2 and report["totals"]["failed"] == 0
     ids = sorted(p["id"] for p in report["pages"])
     assert ids == ["caf\ufffd", "plain"] and (tmp_path / "out" / "caf\ufffd.txt").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and symbolic links as POSIX has them")
+def test_entries_that_cannot_be_pages_are_reported_not_dropped(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "good.html").write_text(ARTICLE, encoding="utf-8")
+    (src / "sub" / "deep.html").write_text(ARTICLE, encoding="utf-8")
+    os.symlink(src / "nowhere.html", src / "dangling.html")
+    os.mkfifo(src / "pipe.html")  # opening it would block the run for ever
+    os.symlink(src, src / "sub" / "loop")  # a folder link back up: not followed
+    (tmp_path / "elsewhere.html").write_text(ARTICLE, encoding="utf-8")
+    os.symlink(tmp_path / "elsewhere.html", src / "linked.html")  # a file link: read where it points
+    report = run([src], tmp_path / "out")
+    by_id = {p["id"]: p for p in report["pages"]}
+    assert set(by_id) == {"good", "sub/deep", "dangling", "pipe", "linked"}  # each once: no loop
+    assert by_id["dangling"]["error"] == "not-found: a dangling symbolic link"
+    assert by_id["pipe"]["error"] == "not-a-file: a FIFO, not a page file"
+    assert {k for k, p in by_id.items() if p["status"] == "ok"} == {"good", "sub/deep", "linked"}
+    assert report["totals"]["failed"] == 2 and report["totals"]["reasons"] == {"not-found": 1, "not-a-file": 1}
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads every folder")
+def test_a_folder_that_cannot_be_listed_is_a_failed_entry(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    (src / "locked").mkdir(parents=True)
+    (src / "locked" / "page.html").write_text(ARTICLE, encoding="utf-8")
+    (src / "good.html").write_text(ARTICLE, encoding="utf-8")
+    (src / "locked").chmod(0)
+    try:
+        report = run([src], tmp_path / "out")
+    finally:
+        (src / "locked").chmod(0o755)
+    by_id = {p["id"]: p for p in report["pages"]}
+    assert by_id["good"]["status"] == "ok" and by_id["locked"]["error"].startswith("unreadable")
+
+
+class _Deadly:
+    """An extractor whose worker dies on a page holding KILL and hangs, out of reach of signals, on HANG."""
+
+    name = "deadly"
+
+    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+        import signal
+        import time
+
+        text = html.decode("utf-8") if isinstance(html, bytes) else html
+        if "KILL" in text:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if "HANG" in text:
+            signal.alarm(0)  # as code stuck inside C: the page's own time limit never fires
+            time.sleep(3600)
+        return Extraction(text="body", extractor=self.name)
+
+
+def test_a_dead_or_hung_worker_fails_its_page_and_the_run_goes_on(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks.batch import runner
+    from bodyblocks.inference import registry
+
+    monkeypatch.setitem(registry.BASELINES, "deadly", _Deadly)
+    monkeypatch.setattr(runner, "WORKER_GRACE_S", 1)
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(8):
+        marker = {2: "KILL", 5: "HANG"}.get(i, "fine")
+        (src / f"p{i}.html").write_text(f"<p>{marker} page {i}</p>", encoding="utf-8")
+    opts = BatchOptions(extractor="deadly", workers=2, page_timeout=1, progress=False)
+    totals = run_batch([src], tmp_path / "out", opts)  # (multiprocessing.Pool waited here for ever)
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert [p["id"] for p in report["pages"]] == [f"p{i}" for i in range(8)]  # every page, in order
+    by_id = {p["id"]: p for p in report["pages"]}
+    assert by_id["p2"]["error"].startswith("worker-died") and by_id["p5"]["error"].startswith("timeout")
+    assert (totals.ok, totals.failed) == (6, 2) and totals.reasons == {"worker-died": 1, "timeout": 1}

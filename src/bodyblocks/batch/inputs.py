@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -119,16 +121,53 @@ def _jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None) -> 
         if path.is_dir() and (path / "pages.jsonl").exists():
             yield from _dataset_jobs(path)
         elif path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(HTML_SUFFIXES))
-            for f in files:
-                rel = f.relative_to(path)
-                yield Job(key=str(rel.parent / stem_of(f)) if rel.parent != Path(".") else stem_of(f), path=str(f))
+            yield from _folder_jobs(path)
         elif path.is_file() and _is_url_list(path):
             yield from _url_jobs(path, capture_opts or {})
         elif path.is_file():
             yield Job(key=stem_of(path), path=str(path))
         else:
             yield Job(key=stem_of(path), path=str(path), error="not-found: no such file or folder")
+
+
+def _folder_jobs(root: Path) -> Iterator[Job]:
+    """The page files under a folder, by path; keys mirror their paths relative to it.
+
+    Symlinked folders are not followed (no loops); a symlinked file is read where it points. What looks like a
+    page but cannot be one is a failed page with its reason, not an omission: a dangling link, a FIFO, socket
+    or device (never opened: a FIFO would block), a folder that cannot be listed.
+    """
+    found: list[tuple[Path, Job]] = []  # sorted as paths (by their parts), as the jobs always came
+    unreadable: list[OSError] = []
+    for folder, _, names in os.walk(root, onerror=unreadable.append):
+        here = Path(folder)
+        for name in names:
+            if name.lower().endswith(HTML_SUFFIXES):
+                f = here / name
+                rel = f.relative_to(root)
+                key = str(rel.parent / stem_of(f)) if rel.parent != Path(".") else stem_of(f)
+                found.append((f, Job(key=key, path=str(f), error=_not_a_page(f))))
+    for exc in unreadable:
+        where = Path(exc.filename or root)
+        key = str(where.relative_to(root)) if where != root and where.is_relative_to(root) else where.name
+        found.append((where, Job(key=key, path=str(where), error=f"unreadable: {exc.strerror or exc}")))
+    for _, job in sorted(found, key=lambda item: item[0]):
+        yield job
+
+
+def _not_a_page(path: Path) -> str | None:
+    """Why a page-named directory entry cannot be read as a page, or None when it is a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "not-found: a dangling symbolic link"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device" if (
+        stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) else "folder" if stat.S_ISDIR(mode) else "special file"
+    return f"not-a-file: a {kind}, not a page file"
 
 
 def _dataset_jobs(folder: Path) -> Iterator[Job]:

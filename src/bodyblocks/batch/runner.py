@@ -15,7 +15,6 @@ Inputs are consumed in bounded windows, so memory stays flat however many pages 
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -28,9 +27,10 @@ from bodyblocks.batch.inputs import Job, iter_jobs
 from bodyblocks.batch.outputs import FORMATS, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
-from bodyblocks.batch.worker import init_worker, work
+from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.inference.blocks import StagedExtractor
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
+from bodyblocks.pool import WorkerPool
 from bodyblocks.types import Document, Extraction
 
 OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while the forward pass overlaps
@@ -39,6 +39,9 @@ WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 # forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
 # walked page by page, the calls themselves cost ~2 ms/page
 GROUP = 8
+# a worker process holding one page longer than twice the page's time limit plus this is killed (the page's
+# own limit, SIGALRM inside the worker, cannot interrupt code stuck in C)
+WORKER_GRACE_S = 5
 
 
 @dataclass
@@ -96,8 +99,11 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     start = time.perf_counter()
     # 2. the workers parse (a block extractor's pages: its page_segmenter) or extract whole (the others)
     init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None)
-    pool = mp.get_context("fork").Pool(opts.workers, init_worker, init) if opts.workers > 1 else None
-    if pool is None:
+    pool = None
+    if opts.workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
+        pool = WorkerPool(opts.workers, _work_at, init=init_worker, init_args=init,
+                          deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)
+    else:
         init_worker(*init)
     overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)
     switch = sys.getswitchinterval()
@@ -108,7 +114,7 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     try:
         for window in _windows(iter_jobs(inputs, opts.capture_opts)):  # 1. inputs, WINDOW pages at a time
             todo = _not_done(window, report, opts.resume)
-            results = pool.imap(work, todo, chunksize=2) if pool else map(work, todo)
+            results = _in_order(pool, todo) if pool else map(work, todo)
             _classify(results, scheduler, staged, max(opts.batch_size, GROUP))
             report.flush()
             release_free_memory()
@@ -116,9 +122,25 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         scheduler.close()
         sys.setswitchinterval(switch)
         if pool is not None:
-            pool.terminate()
+            pool.close()
         report.close()
     return report.write_report(time.perf_counter() - start)  # 4. report.json
+
+
+def _work_at(task: tuple[int, Job]) -> Result:
+    """worker.work on the job of an (index, job) task (in a worker process)."""
+    return work(task[1])
+
+
+def _in_order(pool: WorkerPool, todo: list[Job]) -> Iterator[Result]:
+    """The workers' results in the jobs' order; a job whose worker died or overran is a failed result."""
+    held: dict[int, Result] = {}
+    position = 0
+    for (i, job), result, failure in pool.run(enumerate(todo)):
+        held[i] = result if failure is None else (job, None, failure, 0.0)
+        while position in held:
+            yield held.pop(position)
+            position += 1
 
 
 def _windows(jobs: Iterator[Job]) -> Iterator[list[Job]]:
@@ -138,8 +160,7 @@ def _not_done(window: list[Job], report: Report, resume: bool) -> list[Job]:
     return todo
 
 
-def _classify(results: Iterable[tuple[Job, Document | Extraction | None, str | None, float]],
-              scheduler: Scheduler, staged: bool, group: int) -> None:
+def _classify(results: Iterable[Result], scheduler: Scheduler, staged: bool, group: int) -> None:
     """Stages 2-3 for one window: parsed pages to the scheduler in groups, the rest written in their turn."""
     pending: list[tuple[Job, Document, float]] = []
     for job, result, error, secs in results:

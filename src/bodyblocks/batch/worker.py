@@ -45,7 +45,10 @@ def _alarm(_signum: int, _frame: Any) -> None:
     raise PageTimeout(f"took longer than {_LIMIT} s")
 
 
-def work(job: Job) -> tuple[Job, Document | Extraction | None, str | None, float]:
+Result = tuple[Job, Document | Extraction | None, str | None, float]  # job, its parse or answer, error, seconds
+
+
+def work(job: Job) -> Result:
     """Read and parse (or fully extract) one page; never raises."""
     start = time.perf_counter()
     if job.error:

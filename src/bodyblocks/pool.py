@@ -1,0 +1,120 @@
+"""Worker processes that may die or hang without taking the run with them.
+
+    pool = WorkerPool(2, work, init=init_worker, init_args=(...,), deadline_s=125)
+    for task, result, failure in pool.run(tasks): ...     # in the order they finish; pool.close() at the end
+
+Each worker (forked, so it inherits what the parent built) takes one task at a time through its own pipe. A
+worker that exits (a crash inside C code, the OOM killer, kill -9) fails the task it held with "worker-died";
+one that holds a task past `deadline_s` (stuck where no signal reaches it) is killed and its task fails with
+"timeout". Either way a fresh worker takes its place and the other tasks go on. multiprocessing.Pool, in
+contrast, never returns the task of a worker killed under it: the whole run waits for ever.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+JOIN_S = 5.0  # how long a killed worker is waited for
+
+
+def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple) -> None:
+    """A worker: set up, then answer tasks until None."""
+    if init is not None:
+        init(*init_args)
+    while (task := conn.recv()) is not None:
+        conn.send(fn(task))
+
+
+class _Worker:
+    """One process with its pipe and the task it holds."""
+
+    def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: Any = None
+        self.busy = False
+        self.deadline = 0.0
+
+    def send(self, task: Any, deadline_s: float) -> None:
+        self.task, self.busy, self.deadline = task, True, time.monotonic() + deadline_s
+        self.conn.send(task)
+
+    def stop(self) -> None:
+        """Kill the process (it may be stuck inside C code that no signal interrupts)."""
+        self.proc.kill()
+        self.proc.join(JOIN_S)
+        self.conn.close()
+
+
+class WorkerPool:
+    """`workers` supervised processes running fn(task) (module docstring)."""
+
+    def __init__(self, workers: int, fn: Callable[[Any], Any], *, init: Callable[..., None] | None = None,
+                 init_args: tuple = (), deadline_s: float = 600.0) -> None:
+        if workers < 1 or deadline_s <= 0:
+            raise ValueError("a worker pool needs at least one worker and a positive deadline")
+        self.ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        self.fn, self.init, self.init_args, self.deadline_s = fn, init, init_args, deadline_s
+        self.workers = [self._spawn() for _ in range(workers)]
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self.ctx, self.fn, self.init, self.init_args)
+
+    def run(self, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any, str | None]]:
+        """(task, fn(task), None) for each task as it finishes, or (task, None, reason) for one whose worker
+        died or overran; the workers stay up for the next call."""
+        queue = iter(tasks)
+        exhausted = False
+        while True:
+            for i, w in enumerate(self.workers):
+                if not w.busy and not w.proc.is_alive():  # died while idle: nothing of ours was lost
+                    w.stop()
+                    self.workers[i] = w = self._spawn()
+                if not w.busy and not exhausted:
+                    task = next(queue, _END)
+                    if task is _END:
+                        exhausted = True
+                    else:
+                        w.send(task, self.deadline_s)
+            busy = [w for w in self.workers if w.busy]
+            if not busy:
+                return
+            timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            ready = wait([w.conn for w in busy], timeout=timeout)
+            for i, w in enumerate(self.workers):
+                if w.busy:
+                    done = self._collect(i, w, ready)
+                    if done is not None:
+                        yield done
+
+    def _collect(self, i: int, w: _Worker, ready: list[Any]) -> tuple[Any, Any, str | None] | None:
+        """The finished (or failed) task of worker i, replacing the worker when it died or overran."""
+        if w.conn in ready:
+            try:
+                result = w.conn.recv()
+                w.busy = False
+                return w.task, result, None
+            except (EOFError, OSError):
+                failure = "worker-died: the worker process exited on this page (a crash inside C code, or killed)"
+        elif time.monotonic() >= w.deadline:
+            failure = f"timeout: no result within {self.deadline_s:g} s (the worker was killed)"
+        else:
+            return None
+        task = w.task
+        w.stop()
+        self.workers[i] = self._spawn()
+        return task, None, failure
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for w in self.workers:
+            w.stop()
+
+
+_END = object()
