@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,7 +106,7 @@ def test_colliding_names_get_outputs_of_their_own(tmp_path: Path) -> None:
     texts = {p.read_text(encoding="utf-8") for p in out.glob("*.txt")}
     assert any("Monday" in t for t in texts) and any("Friday" in t for t in texts)  # none overwrote another
     again = run(inputs, out)  # a rerun names them the same way: every page is found done
-    assert again["totals"]["skipped"] == 5
+    assert again["this_run"]["skipped"] == 5 and again["totals"]["ok"] == 5  # and the report still has them all
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file names as bytes are a POSIX thing")
@@ -193,3 +194,119 @@ def test_a_dead_or_hung_worker_fails_its_page_and_the_run_goes_on(tmp_path: Path
     by_id = {p["id"]: p for p in report["pages"]}
     assert by_id["p2"]["error"].startswith("worker-died") and by_id["p5"]["error"].startswith("timeout")
     assert (totals.ok, totals.failed) == (6, 2) and totals.reasons == {"worker-died": 1, "timeout": 1}
+
+
+# ------------------------------------------------------------------------------------------ the record of runs
+SLOW_RUN = """
+import sys, time
+from bodyblocks.inference import registry
+from bodyblocks.types import Extraction
+
+class Slow:
+    name = "slow"
+    def extract(self, html, url=None):
+        time.sleep(0.2)
+        return Extraction(text="body of the page", extractor="slow")
+
+registry.BASELINES["slow"] = Slow
+from bodyblocks.cli import main
+sys.exit(main(["extract", sys.argv[1], "--out", sys.argv[2], "--extractor", "slow", "--no-progress"]))
+"""
+
+
+def many_pages(folder: Path, n: int) -> Path:
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"p{i:03d}.html").write_text(f"<p>page {i}</p>", encoding="utf-8")
+    return folder
+
+
+def start_slow_run(src: Path, out: Path) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", SLOW_RUN, str(src), str(out)], stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_lines(out: Path, n: int) -> None:
+    import time
+
+    journal = out / "report.pages.jsonl"
+    for _ in range(600):
+        if journal.exists() and journal.read_text(encoding="utf-8").count('"status"') >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the run wrote no page lines")
+
+
+def test_kill_9_then_resume_accounts_for_every_page_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from bodyblocks.batch import runner
+    from bodyblocks.inference import registry
+
+    src, out = many_pages(tmp_path / "in", 300), tmp_path / "out"
+    monkeypatch.setattr(runner, "WINDOW", 300)
+    proc = start_slow_run(src, out)
+    wait_for_lines(out, 1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    class Fast:
+        name = "slow"
+
+        def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+            return Extraction(text="body of the page", extractor="slow")
+
+    monkeypatch.setitem(registry.BASELINES, "slow", Fast)
+    totals = run_batch([src], out, BatchOptions(extractor="slow", progress=False))
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    ids = [p["id"] for p in report["pages"]]
+    assert sorted(ids) == [f"p{i:03d}" for i in range(300)]  # every page, each once
+    assert report["status"] == "complete" and report["totals"]["pages"] == 300
+    assert 0 < totals.skipped < 300 and totals.ok + totals.skipped == 300  # the killed run's pages kept
+
+
+def test_sigterm_stops_the_run_with_a_report(tmp_path: Path) -> None:
+    import signal
+
+    src, out = many_pages(tmp_path / "in", 200), tmp_path / "out"
+    proc = start_slow_run(src, out)
+    wait_for_lines(out, 2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "interrupted" in err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["status"] == "interrupted" and 2 <= report["totals"]["ok"] < 200
+
+
+def test_a_second_run_into_a_busy_folder_is_refused(tmp_path: Path) -> None:
+    from bodyblocks.batch.journal import FolderBusy
+
+    src, out = many_pages(tmp_path / "in", 200), tmp_path / "out"
+    proc = start_slow_run(src, out)
+    try:
+        wait_for_lines(out, 1)
+        with pytest.raises(FolderBusy, match="another bodyblocks run"):
+            run_batch([src], out, BatchOptions(extractor="heuristic", progress=False))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (out / "p000.json").exists()
+
+
+def test_a_resumed_run_must_have_the_folders_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bodyblocks.cli import main
+
+    src, out = many_pages(tmp_path / "in", 3), tmp_path / "out"
+    base = ["extract", str(src), "--out", str(out), "--no-progress"]
+    assert main([*base, "--extractor", "heuristic"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--extractor", "density"]) == 2  # its outputs would mix with the heuristic's
+    err = capsys.readouterr().err
+    assert "extractor heuristic" in err and "--no-resume" in err and len(err.strip().splitlines()) == 1
+    assert main([*base, "--extractor", "heuristic", "--format", "json"]) == 2
+    assert main([*base, "--extractor", "density", "--no-resume"]) == 0  # every page redone
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["extractor"] == "density" and report["this_run"]["ok"] == 3

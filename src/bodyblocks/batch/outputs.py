@@ -1,12 +1,12 @@
 """Stages 3-4 of run_batch: each page's output file and report line as it is done, then report.json.
 
     report = Report(out, fmt="txt", extractor="ensemble")
-    report.write(job, extraction, None, seconds)      # DIR/<key>.txt + a line of DIR/report.pages.jsonl
+    report.write(job, extraction, None, seconds)      # DIR/<key>.txt + a line of the journal (journal.py)
     report.close()
-    report.write_report(seconds)                      # DIR/report.json: totals and every page
+    report.write_report(seconds)                      # DIR/report.json: totals and every page of DIR
 
-Every file is written atomically (files.atomic_path); report.json is streamed from the per-page lines,
-so memory stays flat however many pages there are.
+Every file is written atomically (files.atomic_path); report.json is streamed from the journal, so memory
+stays flat however many pages there are, and it covers every page the folder's runs have done.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.inputs import Job, printable
+from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.review import write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.types import Extraction
@@ -84,14 +85,18 @@ def sampled(key: str, share: float) -> bool:
 
 
 class Report:
-    """The outputs of one run as they are written: a file per page, a report line per page, the totals."""
+    """The outputs of one run as they are written: a file per page, a journal line per page (journal.py), the
+    run's totals; report.json over every page of the folder at the end."""
 
-    def __init__(self, out: Path, fmt: str, extractor: str, review: float = 0.0, progress: bool = False) -> None:
+    def __init__(self, out: Path, fmt: str, extractor: str, review: float = 0.0, progress: bool = False,
+                 settings: dict[str, Any] | None = None, resume: bool = True) -> None:
+        """`settings`: what the outputs depend on besides the extractor's name and the format (its checkpoint,
+        its decision rule, ...), recorded in the journal; a resumed run must have the same. Raises
+        journal.FolderBusy and journal.SettingsMismatch."""
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
         self.suffix = FORMATS[fmt]
-        self.totals = Totals()
-        self.lines_path = out / "report.pages.jsonl"
-        self.lines = open(self.lines_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self.totals = Totals()  # this run's
+        self.journal = Journal(out, {"extractor": extractor, "format": fmt, **(settings or {})}, resume).__enter__()
         self.bar = _progress() if progress else None
 
     def target(self, job: Job) -> Path:
@@ -99,15 +104,14 @@ class Report:
         return self.out / (job.key + self.suffix)
 
     def skipped(self, job: Job) -> None:
-        """A page whose output exists from an earlier run (resume)."""
+        """A page whose output exists from an earlier run (resume); recorded when no earlier line is."""
         self.totals.pages += 1
         self.totals.skipped += 1
-        self.lines.write(json.dumps({"id": job.key, "status": "skipped", "output": str(self.target(job))}) + "\n")
+        if not self.journal.has(job.key):
+            self.journal.append({"id": job.key, "status": "skipped", "output": str(self.target(job))})
 
     def write(self, job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
-        """Write one page's output and report line, and count it."""
-        totals = self.totals
-        totals.pages += 1
+        """Write one page's output and journal line, and count it."""
         target = None
         if ex is not None:
             target = self.target(job)
@@ -115,50 +119,60 @@ class Report:
                 write_atomic(target, render(ex, self.fmt, job.key))
             except OSError as exc:
                 ex, error, target = None, f"write-failed: {exc}", None
-        if ex is None:
-            totals.failed += 1
-            reason = (error or "error").split(":", 1)[0]
-            totals.reasons[reason] = totals.reasons.get(reason, 0) + 1
-        else:
-            totals.ok += 1
-            totals.low_confidence += ex.low_confidence
-            totals.empty += not ex.text
-            if self.review and sampled(job.key, self.review):
-                write_review(self.out / "review" / (job.key + ".html"), job.key, ex)
+        if ex is not None and self.review and sampled(job.key, self.review):
+            write_review(self.out / "review" / (job.key + ".html"), job.key, ex)
         line = entry(job, ex, error and printable(error), secs, str(target) if target else None)
-        self.lines.write(json.dumps(line, ensure_ascii=False) + "\n")
+        count(self.totals, line)
+        self.journal.append(line)
         if self.bar is not None:
             self.bar.update(1)
-            self.bar.set_postfix(failed=totals.failed, refresh=False)
+            self.bar.set_postfix(failed=self.totals.failed, refresh=False)
 
     def flush(self) -> None:
-        """Push the report lines written so far to disk."""
-        self.lines.flush()
+        """The journal lines written so far, on disk."""
+        self.journal.sync()
 
     def close(self) -> None:
-        """Close the per-page lines and the progress bar."""
-        self.lines.close()
+        """Close the journal (releasing the folder's lock) and the progress bar."""
+        self.journal.close()
         if self.bar is not None:
             self.bar.close()
 
-    def write_report(self, seconds: float) -> Totals:
-        """report.json: totals and every page, streamed from the closed per-page lines (memory stays flat)."""
-        totals = self.totals
-        totals.seconds = seconds
+    def write_report(self, seconds: float, status: str = "complete") -> Totals:
+        """report.json: the totals over every page of the folder and this run's, then every page's latest line,
+        streamed from the journal (memory stays flat); `status`: complete or interrupted. Returns this run's."""
+        run = self.totals
+        run.seconds = seconds
+        folder = Totals()
+        for line in self.journal.lines():
+            count(folder, line)
         head = {
-            "extractor": self.extractor, "format": self.fmt,
-            "totals": {k: v for k, v in vars(totals).items()},
-            "pages_per_s": round(totals.pages / totals.seconds, 3) if totals.seconds else None,
+            "extractor": self.extractor, "format": self.fmt, "status": status, "totals": asdict(folder),
+            "this_run": asdict(run), "pages_per_s": round(run.pages / run.seconds, 3) if run.seconds else None,
         }
-        with atomic_path(self.out / "report.json") as tmp, open(tmp, "w", encoding="utf-8") as fh, \
-                open(self.lines_path, encoding="utf-8") as src:
+        with atomic_path(self.out / "report.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "pages": [\n')
-            for i, line in enumerate(src):
-                fh.write(("," if i else "") + line)
+            for i, line in enumerate(self.journal.lines()):
+                fh.write(("," if i else "") + json.dumps(line, ensure_ascii=False) + "\n")
             fh.write("]}\n")
         if self.review:
             write_review_index(self.out / "review")
-        return totals
+        return run
+
+
+def count(totals: Totals, line: dict[str, Any]) -> None:
+    """Count one page's report line into `totals`."""
+    totals.pages += 1
+    if line["status"] == "skipped":
+        totals.skipped += 1
+    elif line["status"] == "failed":
+        totals.failed += 1
+        reason = (line.get("error") or "error").split(":", 1)[0]
+        totals.reasons[reason] = totals.reasons.get(reason, 0) + 1
+    else:
+        totals.ok += 1
+        totals.low_confidence += bool(line.get("low_confidence"))
+        totals.empty += not line.get("chars")
 
 
 def _progress() -> Any:

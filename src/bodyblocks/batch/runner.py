@@ -15,9 +15,12 @@ Inputs are consumed in bounded windows, so memory stays flat however many pages 
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -39,6 +42,8 @@ WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 # forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
 # walked page by page, the calls themselves cost ~2 ms/page
 GROUP = 8
+# extractor options that change the outputs: a resumed run must have the same as the folder's earlier runs
+OUTPUT_SETTINGS = ("checkpoint", "vote", "threshold", "confident", "rescue", "fallback")
 # a worker process holding one page longer than twice the page's time limit plus this is killed (the page's
 # own limit, SIGALRM inside the worker, cannot interrupt code stuck in C)
 WORKER_GRACE_S = 5
@@ -83,7 +88,8 @@ def _build_extractor(opts: BatchOptions) -> Extractor:
 
 def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOptions | None = None,
               extractor: Extractor | None = None) -> Totals:
-    """Extract every input page into OUT_DIR; returns the totals (also written to OUT_DIR/report.json).
+    """Extract every input page into OUT_DIR; returns this run's totals (OUT_DIR/report.json has them, and the
+    totals over every page of the folder).
 
     Args:
         inputs: page files, folders, dataset folders, URL lists.
@@ -94,9 +100,28 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     opts = opts or BatchOptions()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    extractor = extractor or _build_extractor(opts)
+    settings = {k: v for k, v in opts.extractor_opts.items() if k in OUTPUT_SETTINGS}
+    # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
+    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume)
+    start, status = time.perf_counter(), "complete"
+    try:
+        with _signals_stop_the_run():
+            _run(inputs, opts, extractor or _build_extractor(opts), report)
+    except (Interrupted, KeyboardInterrupt):
+        status = "interrupted"
+        raise
+    except BaseException as exc:
+        status = f"failed: {type(exc).__name__}: {exc}"
+        raise
+    finally:
+        report.close()
+        report.write_report(time.perf_counter() - start, status)  # 4. report.json, whatever stopped the run
+    return report.totals
+
+
+def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor, report: Report) -> None:
+    """Stages 1-3: windows of jobs, parsed in the workers, classified and written here."""
     staged = isinstance(extractor, StagedExtractor)
-    start = time.perf_counter()
     # 2. the workers parse (a block extractor's pages: its page_segmenter) or extract whole (the others)
     init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None)
     pool = None
@@ -109,7 +134,6 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     switch = sys.getswitchinterval()
     if overlap:  # the forward thread gets the GIL back soon after each kernel (default: 5 ms)
         sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
-    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress)
     scheduler = Scheduler(extractor if staged else None, overlap, report.write)
     try:
         for window in _windows(iter_jobs(inputs, opts.capture_opts)):  # 1. inputs, WINDOW pages at a time
@@ -123,8 +147,32 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         sys.setswitchinterval(switch)
         if pool is not None:
             pool.close()
-        report.close()
-    return report.write_report(time.perf_counter() - start)  # 4. report.json
+
+
+class Interrupted(Exception):
+    """A signal (SIGTERM) stopped the run; report.json was written first."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by signal {signum}")
+        self.signum = signum
+
+
+@contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """SIGTERM raises Interrupted in this thread (SIGINT raises KeyboardInterrupt already), so that the run
+    stops through its `finally`s: workers stopped, journal synced, report.json written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _work_at(task: tuple[int, Job]) -> Result:

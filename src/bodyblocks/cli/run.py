@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 
@@ -56,6 +57,8 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.batch.journal import FolderBusy, SettingsMismatch
+    from bodyblocks.batch.runner import Interrupted
     from bodyblocks.inference.registry import TORCH, default_extractor_name
 
     name = args.extractor or default_extractor_name()
@@ -82,7 +85,15 @@ def _run_extract(args: argparse.Namespace) -> int:
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout},
     )
-    totals = run_batch(args.inputs, args.out, opts)
+    try:
+        totals = run_batch(args.inputs, args.out, opts)
+    except (FolderBusy, SettingsMismatch) as exc:
+        print(f"bodyblocks extract: {exc}", file=sys.stderr)
+        return 2
+    except (Interrupted, KeyboardInterrupt) as exc:
+        print(f"bodyblocks extract: interrupted; what was done is in {args.out}/report.json (run the same command "
+              "again to go on)", file=sys.stderr)
+        return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
     print(f"{totals.ok} extracted, {totals.failed} failed, {totals.skipped} skipped (already done), "
           f"{totals.low_confidence} low-confidence; report: {args.out}/report.json", file=sys.stderr)
     for reason, n in sorted(totals.reasons.items()):

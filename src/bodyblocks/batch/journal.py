@@ -1,0 +1,139 @@
+"""The record of every run into one output folder: an append-only journal, and a lock so that runs take turns.
+
+    with Journal(out, {"extractor": "ensemble", "format": "txt"}, resume=True) as journal:
+        journal.append({"id": "a", "status": "ok", ...})      # one line per page, as it is done
+        journal.sync()                                        # flushed and fsync'd (after every window)
+        totals, pages = journal.summary()                     # every page ever done here, its latest line
+
+`OUT/report.pages.jsonl` holds a header line for each run (its extractor, format and checkpoint) and then a line
+per page; a resumed run appends to it, so report.json (outputs.py) covers every page of the folder, old and
+new, and a killed run loses at most the lines of the window it was in. A run is refused when the folder's last
+run used other settings (its outputs would mix), and while another run holds `OUT/.bodyblocks.lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+JOURNAL = "report.pages.jsonl"
+LOCK = ".bodyblocks.lock"
+
+
+class FolderBusy(RuntimeError):
+    """Another run is writing to the output folder."""
+
+
+class SettingsMismatch(ValueError):
+    """The folder's earlier run used another extractor, format or checkpoint."""
+
+
+class Journal:
+    """The output folder's journal (module docstring); a context manager that holds the folder's lock."""
+
+    def __init__(self, out: Path, settings: dict[str, Any], resume: bool = True) -> None:
+        self.out, self.settings, self.resume = out, settings, resume
+        self.path = out / JOURNAL
+        self.index: dict[str, int] = {}  # page id -> byte offset of its latest line (memory: per page, not line)
+        self._lock: Any = None
+        self._fh: Any = None
+
+    def __enter__(self) -> Journal:
+        self._lock = _take_lock(self.out / LOCK)
+        if self.resume and self.path.exists():
+            last = self._read_index()
+            if last is not None and last != self.settings:
+                self.close()
+                raise SettingsMismatch(
+                    f"{self.out} holds the outputs of a run with {_describe(last)}, not {_describe(self.settings)}: "
+                    "use another --out, or --no-resume to redo every page there")
+        self._fh = open(self.path, "ab" if self.resume else "wb")  # noqa: SIM115 - closed by close()
+        self._write({"run": self.settings})
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read_index(self) -> dict[str, Any] | None:
+        """Index the journal's page lines; returns the settings of its last run (None: none recorded)."""
+        last = None
+        with open(self.path, "rb") as fh:
+            offset = 0
+            for raw in fh:
+                try:
+                    rec = json.loads(raw)
+                except ValueError:  # half a line from a killed run
+                    rec = None
+                if isinstance(rec, dict) and "run" in rec:
+                    last = rec["run"]
+                elif isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                    self.index[rec["id"]] = offset
+                offset += len(raw)
+        return last
+
+    def _write(self, rec: dict[str, Any]) -> int:
+        offset = self._fh.tell()
+        self._fh.write((json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
+        return offset
+
+    def has(self, key: str) -> bool:
+        """Whether a page has a line already."""
+        return key in self.index
+
+    def append(self, rec: dict[str, Any]) -> None:
+        """One page's line (its latest: it replaces an earlier one in the summary), handed to the OS at once:
+        a killed run loses no line it wrote (a crash of the machine, those since the last `sync`)."""
+        self.index[rec["id"]] = self._write(rec)
+        self._fh.flush()
+
+    def sync(self) -> None:
+        """The lines written so far, on disk."""
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def lines(self) -> Iterator[dict[str, Any]]:
+        """Every page's latest line, in the order the pages were first recorded."""
+        if self._fh is not None:
+            self._fh.flush()
+        with open(self.path, "rb") as fh:
+            for offset in self.index.values():
+                fh.seek(offset)
+                yield json.loads(fh.readline())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
+
+
+def _take_lock(path: Path) -> Any:
+    """The output folder's lock, held until the file is closed (also when the process dies); None where the
+    system has no flock (not POSIX)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    fh = open(path, "a+")  # noqa: SIM115 - held open for the run
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        holder = fh.read().strip() or "another process"
+        fh.close()
+        raise FolderBusy(f"{path.parent} is being written by another bodyblocks run ({holder}); "
+                         "wait for it or use another --out") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"pid {os.getpid()}\n")
+    fh.flush()
+    return fh
+
+
+def _describe(settings: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in settings.items() if v is not None)
