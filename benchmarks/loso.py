@@ -173,6 +173,8 @@ def main() -> int:
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
     ap.add_argument("--train-only", action="store_true",
                     help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
+    ap.add_argument("--wait-for-models", action="store_true",
+                    help="let another process (--parts model --train-only) train each fold's model: wait for it")
     args = ap.parse_args()
     if args.root is None:
         raise SystemExit("no datasets folder (set BODYBLOCKS_DATASETS or pass --root)")
@@ -185,6 +187,8 @@ def main() -> int:
         torch.set_num_threads(args.threads)
         for source in args.folds:
             fold = args.out / source
+            while args.wait_for_models and not (fold / "model" / "model.safetensors").exists():
+                time.sleep(30)
             train_parts(fold_config(source, args.root, fold, args.epochs), fold, parts)
             if not args.train_only:
                 evaluate_fold(source, args.root, fold, parts, args.limit)
