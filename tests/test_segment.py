@@ -218,3 +218,21 @@ def test_unclosed_title_does_not_swallow_the_page(parser: str) -> None:
 def test_object_fallback_content_is_visible(parser: str) -> None:
     html = '<object data="x.swf"><param name="a" value="b"><p>Fallback caption.</p></object>'
     assert texts(html, parser) == ["Fallback caption."]
+
+
+@pytest.mark.parametrize("parser", ["lxml", "bs4"])
+def test_content_that_libxml2_left_in_head_is_in_the_body(parser: str) -> None:
+    """An element that is no head content ends the head in a browser; libxml2 kept it, and the whole page
+    with it, inside <head> (a real page of l3s-gn1 came back with 0 blocks)."""
+    page = ("<!DOCTYPE HTML PUBLIC '-//W3C//DTD HTML 4.01 Transitional//EN'><html><head><title>T</title>"
+            "<meta name='robots' content='all'><mbox><div><p>Relief convoys reached the valley.</p>"
+            "<p>The roads reopened on Tuesday.</p></div></mbox></head></html>")
+    doc = segment(page, parser=parser)
+    assert [b.text for b in doc.blocks] == ["Relief convoys reached the valley.", "The roads reopened on Tuesday."]
+    assert doc.title == "T" and all(b.tag_path.startswith("html/body/mbox") for b in doc.blocks)
+    typo = ("<html><head><title>T</title><scriptt>shown, as Chromium shows it</scriptt> and after"
+            "<meta name='a'><style>p {}</style></head><body><p>The body.</p></body></html>")
+    texts = [b.text for b in segment(typo, parser=parser).blocks]
+    assert texts == ["shown, as Chromium shows it and after", "The body."]  # in the browser's order
+    plain = "<html><head><title>T</title><meta name='a'><script>x()</script></head><body><p>Body.</p></body></html>"
+    assert [b.text for b in segment(plain, parser=parser).blocks] == ["Body."]  # head content stays unseen

@@ -24,7 +24,7 @@ from bodyblocks.errors import InputError
 from bodyblocks.types import Block, Document
 from bodyblocks.walk import WS, walk_blocks
 
-SEGMENTER_VERSION = "4"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "5"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
@@ -56,7 +56,9 @@ def parse(text: str, parser: str = "bs4") -> Any:
     if parser == "bs4":
         from bs4 import BeautifulSoup
 
-        return BeautifulSoup(text, "lxml")
+        soup = BeautifulSoup(text, "lxml")
+        _body_out_of_head_bs4(soup)
+        return soup
     if parser == "lxml":
         from lxml import etree
 
@@ -64,8 +66,63 @@ def parse(text: str, parser: str = "bs4") -> Any:
         root = etree.fromstring(text, lxml_parser) if text.strip() else None
         if any(e.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in e.message for e in lxml_parser.error_log):
             raise _TooDeep("nesting deeper than libxml2's limit")
-        return root if root is not None else etree.Element("html")
+        if root is None:
+            return etree.Element("html")
+        _body_out_of_head_lxml(root)
+        return root
     raise ValueError(f"unknown parser {parser!r} (bs4 or lxml)")
+
+
+# Elements that belong in <head>. An HTML5 parser (a browser's) ends the head at the first other element and
+# puts it, and what follows, in the body; libxml2 keeps it in <head>, which the walk skips: a page whose
+# content sits in an unknown element after its <meta>s came back with no block at all (docs/dom_fidelity.md).
+HEAD_CONTENT = frozenset("base basefont bgsound link meta title noscript noframes style script template".split())
+
+
+def _body_out_of_head_lxml(root: Any) -> None:
+    """Move the elements of <head> that are no head content to the start of <body> (made when missing),
+    in order, as an HTML5 parser places them; head content stays where it is (it is never displayed)."""
+    head = root.find("head")
+    if head is None:
+        return
+    stray = [el for el in head if isinstance(el.tag, str) and el.tag.lower() not in HEAD_CONTENT]
+    if not stray:
+        return
+    body = root.find("body")
+    if body is None:
+        from lxml import etree
+
+        body = etree.SubElement(root, "body")
+    lead, body.text = body.text, None  # the body's own first text comes after them
+    for k, el in enumerate(stray):
+        body.insert(k, el)  # with its tail: the text after it is body text too, as in a browser
+    if lead:
+        stray[-1].tail = (stray[-1].tail or "") + lead
+
+
+def _body_out_of_head_bs4(soup: Any) -> None:
+    """_body_out_of_head_lxml on a BeautifulSoup tree (the same libxml2 tree)."""
+    from bs4 import Comment, NavigableString
+
+    head = soup.find("head")
+    if head is None:
+        return
+    stray = [el for el in head.find_all(recursive=False) if el.name.lower() not in HEAD_CONTENT]
+    if not stray:
+        return
+    body = soup.find("body")
+    if body is None:
+        body = soup.new_tag("body")
+        (soup.find("html") or soup).append(body)
+    moved = []
+    for el in stray:  # each with the text after it, as lxml moves an element's tail
+        run, nxt = [el], el.next_sibling
+        while nxt is not None and isinstance(nxt, NavigableString) and not isinstance(nxt, Comment):
+            run.append(nxt)
+            nxt = nxt.next_sibling
+        moved += run
+    for k, node in enumerate(moved):
+        body.insert(k, node.extract())
 
 
 _PARSER: Any = None
