@@ -310,3 +310,83 @@ def test_a_resumed_run_must_have_the_folders_settings(tmp_path: Path, capsys: py
     assert main([*base, "--extractor", "density", "--no-resume"]) == 0  # every page redone
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["extractor"] == "density" and report["this_run"]["ok"] == 3
+
+
+# ------------------------------------------------------------------------------------------ crafted checkpoints
+def test_absurd_model_sizes_are_refused_before_anything_is_allocated(tmp_path: Path) -> None:
+    import resource
+
+    import torch
+
+    from bodyblocks.config import ConfigError, ModelConfig, to_dict
+    from bodyblocks.inference.model import BlockClassifier
+
+    cfg = ModelConfig(d_model=32, n_heads=2, d_ff=32, n_layers=1, tag_buckets=64, tag_dim=4)
+    cfg.encoder.buckets, cfg.encoder.dim = 256, 8
+    folder = BlockClassifier(cfg).save(tmp_path / "m")
+    meta = json.loads((folder / "config.json").read_text())
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for key, value in (("d_model", 32768), ("tag_buckets", 10**9), ("n_layers", 10**6), ("window", 10**9)):
+        bad = json.loads(json.dumps(meta))
+        bad["model"][key] = value
+        (folder / "config.json").write_text(json.dumps(bad))
+        with pytest.raises(ConfigError, match=key.split("_")[0]):
+            BlockClassifier.load(folder)
+    bad = json.loads(json.dumps(meta))
+    bad["model"]["encoder"]["buckets"] = 10**9
+    (folder / "config.json").write_text(json.dumps(bad))
+    with pytest.raises(ConfigError, match="buckets"):
+        BlockClassifier.load(folder)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: nothing big was made
+    assert to_dict(cfg) == meta["model"] and torch.is_tensor(BlockClassifier(cfg).head[0].weight)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -0.5, 1.5, "0.5"])
+def test_a_decision_rule_out_of_range_is_refused(value: object) -> None:
+    from bodyblocks.inference.decision import DecisionRule
+
+    with pytest.raises(ValueError, match="decision rule"):
+        DecisionRule(value, 0.5)  # type: ignore[arg-type]
+    if not isinstance(value, str):  # (a checkpoint's "0.5" is read as the number)
+        with pytest.raises(ValueError, match="decision rule"):
+            DecisionRule.from_meta({"threshold": 0.5, "rescue": value})
+
+
+def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None:
+    from bodyblocks.inference.checkpoints import load_extractor, shipped
+
+    if shipped("gbt") is None:
+        pytest.skip("checkpoints/gbt is not shipped in this checkout")
+    import shutil
+
+    folder = tmp_path / "gbt"
+    shutil.copytree(shipped("gbt"), folder)
+    meta = json.loads((folder / "config.json").read_text())
+    meta["threshold"] = float("nan")
+    (folder / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="decision rule"):
+        load_extractor("gbt", folder)
+
+
+def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
+    """A hub-style folder with a pickled pytorch_model.bin is refused, whatever torch.load would do."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    from bodyblocks.encoders import HFEncoder
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "[PAD]": 1, "a": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]")
+    model = BertModel(BertConfig(vocab_size=3, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                 intermediate_size=8))
+    model.save_pretrained(tmp_path / "safe")
+    fast.save_pretrained(tmp_path / "safe")
+    assert HFEncoder.from_pretrained(tmp_path / "safe", max_length=8, cache_dir=None).encode(["a"]).shape == (1, 8)
+    (tmp_path / "pickled").mkdir()
+    model.config.save_pretrained(tmp_path / "pickled")
+    fast.save_pretrained(tmp_path / "pickled")
+    torch.save(model.state_dict(), tmp_path / "pickled" / "pytorch_model.bin")
+    with pytest.raises(OSError, match="safetensors"):
+        HFEncoder.from_pretrained(tmp_path / "pickled", max_length=8, cache_dir=None)

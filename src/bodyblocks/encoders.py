@@ -225,7 +225,8 @@ class HFEncoder(FrozenEncoder):
         from transformers import AutoModel, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
-        model = AutoModel.from_pretrained(str(name_or_path)).to(resolve_device(device))
+        # safetensors only: a pickled pytorch_model.bin could run code when loaded
+        model = AutoModel.from_pretrained(str(name_or_path), use_safetensors=True).to(resolve_device(device))
         if name is None:
             local = Path(name_or_path).is_dir()
             tag = model_fingerprint(name_or_path) if local else getattr(model.config, "_commit_hash", None)

@@ -39,6 +39,12 @@ class DecisionRule:
     confident: float
     rescue: float | None = None
 
+    def __post_init__(self) -> None:
+        values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
+        if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in values):  # NaN fails both
+            raise ValueError(f"decision rule: threshold, confident and rescue must be numbers in [0, 1], got "
+                             f"{self.threshold!r}, {self.confident!r}, {self.rescue!r}")
+
     @classmethod
     def resolve(cls, tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
                 threshold: float | None = None, confident: float | None = None,

@@ -252,6 +252,8 @@ class GbtModel:
         bad_links = links.size > 0 and (links.min() < 0 or links.max() >= n)
         if bad_links or np.any(trees["feature"] >= width) or np.any(trees["feature"] < 0):
             raise ValueError(f"{path}: tree arrays point outside the nodes or the {width} features")
+        if not (np.isfinite(trees["value"]).all() and np.isfinite(float(meta["baseline"]))):
+            raise ValueError(f"{path}: leaf values and the baseline must be finite numbers")
         return cls(cfg, trees, float(meta["baseline"]), int(meta["depth"]), float(meta["threshold"]),
                    float(meta["confident"]), None if meta.get("rescue") is None else float(meta["rescue"]),
                    meta.get("metrics", {}))
