@@ -390,3 +390,64 @@ def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
     torch.save(model.state_dict(), tmp_path / "pickled" / "pytorch_model.bin")
     with pytest.raises(OSError, match="safetensors"):
         HFEncoder.from_pretrained(tmp_path / "pickled", max_length=8, cache_dir=None)
+
+
+def test_a_page_cut_at_the_size_limit_says_so(tmp_path: Path) -> None:
+    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.segment import MAX_CHARS
+
+    if shipped("gbt") is None:
+        pytest.skip("checkpoints/gbt is not shipped in this checkout")
+    src = tmp_path / "in"
+    src.mkdir()
+    paragraph = "<p>" + "Relief convoys reached the valley after three days of rain. " * 20 + "</p>"
+    (src / "huge.html").write_text("<html><body>" + paragraph * (MAX_CHARS // len(paragraph) + 50) + "</body></html>",
+                                   encoding="utf-8")
+    (src / "small.html").write_text(ARTICLE, encoding="utf-8")
+    run_batch([src], tmp_path / "out", BatchOptions(extractor="gbt", progress=False))
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    by_id = {p["id"]: p for p in report["pages"]}
+    assert by_id["huge"]["truncated"] is True and by_id["small"]["truncated"] is False
+    assert report["totals"]["truncated"] == 1
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path) -> None:
+    import shutil
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(ARTICLE.replace("Tuesday", self.path).encode("utf-8"))
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        urls = tmp_path / "urls.txt"
+        urls.write_text("".join(f"{base}/p{i}\n" for i in range(4)), encoding="utf-8")
+        opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
+        assert run_batch([urls], tmp_path / "out", opts).ok == 4
+        pages = [h for h in hits if h.startswith("/p")]
+        (tmp_path / "out" / "000002.txt").unlink()
+        hits.clear()
+        again = run_batch([urls], tmp_path / "out", opts)
+    finally:
+        httpd.shutdown()
+    assert len(pages) == 4 and [h for h in hits if h.startswith("/p")] == ["/p2"]  # only the missing one
+    assert (again.ok, again.skipped) == (1, 3) and "/p2" in (tmp_path / "out" / "000002.txt").read_text()
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert [p["id"] for p in report["pages"]] == ["000000", "000001", "000002", "000003"]

@@ -91,3 +91,4 @@ class Extraction:
     low_confidence: bool = False  # no block looked confidently like body
     no_body: bool = False  # the extractor decided the page has no body text
     replaced: bool = False  # decoding needed replacement characters
+    truncated: bool = False  # the page was cut at the segmenter's size limit (segment.MAX_CHARS) before parsing

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -106,31 +106,36 @@ def _is_url_list(path: Path) -> bool:
     return bool(lines) and all(ln.split(":", 1)[0] in ("http", "https", "file") for ln in lines)
 
 
-def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None = None) -> Iterator[Job]:
-    """Every page named by INPUT arguments, lazily, in a stable order, each with a safe and unique key."""
+Name = Callable[[str], str]  # a raw key -> the job's safe and unique key (keys are handed out in job order)
+
+
+def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None = None,
+              done: Callable[[str], bool] | None = None) -> Iterator[Job]:
+    """Every page named by INPUT arguments, lazily, in a stable order, each with a safe and unique key.
+
+    `done(key)`: whether a page's output exists already (resume); a URL whose page is done is not captured
+    again (its Job comes without HTML, to be reported as skipped).
+    """
     unique = UniqueKeys()
-    for job in _jobs(inputs, capture_opts):
-        job.key = unique(safe_key(job.key))
-        yield job
 
+    def name(raw: str) -> str:
+        return unique(safe_key(raw))
 
-def _jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None) -> Iterator[Job]:
-    """The jobs of iter_jobs with their raw keys."""
     for raw in inputs:
         path = Path(raw)
         if path.is_dir() and (path / "pages.jsonl").exists():
-            yield from _dataset_jobs(path)
+            yield from _dataset_jobs(path, name)
         elif path.is_dir():
-            yield from _folder_jobs(path)
+            yield from _folder_jobs(path, name)
         elif path.is_file() and _is_url_list(path):
-            yield from _url_jobs(path, capture_opts or {})
+            yield from _url_jobs(path, capture_opts or {}, name, done)
         elif path.is_file():
-            yield Job(key=stem_of(path), path=str(path))
+            yield Job(key=name(stem_of(path)), path=str(path))
         else:
-            yield Job(key=stem_of(path), path=str(path), error="not-found: no such file or folder")
+            yield Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")
 
 
-def _folder_jobs(root: Path) -> Iterator[Job]:
+def _folder_jobs(root: Path, name: Name) -> Iterator[Job]:
     """The page files under a folder, by path; keys mirror their paths relative to it.
 
     Symlinked folders are not followed (no loops); a symlinked file is read where it points. What looks like a
@@ -139,11 +144,11 @@ def _folder_jobs(root: Path) -> Iterator[Job]:
     """
     found: list[tuple[Path, Job]] = []  # sorted as paths (by their parts), as the jobs always came
     unreadable: list[OSError] = []
-    for folder, _, names in os.walk(root, onerror=unreadable.append):
+    for folder, _, files in os.walk(root, onerror=unreadable.append):
         here = Path(folder)
-        for name in names:
-            if name.lower().endswith(HTML_SUFFIXES):
-                f = here / name
+        for file in files:
+            if file.lower().endswith(HTML_SUFFIXES):
+                f = here / file
                 rel = f.relative_to(root)
                 key = str(rel.parent / stem_of(f)) if rel.parent != Path(".") else stem_of(f)
                 found.append((f, Job(key=key, path=str(f), error=_not_a_page(f))))
@@ -152,6 +157,7 @@ def _folder_jobs(root: Path) -> Iterator[Job]:
         key = str(where.relative_to(root)) if where != root and where.is_relative_to(root) else where.name
         found.append((where, Job(key=key, path=str(where), error=f"unreadable: {exc.strerror or exc}")))
     for _, job in sorted(found, key=lambda item: item[0]):
+        job.key = name(job.key)
         yield job
 
 
@@ -170,14 +176,16 @@ def _not_a_page(path: Path) -> str | None:
     return f"not-a-file: a {kind}, not a page file"
 
 
-def _dataset_jobs(folder: Path) -> Iterator[Job]:
+def _dataset_jobs(folder: Path, name: Name) -> Iterator[Job]:
     """Pages of a folder in the shared dataset layout, named by their ids; a record that cannot be used (not
     JSON, no id, no html path, or a path that leads out of the dataset folder) is a failed page."""
     base = folder.resolve()
     with open(folder / "pages.jsonl", encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if line.strip():
-                yield _dataset_job(folder, base, n, line)
+                job = _dataset_job(folder, base, n, line)
+                job.key = name(job.key)
+                yield job
 
 
 def _dataset_job(folder: Path, base: Path, n: int, line: str) -> Job:
@@ -199,12 +207,24 @@ def _dataset_job(folder: Path, base: Path, n: int, line: str) -> Job:
     return Job(key=key, path=str(path), url=url if isinstance(url, str) else None)
 
 
-def _url_jobs(path: Path, capture_opts: dict[str, Any]) -> Iterator[Job]:
-    """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page."""
+def _url_jobs(path: Path, capture_opts: dict[str, Any], name: Name,
+              done: Callable[[str], bool] | None) -> Iterator[Job]:
+    """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page; a URL whose
+    page is done already (resume) is not captured again. Keys are the URLs' positions in the list."""
     from bodyblocks.capture import capture, read_urls  # Selenium: imported only for URL lists
 
-    for page in capture(read_urls(path), **capture_opts):
+    urls = read_urls(path)
+    keys = [name(f"{i:06d}") for i in range(len(urls))]
+    todo = [i for i in range(len(urls)) if not (done is not None and done(keys[i]))]
+    position = 0  # the next URL to yield a Job for
+    for page in capture([urls[i] for i in todo], **capture_opts) if todo else ():
+        i = todo[page.index]
+        for j in range(position, i):  # the done ones before it, in the list's order
+            yield Job(key=keys[j], url=urls[j])
+        position = i + 1
         if page.ok:
-            yield Job(key=f"{page.index:06d}", html=page.html, url=page.final_url or page.url)
+            yield Job(key=keys[i], html=page.html, url=page.final_url or page.url)
         else:
-            yield Job(key=f"{page.index:06d}", url=page.url, error=f"capture-{page.status}: {page.error}")
+            yield Job(key=keys[i], url=page.url, error=f"capture-{page.status}: {page.error}")
+    for j in range(position, len(urls)):
+        yield Job(key=keys[j], url=urls[j])

@@ -37,6 +37,7 @@ class Totals:
     skipped: int = 0
     low_confidence: int = 0
     empty: int = 0
+    truncated: int = 0  # pages cut at the segmenter's size limit
     seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -74,7 +75,8 @@ def entry(job: Job, ex: Extraction | None, error: str | None, seconds: float, ou
     return rec | {
         "status": "ok", "error": None, "encoding": ex.encoding, "chars": len(ex.text), "title": ex.title,
         "blocks_kept": kept, "blocks_dropped": dropped, "confidence": ex.confidence,
-        "low_confidence": ex.low_confidence, "no_body": ex.no_body,
+        "low_confidence": ex.low_confidence, "no_body": ex.no_body, "replaced": ex.replaced,
+        "truncated": ex.truncated,
     }
 
 
@@ -101,7 +103,11 @@ class Report:
 
     def target(self, job: Job) -> Path:
         """The page's output file."""
-        return self.out / (job.key + self.suffix)
+        return self.target_for(job.key)
+
+    def target_for(self, key: str) -> Path:
+        """The output file of the page with this key."""
+        return self.out / (key + self.suffix)
 
     def skipped(self, job: Job) -> None:
         """A page whose output exists from an earlier run (resume); recorded when no earlier line is."""
@@ -173,6 +179,7 @@ def count(totals: Totals, line: dict[str, Any]) -> None:
         totals.ok += 1
         totals.low_confidence += bool(line.get("low_confidence"))
         totals.empty += not line.get("chars")
+        totals.truncated += bool(line.get("truncated"))
 
 
 def _progress() -> Any:

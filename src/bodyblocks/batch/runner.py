@@ -136,7 +136,8 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
         sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
     scheduler = Scheduler(extractor if staged else None, overlap, report.write)
     try:
-        for window in _windows(iter_jobs(inputs, opts.capture_opts)):  # 1. inputs, WINDOW pages at a time
+        done = (lambda key: report.target_for(key).exists()) if opts.resume else None
+        for window in _windows(iter_jobs(inputs, opts.capture_opts, done)):  # 1. inputs, WINDOW at a time
             todo = _not_done(window, report, opts.resume)
             results = _in_order(pool, todo) if pool else map(work, todo)
             _classify(results, scheduler, staged, max(opts.batch_size, GROUP))

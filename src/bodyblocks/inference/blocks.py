@@ -205,5 +205,5 @@ class BlockExtractor:
         return Extraction(
             text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
             blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
-            low_confidence=True, no_body=not h.text, replaced=ex.replaced,
+            low_confidence=True, no_body=not h.text, replaced=ex.replaced, truncated=ex.truncated,
         )

@@ -78,5 +78,5 @@ class DecisionRule:
             text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name,
             encoding=doc.encoding, blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
             confidence=float(np.mean(probs[kept])) if kept else top, low_confidence=top < self.confident,
-            no_body=not kept, replaced=doc.replaced,
+            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated,
         )
