@@ -4,6 +4,7 @@
   worker.py     read and parse each page under a time limit (in worker processes)
   scheduler.py  parsed pages classified in groups, in input order, the forward pass overlapped
   outputs.py    each page's file and report line; report.json
+  journal.py    the folder's append-only record of every run, and its lock
   system.py     usable cores, torch threads, heap memory handed back
   runner.py     run_batch: the stages together
   review.py     review pages: a page's blocks with what was kept
