@@ -21,10 +21,19 @@ from typing import Any
 JOIN_S = 5.0  # how long a killed worker is waited for
 
 
+class WorkerStartError(RuntimeError):
+    """A worker process could not set itself up (its `init` raised, or it did not answer in time)."""
+
+
 def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple) -> None:
-    """A worker: set up, then answer tasks until None."""
-    if init is not None:
-        init(*init_args)
+    """A worker: set up and say so (or why not), then answer tasks until None."""
+    try:
+        if init is not None:
+            init(*init_args)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as WorkerStartError
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", None))
     while (task := conn.recv()) is not None:
         conn.send(fn(task))
 
@@ -32,7 +41,8 @@ def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] 
 class _Worker:
     """One process with its pipe and the task it holds."""
 
-    def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple) -> None:
+    def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple,
+                 start_timeout_s: float) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args), daemon=True)
         self.proc.start()
@@ -40,6 +50,22 @@ class _Worker:
         self.task: Any = None
         self.busy = False
         self.deadline = 0.0
+        self._wait_ready(start_timeout_s)
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        """Block until the worker has set up; WorkerStartError when it cannot."""
+        try:
+            if not self.conn.poll(timeout_s):
+                raise WorkerStartError(f"a worker process did not start within {timeout_s:g} s")
+            kind, message = self.conn.recv()
+        except (EOFError, OSError):
+            kind, message = "error", "the worker process exited while starting"
+        except WorkerStartError:
+            self.stop()
+            raise
+        if kind != "ready":
+            self.stop()
+            raise WorkerStartError(message)
 
     def send(self, task: Any, deadline_s: float) -> None:
         self.task, self.busy, self.deadline = task, True, time.monotonic() + deadline_s
@@ -56,15 +82,24 @@ class WorkerPool:
     """`workers` supervised processes running fn(task) (module docstring)."""
 
     def __init__(self, workers: int, fn: Callable[[Any], Any], *, init: Callable[..., None] | None = None,
-                 init_args: tuple = (), deadline_s: float = 600.0) -> None:
+                 init_args: tuple = (), deadline_s: float = 600.0, start_timeout_s: float = 600.0) -> None:
+        """Start the workers, each set up by init(*init_args) (WorkerStartError when one cannot be); a task may
+        take `deadline_s`, a worker's setup `start_timeout_s` (loading a model, say)."""
         if workers < 1 or deadline_s <= 0:
             raise ValueError("a worker pool needs at least one worker and a positive deadline")
         self.ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
         self.fn, self.init, self.init_args, self.deadline_s = fn, init, init_args, deadline_s
-        self.workers = [self._spawn() for _ in range(workers)]
+        self.start_timeout_s = start_timeout_s
+        self.workers: list[_Worker] = []
+        try:
+            for _ in range(workers):
+                self.workers.append(self._spawn())
+        except WorkerStartError:
+            self.close()
+            raise
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.ctx, self.fn, self.init, self.init_args)
+        return _Worker(self.ctx, self.fn, self.init, self.init_args, self.start_timeout_s)
 
     def run(self, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any, str | None]]:
         """(task, fn(task), None) for each task as it finishes, or (task, None, reason) for one whose worker

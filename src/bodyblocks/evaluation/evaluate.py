@@ -12,12 +12,10 @@ Outputs (`write_outputs`): report.json, pages.csv, accuracy.png, report.md; `for
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from bodyblocks import __version__
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
+from bodyblocks.pool import WorkerPool, WorkerStartError
 from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
 from bodyblocks.training.splits import SOURCE_SPLITS, load_split_ids
 from bodyblocks.types import Page
@@ -147,49 +146,19 @@ def run_one(extractor: Extractor, payload: Payload) -> dict[str, Any]:
     }
 
 
-def _worker_main(conn: Connection, names: list[str], opts: dict[str, dict[str, Any]], factory: Factory) -> None:
-    """Worker process: build the extractors, then answer (key, name, payload) tasks until None."""
-    try:
-        built = {n: factory(n, opts.get(n, {})) for n in names}
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops with the message
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-        return
-    conn.send(("ready", None))
-    while (task := conn.recv()) is not None:
-        key, name, payload = task
-        conn.send((key, run_one(built[name], payload)))
+_BUILT: dict[str, Extractor] = {}  # in a worker process: the extractors by name
 
 
-class _Worker:
-    """One extraction process with its pipe and the task it is working on."""
+def _build(names: list[str], opts: dict[str, dict[str, Any]], factory: Factory) -> None:
+    """A worker's setup: build the extractors once (a failure stops the evaluation with its message)."""
+    _BUILT.clear()
+    _BUILT.update({n: factory(n, opts.get(n, {})) for n in names})
 
-    def __init__(self, ctx: Any, names: list[str], opts: dict[str, dict[str, Any]], factory: Factory) -> None:
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, names, opts, factory), daemon=True)
-        self.proc.start()
-        child.close()
-        self.task: tuple[Any, str] | None = None
-        self.deadline = 0.0
 
-    def wait_ready(self) -> None:
-        """Block until the extractors are built; raise RuntimeError when they cannot be."""
-        if not self.conn.poll(STARTUP_TIMEOUT_S):
-            self.stop()
-            raise RuntimeError("an extraction worker did not start in time")
-        kind, message = self.conn.recv()
-        if kind == "error":
-            self.stop()
-            raise RuntimeError(f"cannot build extractor: {message}")
-
-    def send(self, key: Any, name: str, payload: Payload, timeout_s: float) -> None:
-        self.task, self.deadline = (key, name), time.monotonic() + timeout_s
-        self.conn.send((key, name, payload))
-
-    def stop(self) -> None:
-        """Kill the process (it may be stuck inside C code that no signal interrupts)."""
-        self.proc.kill()
-        self.proc.join(5)
-        self.conn.close()
+def _run_task(task: Task) -> dict[str, Any]:
+    """In a worker: one (key, extractor name, payload) task."""
+    _, name, payload = task
+    return run_one(_BUILT[name], payload)
 
 
 Task = tuple[Any, str, Payload]
@@ -205,67 +174,30 @@ def run_tasks(
     tasks: Iterable[Task], names: list[str], opts: dict[str, dict[str, Any]], workers: int,
     timeout_s: float, factory: Factory = default_factory,
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Run (key, extractor name, payload) tasks; yield (key, result) as they finish, in any order."""
+    """Run (key, extractor name, payload) tasks; yield (key, result) as they finish, in any order.
+
+    With workers >= 1 they run in supervised processes (pool.WorkerPool): a page that kills its worker or
+    overruns `timeout_s` is a failed result ("worker-died", "timeout") and a fresh worker goes on.
+    """
     if workers <= 0:
         built = {n: factory(n, opts.get(n, {})) for n in names}
         for key, name, payload in tasks:
             yield key, run_one(built[name], payload)
         return
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    pool = [_Worker(ctx, names, opts, factory) for _ in range(workers)]
-    payloads: dict[Any, Payload] = {}
-    queue = iter(tasks)
     try:
-        for w in pool:
-            w.wait_ready()
-        yield from _dispatch(pool, queue, payloads, timeout_s, lambda: _Worker(ctx, names, opts, factory))
-    finally:
-        for w in pool:
-            w.stop()
-
-
-def _dispatch(
-    pool: list[_Worker], queue: Iterator[Task], payloads: dict[Any, Payload], timeout_s: float,
-    respawn: Callable[[], _Worker],
-) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Feed idle workers, collect answers, kill and replace workers that overrun or die."""
-    exhausted = False
-    while True:
-        for w in pool:
-            if w.task is None and not exhausted:
-                task = next(queue, None)
-                if task is None:
-                    exhausted = True
-                    break
-                payloads[task[0]] = task[2]
-                w.send(task[0], task[1], task[2], timeout_s)
-        busy = [w for w in pool if w.task is not None]
-        if not busy:
-            return
-        now = time.monotonic()
-        ready = wait([w.conn for w in busy], timeout=max(0.0, min(w.deadline for w in busy) - now))
-        for i, w in enumerate(pool):
-            if w.task is None:
-                continue
-            key = w.task[0]
-            if w.conn in ready:
-                try:
-                    got_key, result = w.conn.recv()
-                    w.task = None
-                    payloads.pop(got_key, None)
-                    yield got_key, result
-                    continue
-                except (EOFError, OSError):
-                    reason, message = "worker-died", "the worker process exited (a crash inside C code?)"
-            elif time.monotonic() >= w.deadline:
-                reason, message = "timeout", f"no result within {timeout_s:g} s"
+        pool = WorkerPool(workers, _run_task, init=_build, init_args=(names, opts, factory), deadline_s=timeout_s,
+                          start_timeout_s=STARTUP_TIMEOUT_S)
+    except WorkerStartError as exc:
+        raise RuntimeError(f"cannot build extractor: {exc}") from None
+    try:
+        for (key, _, (_, _, gold, snippets)), result, failure in pool.run(tasks):
+            if failure is None:
+                yield key, result
             else:
-                continue
-            _, _, gold, snippets = payloads.pop(key)
-            w.stop()
-            pool[i] = respawn()
-            pool[i].wait_ready()
-            yield key, _failed(reason, message, gold, snippets)
+                reason, _, message = failure.partition(": ")
+                yield key, _failed(reason, message, gold, snippets)
+    finally:
+        pool.close()
 
 
 def evaluate_pages(
