@@ -279,3 +279,27 @@ def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.Monk
     with caplog.at_level("WARNING", logger="bodyblocks.inference.traced"):
         assert trace_single_page(model) is None
     assert "no traced forward pass (RuntimeError: torch.jit.trace is gone)" in caplog.text
+
+
+def test_a_huge_page_runs_in_bounded_slices_of_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows go through the Transformer MAX_WINDOW_ROWS rows at a time, with the probabilities of one call."""
+    from bodyblocks.inference import model as model_module
+
+    torch.manual_seed(11)
+    cfg = tiny_config()
+    model = BlockClassifier(cfg).eval()
+    blocks, _ = synthetic_page(random.Random(3), 60, 40)
+    batch = collate([prepare_page(blocks, cfg)])
+    whole = model.probabilities(batch)[0]
+    seen: list[int] = []
+    real = model._head_over_context
+
+    def counted(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        seen.append(x.shape[0])
+        return real(x, mask)
+
+    monkeypatch.setattr(model_module, "MAX_WINDOW_ROWS", 2)
+    monkeypatch.setattr(model, "_head_over_context", counted)
+    sliced = model.probabilities(batch)[0]
+    assert len(seen) > 1 and max(seen) <= 2  # several calls, none over the bound
+    np.testing.assert_allclose(sliced, whole, rtol=0, atol=1e-6)

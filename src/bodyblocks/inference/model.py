@@ -44,6 +44,9 @@ from bodyblocks.types import Block
 KIND = "model"  # config.json "kind" of a model checkpoint folder
 FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
 IGNORE = -100  # label of blocks left out of the loss
+# rows of `window` blocks per Transformer call (windows x pages): a page of 200,000 blocks once attended in one
+# call of 500 windows (4.75 GB); 32 rows take ~140 MB of attention, and pages under ~12,000 blocks one call
+MAX_WINDOW_ROWS = 32
 
 
 # ----------------------------------------------------------------------------------------- inputs
@@ -251,9 +254,14 @@ class BlockClassifier(nn.Module):
         if len(starts) == 1:
             return run(x, mask)
         W = self.cfg.window
-        xs = torch.cat([x[:, s : s + W] for s in starts])  # (windows * B, W, d), window-major
-        ms = torch.cat([mask[:, s : s + W] for s in starts])
-        ys = run(xs, ms).view(len(starts), B, W, 2)
+        per = max(1, MAX_WINDOW_ROWS // B)  # windows per call: a huge page's attention stays a bounded size
+        parts = []
+        for i in range(0, len(starts), per):
+            some = starts[i : i + per]
+            xs = torch.cat([x[:, s : s + W] for s in some])  # (windows * B, W, d), window-major
+            ms = torch.cat([mask[:, s : s + W] for s in some])
+            parts.append(run(xs, ms).view(len(some), B, W, 2))
+        ys = torch.cat(parts) if len(parts) > 1 else parts[0]
         total = x.new_zeros(B, T, 2, dtype=ys.dtype)
         count = x.new_zeros(T, dtype=ys.dtype)
         for k, s in enumerate(starts):
