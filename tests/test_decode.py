@@ -112,3 +112,22 @@ def test_utf8_mojibake_of_gbk_is_undone() -> None:
 def test_latin_utf8_page_declaring_gbk_is_left_alone() -> None:
     d = decode_bytes(page("<p>Café résumé naïve</p>", '<meta charset="gbk">').encode("utf-8"))
     assert d.encoding == "utf-8" and "Café résumé" in d.text
+
+
+def test_a_utf8_page_with_a_few_bad_bytes_stays_utf8() -> None:
+    page = "<html><body><p>洪水救援：车队在三天的降雨之后抵达山谷，道路重新开放。居民们在山脊上等待物资。</p></body></html>"
+    data = page.encode("utf-8")
+    at = data.index("车队".encode("utf-8"))
+    broken = data[:at] + b"\xff" + data[at:]  # one stray byte, as a truncated upload or a pasted Latin-1 character
+    d = decode_bytes(broken)
+    assert d.encoding == "utf-8" and d.replaced and d.text.count("\ufffd") == 1
+    assert d.text.replace("\ufffd", "") == page  # not cp1252 mojibake of the whole page
+    latin = "<p>Café, naïve, déjà vu: a page in Latin-1 with its accents.</p>".encode("latin-1")
+    assert decode_bytes(latin).encoding == "cp1252"  # a single-byte page is not taken for broken UTF-8
+
+
+@pytest.mark.parametrize("label", ["punycode", "undefined", "utf-7", "base64", "zlib", "rot13", "idna"])
+def test_a_declared_codec_no_page_is_written_in_is_ignored(label: str) -> None:
+    data = f'<html><head><meta charset="{label}"></head><body><p>Café au lait, déjà vu.</p></body></html>'
+    d = decode_bytes(data.encode("latin-1"))
+    assert d.encoding == "cp1252" and "Café au lait, déjà vu." in d.text and d.declared == [label]

@@ -91,13 +91,23 @@ def declared_charsets(data: bytes) -> list[str]:
     return found
 
 
+# Python codecs that no page is written in, whatever it declares: browsers know none of them (the WHATWG
+# Encoding Standard), and some are no text encodings at all ("undefined" always fails, "punycode" and "idna"
+# encode host names, the escapes decode backslash sequences, UTF-7 was a way to smuggle markup).
+IGNORED_CODECS = frozenset(["undefined", "punycode", "idna", "unicode-escape", "raw-unicode-escape", "utf-7"])
+
+
 def _codec(label: str) -> str | None:
-    """Canonical Python codec for a charset label, or None when Python does not know it."""
+    """Canonical Python codec for a charset label, or None when Python does not know it or it is none a page
+    can be written in (IGNORED_CODECS, and bytes-to-bytes codecs such as base64 or zlib)."""
     label = _ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
+        info = codecs.lookup(label)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name.replace("_", "-") in IGNORED_CODECS:
+        return None
+    return info.name
 
 
 def _strict(data: bytes, codec: str) -> str | None:
@@ -111,7 +121,7 @@ def _strict(data: bytes, codec: str) -> str | None:
             except UnicodeDecodeError:
                 return None
         return None
-    except LookupError:
+    except (UnicodeError, LookupError):  # a codec that fails on any input rather than on these bytes
         return None
 
 
@@ -214,6 +224,9 @@ def decode_bytes(data: bytes) -> Decoded:
             if fixed is not None:
                 return Decoded(fixed, "utf-8(mojibake)->gb18030", "\ufffd" in fixed, declared)
             return Decoded(text, "utf-8", False, declared)
+        nearly = _nearly_utf8(data)  # multi-byte UTF-8 but for a few bytes: still UTF-8, replacements flagged
+        if nearly is not None:
+            return Decoded(nearly, "utf-8", True, declared)
     for label in declared:
         codec = _codec(label)
         if codec is None or codec.startswith("utf-16") or codec.startswith("utf-32"):
@@ -226,6 +239,23 @@ def decode_bytes(data: bytes) -> Decoded:
         if text is not None and (codec != "gb18030" or _looks_chinese(text)):
             return Decoded(text, codec, False, declared)
     return _last_resort(data, declared)
+
+
+# A UTF-8 page with a few bad bytes (a truncated upload, one stray Latin-1 character) is still UTF-8: at most
+# this many replacement characters, against at least NEARLY_UTF8_RATIO well-formed non-ASCII characters each.
+NEARLY_UTF8_ERRORS = 5
+NEARLY_UTF8_RATIO = 20
+
+
+def _nearly_utf8(data: bytes) -> str | None:
+    """The page as UTF-8 with its few undecodable bytes replaced, when that is what it is; else None (a
+    single-byte page has hardly any well-formed multi-byte sequence, so it goes on to its own codec)."""
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if not 0 < bad <= NEARLY_UTF8_ERRORS:
+        return None
+    good = sum(1 for c in text if c > "\x7f" and c != "\ufffd")
+    return text if good >= NEARLY_UTF8_RATIO * bad else None
 
 
 def _last_resort(data: bytes, declared: list[str]) -> Decoded:
