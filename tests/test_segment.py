@@ -236,3 +236,20 @@ def test_content_that_libxml2_left_in_head_is_in_the_body(parser: str) -> None:
     assert texts == ["shown, as Chromium shows it and after", "The body."]  # in the browser's order
     plain = "<html><head><title>T</title><meta name='a'><script>x()</script></head><body><p>Body.</p></body></html>"
     assert [b.text for b in segment(plain, parser=parser).blocks] == ["Body."]  # head content stays unseen
+
+
+def test_bs4_descendant_tags_in_document_order_read_lazily() -> None:
+    """_bs4_tags_below gives what bs4's descendants gives, without walking a deep subtree it is not asked for."""
+    from itertools import islice
+
+    from bs4 import BeautifulSoup, Tag
+
+    from bodyblocks.walk import _bs4_tags_below
+
+    soup = BeautifulSoup("<div><p>a<b>b<i>c</i></b></p>text<ul><li>x</li><li><a>y</a></li></ul><span></span></div>",
+                         "lxml")
+    div = soup.find("div")
+    assert list(_bs4_tags_below(div)) == [d.name for d in div.descendants if isinstance(d, Tag)]
+    deep = BeautifulSoup("<td>" + "<table><tr><td>" * 5000 + "x" + "</td></tr></table>" * 5000 + "</td>", "lxml")
+    cell = deep.find("td")
+    assert list(islice(_bs4_tags_below(cell), 3)) == ["table", "tr", "td"]
