@@ -451,3 +451,22 @@ def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path) -> 
     assert (again.ok, again.skipped) == (1, 3) and "/p2" in (tmp_path / "out" / "000002.txt").read_text()
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert [p["id"] for p in report["pages"]] == ["000000", "000001", "000002", "000003"]
+
+
+def test_a_page_of_too_many_blocks_fails_alone(tmp_path: Path) -> None:
+    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.walk import MAX_BLOCKS
+
+    if shipped("gbt") is None:
+        pytest.skip("checkpoints/gbt is not shipped in this checkout")
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.html").write_text(ARTICLE, encoding="utf-8")
+    (src / "b-shredded.html").write_text("<html><body>" + "<p>a</p>" * (MAX_BLOCKS + 10) + "</body></html>",
+                                         encoding="utf-8")
+    (src / "c.html").write_text(ARTICLE, encoding="utf-8")
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="gbt", progress=False))
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    by_id = {p["id"]: p for p in report["pages"]}
+    assert by_id["b-shredded"]["error"].startswith("too-large: more than 200,000 text blocks")
+    assert (totals.ok, totals.failed) == (2, 1)  # its group goes on
