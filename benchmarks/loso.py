@@ -119,7 +119,7 @@ def _cell(row: dict[str, Any] | None) -> str:
 ORDER = ("ensemble", "model", "gbt", "heuristic", "trafilatura", "readability", SHIPPED)
 
 
-def report(out: Path, doc: Path, epochs: int) -> dict[str, Any]:
+def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
     """docs/generalization.md and .json from the folds' eval files: a table per fold and the mean over folds."""
     folds = {s: fold_rows(out / s) for s in SOURCES if (out / s).is_dir()}
     labels = [x for x in ORDER if any(x in rows for rows in folds.values())]
@@ -149,7 +149,7 @@ def report(out: Path, doc: Path, epochs: int) -> dict[str, Any]:
         "on the other sources only, then scored on the left-out source's test pages (data/splits) beside the",
         "heuristic and the peers on the same pages. `ensemble-shipped` is the shipped default, which was trained",
         "with every source's training pages: an in-source reference, not a LOSO figure.",
-        "",
+        *([note, ""] if note else [""]),
         "Token F1 / accuracy at Levenshtein ratio ≥ 0.9 (white space removed); pages in brackets.",
         "",
         *lines,
@@ -171,6 +171,7 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
     ap.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "generalization.md")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
+    ap.add_argument("--note", default="", help="a paragraph added to the doc (how and when the folds were run)")
     ap.add_argument("--train-only", action="store_true",
                     help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
     ap.add_argument("--wait-for-models", action="store_true",
@@ -192,8 +193,8 @@ def main() -> int:
             train_parts(fold_config(source, args.root, fold, args.epochs), fold, parts)
             if not args.train_only:
                 evaluate_fold(source, args.root, fold, parts, args.limit)
-                report(args.out, args.doc, args.epochs)
-    means = report(args.out, args.doc, args.epochs)
+                report(args.out, args.doc, args.epochs, args.note)
+    means = report(args.out, args.doc, args.epochs, args.note)
     print(args.doc.read_text(encoding="utf-8"))
     print(json.dumps(means, indent=2))
     return 0
