@@ -29,3 +29,36 @@ def _one_torch_thread() -> None:
     except ImportError:
         return
     torch.set_num_threads(1)
+
+
+@pytest.fixture
+def local_site():  # noqa: ANN201 - yields a function
+    """A function that serves `respond(path) -> (status, html)` over HTTP on 127.0.0.1 and returns its base URL;
+    every GET path is appended to its `hits`. The servers stop when the test ends."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    servers = []
+
+    def start(respond):  # noqa: ANN001, ANN202
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                start.hits.append(self.path)
+                status, html = respond(self.path)
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(html.encode("utf-8"))
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+        return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    start.hits = []
+    yield start
+    for httpd in servers:
+        httpd.shutdown()

@@ -118,36 +118,17 @@ def test_options_are_validated() -> None:
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_url_list_is_captured_then_extracted(tmp_path: Path) -> None:
+def test_url_list_is_captured_then_extracted(tmp_path: Path, local_site) -> None:  # noqa: ANN001
     """A .txt of URLs goes through headless Chromium; a dead URL is a failed page, the rest extracted."""
     import shutil
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         pytest.skip("needs Debian's chromium and chromium-driver")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            body = ARTICLE.encode("utf-8")
-            self.send_response(200 if self.path == "/a" else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.end_headers()
-            self.wfile.write(body if self.path == "/a" else b"<p>missing</p>")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{httpd.server_address[1]}"
-        urls = tmp_path / "urls.txt"
-        urls.write_text(f"# pages\n{base}/a\n{base}/gone\n", encoding="utf-8")
-        opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
-        totals = run_batch([urls], tmp_path / "out", opts)
-    finally:
-        httpd.shutdown()
+    base = local_site(lambda path: (200, ARTICLE) if path == "/a" else (404, "<p>missing</p>"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"# pages\n{base}/a\n{base}/gone\n", encoding="utf-8")
+    opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
+    totals = run_batch([urls], tmp_path / "out", opts)
     assert totals.ok == 1 and totals.failed == 1
     assert "Relief convoys reached" in (tmp_path / "out" / "000000.txt").read_text(encoding="utf-8")
     failed = [p for p in report(tmp_path / "out")["pages"] if p["status"] == "failed"]

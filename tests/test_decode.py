@@ -115,9 +115,10 @@ def test_latin_utf8_page_declaring_gbk_is_left_alone() -> None:
 
 
 def test_a_utf8_page_with_a_few_bad_bytes_stays_utf8() -> None:
-    page = "<html><body><p>洪水救援：车队在三天的降雨之后抵达山谷，道路重新开放。居民们在山脊上等待物资。</p></body></html>"
+    page = ("<html><body><p>洪水救援：车队在三天的降雨之后抵达山谷，道路重新开放。"
+            "居民们在山脊上等待物资。</p></body></html>")
     data = page.encode("utf-8")
-    at = data.index("车队".encode("utf-8"))
+    at = data.index("车队".encode())
     broken = data[:at] + b"\xff" + data[at:]  # one stray byte, as a truncated upload or a pasted Latin-1 character
     d = decode_bytes(broken)
     assert d.encoding == "utf-8" and d.replaced and d.text.count("\ufffd") == 1

@@ -413,41 +413,21 @@ def test_a_page_cut_at_the_size_limit_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path) -> None:
+def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path, local_site: Any) -> None:
     import shutil
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         pytest.skip("needs Debian's chromium and chromium-driver")
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            hits.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.end_headers()
-            self.wfile.write(ARTICLE.replace("Tuesday", self.path).encode("utf-8"))
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{httpd.server_address[1]}"
-        urls = tmp_path / "urls.txt"
-        urls.write_text("".join(f"{base}/p{i}\n" for i in range(4)), encoding="utf-8")
-        opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
-        assert run_batch([urls], tmp_path / "out", opts).ok == 4
-        pages = [h for h in hits if h.startswith("/p")]
-        (tmp_path / "out" / "000002.txt").unlink()
-        hits.clear()
-        again = run_batch([urls], tmp_path / "out", opts)
-    finally:
-        httpd.shutdown()
-    assert len(pages) == 4 and [h for h in hits if h.startswith("/p")] == ["/p2"]  # only the missing one
+    base = local_site(lambda path: (200, ARTICLE.replace("Tuesday", path)))
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"{base}/p{i}\n" for i in range(4)), encoding="utf-8")
+    opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
+    assert run_batch([urls], tmp_path / "out", opts).ok == 4
+    pages = [h for h in local_site.hits if h.startswith("/p")]
+    (tmp_path / "out" / "000002.txt").unlink()
+    local_site.hits.clear()
+    again = run_batch([urls], tmp_path / "out", opts)
+    assert len(pages) == 4 and [h for h in local_site.hits if h.startswith("/p")] == ["/p2"]  # only the missing
     assert (again.ok, again.skipped) == (1, 3) and "/p2" in (tmp_path / "out" / "000002.txt").read_text()
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert [p["id"] for p in report["pages"]] == ["000000", "000001", "000002", "000003"]
