@@ -512,9 +512,13 @@ def run_cli(inputs: list[Path], out: Path, args: argparse.Namespace, timefile: P
     try:
         _, err = proc.communicate(timeout=args.timeout)
         status: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate()
+    except subprocess.TimeoutExpired:  # SIGTERM first: the run stops with an "interrupted" report.json
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
         status = None
     wall = time.perf_counter() - start
     rss = None
@@ -630,7 +634,7 @@ def report_table(cases: list[Case], found: dict[int, list[dict[str, Any]]], out:
     if bad:
         print(f"\nMISHANDLED ({len(bad)}):")
         for c, problems in bad:
-            print(f"  - {c.name} [{c.path or c.rec_id or f'pages.jsonl line {c.line_no}'}]")
+            print(f"  - {c.name} [{clip(c.path or c.rec_id or f'pages.jsonl line {c.line_no}', 200)}]")
             for p in problems:
                 print(f"      {p}")
     notes = [(c, verdict) for c, _, verdict, _, _ in rows if c.note]
@@ -755,9 +759,9 @@ def run(corpus: Corpus, args: argparse.Namespace) -> int:
                 key = round(line["seconds"], 1)  # a group's share, plus each page's own parse time
                 shared[key] = shared.get(key, 0) + 1
         if any(n > 1 for n in shared.values()):
-            print(f"  (caution: {sum(n for n in shared.values() if n > 1)} ok pages share their seconds (to 0.1 s) with others: "
-                  "pages classified together report the group's time split evenly, so one slow page in a group "
-                  "shows less than it took)")
+            print(f"  (caution: {sum(n for n in shared.values() if n > 1)} ok pages share their seconds (to 0.1 s) "
+                  "with others: pages classified together report the group's time split evenly, so one slow page "
+                  "in a group shows less than it took)")
 
     crashed = "Traceback" in res.stderr
     targets = [

@@ -132,3 +132,10 @@ def test_a_declared_codec_no_page_is_written_in_is_ignored(label: str) -> None:
     data = f'<html><head><meta charset="{label}"></head><body><p>Café au lait, déjà vu.</p></body></html>'
     d = decode_bytes(data.encode("latin-1"))
     assert d.encoding == "cp1252" and "Café au lait, déjà vu." in d.text and d.declared == [label]
+
+
+def test_a_short_utf8_page_with_one_bad_byte_is_not_taken_for_another_codec() -> None:
+    page = '<html><head><meta charset="utf-8"></head><body><p>Zürich, Köln, São Paulo, Málaga, Ærø.</p></body></html>'
+    data = page.encode("utf-8").replace(b"Paulo", b"Paulo\xff")
+    d = decode_bytes(data)
+    assert d.encoding == "utf-8" and d.replaced and "Zürich, Köln, São Paulo\ufffd, Málaga" in d.text

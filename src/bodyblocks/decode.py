@@ -244,7 +244,7 @@ def decode_bytes(data: bytes) -> Decoded:
 # A UTF-8 page with a few bad bytes (a truncated upload, one stray Latin-1 character) is still UTF-8: at most
 # this many replacement characters, against at least NEARLY_UTF8_RATIO well-formed non-ASCII characters each.
 NEARLY_UTF8_ERRORS = 5
-NEARLY_UTF8_RATIO = 20
+NEARLY_UTF8_RATIO = 4
 
 
 def _nearly_utf8(data: bytes) -> str | None:
