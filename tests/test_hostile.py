@@ -450,3 +450,36 @@ def test_a_page_of_too_many_blocks_fails_alone(tmp_path: Path) -> None:
     by_id = {p["id"]: p for p in report["pages"]}
     assert by_id["b-shredded"]["error"].startswith("too-large: more than 200,000 text blocks")
     assert (totals.ok, totals.failed) == (2, 1)  # its group goes on
+
+
+def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    from bodyblocks.batch import journal
+    from bodyblocks.cli import main
+
+    src, out = many_pages(tmp_path / "in", 12), tmp_path / "out"
+    real = journal.Journal._write
+    written: list[int] = []
+
+    def filling(self: Any, rec: dict, flush: bool = False) -> int:
+        if "id" in rec:
+            written.append(1)
+            if len(written) > 5:  # the disk is full after five pages
+                try:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                except OSError as exc:
+                    raise journal.OutputUnwritable(f"cannot write to {out}: {exc.strerror}") from exc
+        return real(self, rec, flush)
+
+    monkeypatch.setattr(journal.Journal, "_write", filling)
+    args = ["extract", str(src), "--out", str(out), "--extractor", "heuristic", "--no-progress"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "No space left on device" in err and "Traceback" not in err
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    monkeypatch.setattr(journal.Journal, "_write", real)  # space freed
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert sorted(p["id"] for p in report["pages"]) == [f"p{i:03d}" for i in range(12)]

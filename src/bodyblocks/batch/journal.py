@@ -31,6 +31,10 @@ class SettingsMismatch(ValueError):
     """The folder's earlier run used another extractor, format or checkpoint."""
 
 
+class OutputUnwritable(RuntimeError):
+    """The output folder takes no more writes (a full disk, a quota): the run stops, with what it has written."""
+
+
 class Journal:
     """The output folder's journal (module docstring); a context manager that holds the folder's lock."""
 
@@ -74,9 +78,14 @@ class Journal:
                 offset += len(raw)
         return last
 
-    def _write(self, rec: dict[str, Any]) -> int:
-        offset = self._fh.tell()
-        self._fh.write((json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
+    def _write(self, rec: dict[str, Any], flush: bool = False) -> int:
+        try:
+            offset = self._fh.tell()
+            self._fh.write((json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
+            if flush:
+                self._fh.flush()
+        except OSError as exc:
+            raise OutputUnwritable(f"cannot write to {self.out}: {exc.strerror or exc}") from exc
         return offset
 
     def has(self, key: str) -> bool:
@@ -86,13 +95,15 @@ class Journal:
     def append(self, rec: dict[str, Any]) -> None:
         """One page's line (its latest: it replaces an earlier one in the summary), handed to the OS at once:
         a killed run loses no line it wrote (a crash of the machine, those since the last `sync`)."""
-        self.index[rec["id"]] = self._write(rec)
-        self._fh.flush()
+        self.index[rec["id"]] = self._write(rec, flush=True)
 
     def sync(self) -> None:
         """The lines written so far, on disk."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise OutputUnwritable(f"cannot write to {self.out}: {exc.strerror or exc}") from exc
 
     def lines(self) -> Iterator[dict[str, Any]]:
         """Every page's latest line, in the order the pages were first recorded."""
@@ -104,8 +115,12 @@ class Journal:
                 yield json.loads(fh.readline())
 
     def close(self) -> None:
+        """Close the journal and release the lock (a journal the disk no longer takes is closed all the same)."""
         if self._fh is not None:
-            self._fh.close()
+            try:
+                self._fh.close()
+            except OSError:  # the write that failed has raised OutputUnwritable already
+                pass
             self._fh = None
         if self._lock is not None:
             self._lock.close()  # releases the lock

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.inputs import Job, iter_jobs
+from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.outputs import FORMATS, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
@@ -115,7 +116,11 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         raise
     finally:
         report.close()
-        report.write_report(time.perf_counter() - start, status)  # 4. report.json, whatever stopped the run
+        try:
+            report.write_report(time.perf_counter() - start, status)  # 4. report.json, whatever stopped the run
+        except OSError as exc:
+            if status == "complete":  # else the error that stopped the run is the one to tell
+                raise OutputUnwritable(f"cannot write {out / 'report.json'}: {exc.strerror or exc}") from exc
     return report.totals
 
 

@@ -57,7 +57,7 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.batch.journal import FolderBusy, SettingsMismatch
+    from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.inference.registry import TORCH, default_extractor_name
 
@@ -90,6 +90,10 @@ def _run_extract(args: argparse.Namespace) -> int:
     except (FolderBusy, SettingsMismatch) as exc:
         print(f"bodyblocks extract: {exc}", file=sys.stderr)
         return 2
+    except OutputUnwritable as exc:
+        print(f"bodyblocks extract: {exc}; the pages done so far are kept (free space, then run the same command "
+              "again to go on)", file=sys.stderr)
+        return 1
     except (Interrupted, KeyboardInterrupt) as exc:
         print(f"bodyblocks extract: interrupted; what was done is in {args.out}/report.json (run the same command "
               "again to go on)", file=sys.stderr)
