@@ -38,9 +38,9 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
     return json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
 
 
-def kind_of(folder: str | Path) -> str:
-    """The kind of a checkpoint folder (module docstring)."""
-    kind = read_meta(folder).get("kind", MODEL)
+def kind_of(folder: str | Path, meta: dict[str, Any] | None = None) -> str:
+    """The kind of a checkpoint folder (module docstring); `meta`: its config.json, when read already."""
+    kind = (read_meta(folder) if meta is None else meta).get("kind", MODEL)
     if kind not in KINDS:
         raise ValueError(f"{folder}: unknown checkpoint kind {kind!r}")
     return str(kind)
@@ -110,14 +110,17 @@ def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: s
     if folder is None:
         raise FileNotFoundError(f"no shipped {kind} in {SHIPPED / SHIPPED_FOLDERS[kind]}; pass a checkpoint "
                                 "folder or train one")
-    if kind_of(folder) != kind:
-        raise ValueError(f"{folder}: a checkpoint of kind {kind_of(folder)!r}, not {kind!r}")
+    meta = read_meta(folder)
+    found = kind_of(folder, meta)
+    if found != kind:
+        raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
     rule_opts = {"threshold": threshold, "confident": confident, "rescue": rescue}
     model_opts = {"device": device, "batch_size": batch_size, "threads": threads}
     if kind == GBT:
-        return _gbt_extractor(folder, rule_opts, fallback)
+        return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
+                              fallback=fallback)
     if kind == MODEL:
-        return BlockExtractor(MODEL, DecisionRule.from_meta(read_meta(folder), **rule_opts),
+        return BlockExtractor(MODEL, DecisionRule.from_meta(meta, **rule_opts),
                               model=_model_scorer(folder, model_opts), fallback=fallback)
     meta = ensemble_settings(folder, vote)
     blend = Blend(float(meta["weight"]), float(meta["heuristic"]))
@@ -132,10 +135,3 @@ def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
     from bodyblocks.inference.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, **opts)
-
-
-def _gbt_extractor(folder: Path, rule_opts: dict[str, Any], fallback: bool) -> BlockExtractor:
-    scorer = GbtScorer(GbtModel.load(folder))
-    m = scorer.model
-    rule = DecisionRule.resolve(m.threshold, m.confident, m.rescue, **rule_opts)
-    return BlockExtractor(GBT, rule, gbt=scorer, fallback=fallback)
