@@ -795,26 +795,14 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
     md += _cause_tables(under, "main_cause", f"the {len(under)} pages under {THRESHOLD}")
     md += _cause_tables(under_ns, "main_cause_no_select",
                         f"the {len(under_ns)} pages under {THRESHOLD} once `<select>` options are left out")
-    md += [
-        "",
-        f"## Pages under {THRESHOLD} once `<select>` options are left out (the worst {HAND_CHECKED} checked by hand)",
-        "",
-        "| page | share w/o select | share | found / rendered lines | blocks | cause | html5lib | lexbor "
-        "| missing (first lines) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in under_ns:
-        md.append(_page_row(r, r["share_no_select"], "main_cause_no_select"))
-    md += [
-        "",
-        f"## Every page under {THRESHOLD}",
-        "",
-        "| page | share w/o select | share | found / rendered lines | blocks | cause | html5lib | lexbor "
-        "| missing (first lines) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in under:
-        md.append(_page_row(r, r["share_no_select"], "main_cause"))
+    lists = ((f"Pages under {THRESHOLD} once `<select>` options are left out (the worst {HAND_CHECKED} checked "
+              "by hand)", under_ns, "main_cause_no_select"), (f"Every page under {THRESHOLD}", under, "main_cause"))
+    for title, rows, cause in lists:
+        md += ["", f"## {title}", "",
+               "| page | share w/o select | share | found / rendered lines | blocks | cause | html5lib | lexbor "
+               "| missing (first lines) |",
+               "|---|---|---|---|---|---|---|---|---|"]
+        md += [_page_row(r, r["share_no_select"], cause) for r in rows]
     write_atomic(out, "\n".join(md) + "\n")
     columns = ("dataset", "id", "lang", "status", "blocks", "lines", "found", "line_share", "char_share",
                "share_no_select", "missing_in_select", "missing_in_button", "missing_in_noscript")
