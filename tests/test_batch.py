@@ -342,8 +342,7 @@ def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
 
 def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks import batch
-    from bodyblocks.batch import system
+    from bodyblocks import batch, cores
 
     seen: list[BatchOptions] = []
 
@@ -352,7 +351,7 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
         return batch.Totals()
 
     monkeypatch.setattr(batch, "run_batch", fake_run_batch)
-    monkeypatch.setattr(system, "usable_cores", lambda: 8)
+    monkeypatch.setattr(cores, "usable_cores", lambda: 8)
     base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress"]
     assert main([*base, "--workers", "2"]) == 0
     assert main([*base, "--threads", "3", "--overlap"]) == 0

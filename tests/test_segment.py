@@ -42,7 +42,7 @@ def texts(html: str | bytes, parser: str = "bs4") -> list[str]:
 def test_blocks_in_order_with_invisibles_removed(parser: str) -> None:
     assert texts(PAGE, parser) == [
         "首页 新闻", "处理流程", "第一段加粗文字，链接。\n第二行&实体 文字", "Second paragraph spans lines.",
-        "item one", "item two", "cell A cell B",
+        "item one", "item two", "cell A\tcell B",
     ]
 
 

@@ -1,13 +1,15 @@
 """bodyblocks: find the body text of web pages by classifying their text blocks.
 
     >>> import bodyblocks
-    >>> result = bodyblocks.extract(open("page.html", "rb").read())
+    >>> from pathlib import Path
+    >>> result = bodyblocks.extract(Path("page.html"))       # or the page's bytes, or its HTML as a str
     >>> result.title, result.text, result.low_confidence
 
-`extract` uses the default extractor: the shipped ensemble (checkpoints/ensemble: the block Transformer in
-checkpoints/default blended with the boosted trees in checkpoints/gbt and the heuristic's vote) when
-present, else the model alone. `get_extractor(name, **options)` builds any extractor once, for many pages
-(`extract`, and `extract_documents` for batches of segmented pages).
+`extract` uses the default extractor: $BODYBLOCKS_MODEL's checkpoint folder when set, else the shipped
+ensemble (the block Transformer blended with the boosted trees and the heuristic's vote; the checkpoints
+are package data). `load(folder_or_name)` builds the extractor a checkpoint folder describes, and
+`get_extractor(name, **options)` any extractor by name, once, for many pages. A model that is not there is
+a ModelNotFound error, never a silent fallback to a rule-based extractor.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 from bodyblocks.types import Block, Document, Extraction, Page
 
 __version__ = "0.1.0"
-__all__ = ["Block", "Document", "Extraction", "Page", "__version__", "extract", "get_extractor"]
+__all__ = ["Block", "Document", "Extraction", "Page", "__version__", "extract", "get_extractor", "load"]
 
 if TYPE_CHECKING:
+    import os
+
+    from bodyblocks.inference.blocks import BlockExtractor
     from bodyblocks.inference.registry import Extractor
 
 _DEFAULT: Any = None
@@ -37,18 +42,38 @@ def get_extractor(name: str | None = None, **options: Any) -> Extractor:
     return build(name, **options)
 
 
-def extract(html: str | bytes, url: str | None = None) -> Extraction:
-    """Extract the title and body text of one page with the default extractor.
+def load(model: str | os.PathLike[str] | None = None, **options: Any) -> BlockExtractor:
+    """The extractor a checkpoint folder describes (its config.json says model, gbt or ensemble).
 
     Args:
-        html: the page as bytes (any charset; gzip is read transparently) or as text.
+        model: a checkpoint folder, or "ensemble" / "model" / "gbt" for the shipped ones; None:
+            $BODYBLOCKS_MODEL when set, else the shipped ensemble.
+        options: device=, threshold=, threads=, batch_size=, fallback=, vote= (inference.checkpoints).
+    Raises:
+        bodyblocks.errors.ModelNotFound: no checkpoint there (the message says what to do).
+    """
+    from bodyblocks.inference.checkpoints import load as load_folder
+
+    return load_folder(model, **options)
+
+
+def extract(page: str | bytes | os.PathLike[str], url: str | None = None) -> Extraction:
+    """Extract the title and body text of one page with the default extractor (built once, then kept).
+
+    Args:
+        page: the page's bytes (any charset; gzip is read transparently), its HTML as a str, or a path-like
+            (pathlib.Path) to read it from. A str that names a file is refused: pass a Path.
         url: the page's address, when known.
     Returns:
         Extraction: title, body text, blocks with probabilities, encoding, confidence, low-confidence flag.
     Raises:
-        bodyblocks.errors.InputError: empty, binary or undecodable input.
+        bodyblocks.errors.InputError: empty, binary or undecodable input, or a file name given as a str.
+        bodyblocks.errors.ModelNotFound: the default model is not there.
     """
+    from bodyblocks.decode import page_source
+
     global _DEFAULT
+    html = page_source(page)
     if _DEFAULT is None:
         _DEFAULT = get_extractor()
     return _DEFAULT.extract(html, url=url)

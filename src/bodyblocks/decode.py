@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import os
 import re
 import zlib
 from pathlib import Path
 
-from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, TooLarge
+from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, NotMarkup, TooLarge
 from bodyblocks.types import Decoded
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # refuse anything bigger, compressed or not (decompression bombs)
@@ -270,6 +271,27 @@ def _last_resort(data: bytes, declared: list[str]) -> Decoded:
     except ImportError:  # the detector is optional
         pass
     return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared)
+
+
+def page_source(page: str | bytes | os.PathLike[str]) -> str | bytes:
+    """What the API's `extract(page)` was given, as HTML text or bytes: bytes and markup as they are, a
+    path-like (pathlib.Path) read with read_bytes (gzip too).
+
+    A str that names an existing file and holds no markup is refused with NotMarkup: it was meant as a path
+    (pass a Path), and extracting the file name as if it were the page would answer with the name.
+    """
+    if isinstance(page, os.PathLike):
+        return read_bytes(page)
+    if isinstance(page, str) and "<" not in page and len(page) < 4096 and "\n" not in page:
+        try:
+            is_file = os.path.isfile(page)
+        except (OSError, ValueError):  # NUL bytes, names too long
+            is_file = False
+        if is_file:
+            raise NotMarkup(f"{page!r} is a file name, not HTML: pass pathlib.Path({page!r}) or the file's bytes")
+    if not isinstance(page, str | bytes | bytearray | memoryview):
+        raise TypeError(f"a page is HTML as str or bytes, or a path-like; got {type(page).__name__}")
+    return bytes(page) if isinstance(page, bytearray | memoryview) else page
 
 
 def to_text(html: str | bytes) -> Decoded:

@@ -134,10 +134,14 @@ class EmbeddingCache:
 
 # ----------------------------------------------------------------------------------------- hf
 def resolve_device(device: str = "auto") -> torch.device:
-    """ "auto" -> CUDA when available, else CPU."""
+    """ "auto" -> CUDA when available, else CPU; "cuda" where there is none is a ValueError saying so."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: torch finds no CUDA device here (a CPU-only torch build, or no GPU); "
+                         "use device='cpu' or 'auto'")
+    return dev
 
 
 def model_fingerprint(path: str | Path) -> str:

@@ -21,3 +21,13 @@ class TooLarge(InputError):
 
 class CorruptCompression(InputError):
     reason = "corrupt-gzip"
+
+
+class NotMarkup(InputError):
+    """A str that names a file, given where a page's HTML goes (pass a pathlib.Path to read the file)."""
+
+    reason = "path-as-html"
+
+
+class ModelNotFound(FileNotFoundError):
+    """A checkpoint that was asked for is not there (the message says what to do)."""

@@ -24,7 +24,7 @@ from bodyblocks.errors import InputError
 from bodyblocks.types import Block, Document
 from bodyblocks.walk import WS, walk_blocks
 
-SEGMENTER_VERSION = "5"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "6"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500

@@ -33,6 +33,7 @@ SWALLOWING_BUTTON = 64
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 _SPACES = re.compile(r" {2,}")
+_CELL_GAP = re.compile(r" *\t *")  # the spaces around a cell separator
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 
 # Blocks a page may have: the datasets' largest page has 2,641 (wcxb-0203), and a
@@ -206,6 +207,13 @@ class _Open:
         self.paths: tuple[str, str] | None = None  # (tag path, xpath) while it owns blocks: the stack below is fixed
 
 
+def _line(raw: str) -> str:
+    """One line of a block: runs of spaces collapsed, cell separators without spaces around them, stripped
+    (a row's first cell opens with a separator)."""
+    line = _SPACES.sub(" ", raw)
+    return (_CELL_GAP.sub("\t", line) if "\t" in line else line).strip()
+
+
 def _path_segment(tag: str, attrs: Any) -> str:
     """`div#main.article-body` — tag, id and up to three classes."""
     seg = tag
@@ -265,7 +273,7 @@ class _Builder:
         if boundary:
             self._flush()
         elif tag in CELL_TAGS:
-            self.parts.append(" ")  # cells of one row read as one line
+            self.parts.append("\t")  # cells of one row read as one line, apart by a tab (as innerText shows them)
         stack = self.stack
         parent = stack[-1] if stack else None
         n = 1
@@ -320,9 +328,9 @@ class _Builder:
         if self.in_pre:
             lines = [ln.rstrip() for ln in raw.split("\n")]
         elif "\n" not in raw:  # one line (the usual case); has_text: something is left after the strip
-            lines = [_SPACES.sub(" ", raw).strip()]
+            lines = [_line(raw)]
         else:  # pieces were normalised one by one: collapse the spaces where they meet
-            lines = [_SPACES.sub(" ", ln).strip() for ln in raw.split("\n")]
+            lines = [_line(ln) for ln in raw.split("\n")]
         text = "\n".join(ln for ln in lines if ln.strip()) if len(lines) > 1 else lines[0]
         if len(self.blocks) >= MAX_BLOCKS:
             raise TooLarge(f"more than {MAX_BLOCKS:,} text blocks: a page this fragmented is failed alone rather "
@@ -368,8 +376,8 @@ class _Builder:
         heading = max((level for h, level in HEADING_LEVELS.items() if opened[h]), default=0) if self.headings else 0
         if self.in_pre:
             n_chars = len(WS.sub("", text))
-        else:  # white space is already one " " or "\n" here
-            n_chars = len(text) - text.count(" ") - text.count("\n")
+        else:  # white space is already one " ", "\n" or cell-separating "\t" here
+            n_chars = len(text) - text.count(" ") - text.count("\n") - text.count("\t")
         link_chars = min(link_chars, n_chars)
         punct = len(_PUNCT_RE.findall(text))
         return Block(

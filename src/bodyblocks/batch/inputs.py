@@ -19,7 +19,6 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +97,41 @@ def stem_of(path: Path) -> str:
 
 
 def _is_url_list(path: Path) -> bool:
-    """A .txt/.urls/.lst file whose non-comment lines are all URLs."""
-    if path.suffix.lower() not in (".txt", ".urls", ".lst"):
+    """A file (not named like a page) whose first non-comment lines are mostly URLs and hold no markup: a URL
+    list, whatever its name; a line in it that is not a URL becomes a failed page (the capture rejects it)."""
+    if path.name.lower().endswith(HTML_SUFFIXES):
         return False
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        lines = [ln.strip() for ln in islice(fh, 50) if ln.strip() and not ln.startswith("#")]
-    return bool(lines) and all(ln.split(":", 1)[0] in ("http", "https", "file") for ln in lines)
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if head[:2] == b"\x1f\x8b" or b"<" in head:  # gzip, or markup
+        return False
+    lines = [ln.strip() for ln in head.decode("utf-8", errors="replace").splitlines()[:200]
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    urls = sum(ln.split(":", 1)[0].lower() in ("http", "https", "file") and " " not in ln for ln in lines)
+    return bool(lines) and urls * 2 > len(lines)
+
+
+def count_pages(inputs: Iterable[str | Path]) -> int:
+    """How many pages iter_jobs will yield for these inputs, counted cheaply (names and lines, nothing parsed):
+    the progress bar's total."""
+    total = 0
+    for raw in inputs:
+        path = Path(raw)
+        try:
+            if path.is_dir() and (path / "pages.jsonl").exists():
+                with open(path / "pages.jsonl", "rb") as fh:
+                    total += sum(1 for line in fh if line.strip())
+            elif path.is_dir():
+                total += sum(f.lower().endswith(HTML_SUFFIXES) for _, _, files in os.walk(path) for f in files)
+            elif path.is_file() and _is_url_list(path):
+                from bodyblocks.capture import read_urls
+
+                total += len(read_urls(path))
+            else:
+                total += 1
+        except OSError:
+            total += 1
+    return total
 
 
 Name = Callable[[str], str]  # a raw key -> the job's safe and unique key (keys are handed out in job order)

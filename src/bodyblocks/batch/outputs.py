@@ -22,6 +22,7 @@ from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.review import write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
+from bodyblocks.markdown import block_kind, to_markdown
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md"}
@@ -47,8 +48,11 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
     if fmt == "txt":
         return ex.text + ("\n" if ex.text else "")
     if fmt == "md":
-        head = f"# {ex.title}\n\n" if ex.title else ""
-        return head + "\n\n".join(ex.text.splitlines()) + "\n"
+        if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
+            return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)])
+        title = " ".join(ex.title.split()).casefold()
+        paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and " ".join(ln.split()).casefold() != title]
+        return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *paragraphs]) + "\n"
     rec: dict[str, Any] = {
         "id": key, "title": ex.title, "text": ex.text, "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
@@ -57,7 +61,7 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         probs = ex.probabilities or [None] * len(ex.blocks)
         kept = set(ex.kept or [])
         rec["blocks"] = [
-            {"text": b.text, "tag_path": b.tag_path, "p_body": p, "kept": b.index in kept}
+            {"text": b.text, "kind": block_kind(b), "tag_path": b.tag_path, "p_body": p, "kept": b.index in kept}
             for b, p in zip(ex.blocks, probs, strict=True)
         ]
     return json.dumps(rec, ensure_ascii=False, indent=1) + "\n"
@@ -91,15 +95,15 @@ class Report:
     run's totals; report.json over every page of the folder at the end."""
 
     def __init__(self, out: Path, fmt: str, extractor: str, review: float = 0.0, progress: bool = False,
-                 settings: dict[str, Any] | None = None, resume: bool = True) -> None:
+                 settings: dict[str, Any] | None = None, resume: bool = True, total: int | None = None) -> None:
         """`settings`: what the outputs depend on besides the extractor's name and the format (its checkpoint,
         its decision rule, ...), recorded in the journal; a resumed run must have the same. Raises
-        journal.FolderBusy and journal.SettingsMismatch."""
+        journal.FolderBusy and journal.SettingsMismatch. `total`: the pages expected (the progress bar's ETA)."""
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
         self.suffix = FORMATS[fmt]
         self.totals = Totals()  # this run's
         self.journal = Journal(out, {"extractor": extractor, "format": fmt, **(settings or {})}, resume).__enter__()
-        self.bar = _progress() if progress else None
+        self.bar = _progress(total) if progress else None
 
     def target(self, job: Job) -> Path:
         """The page's output file."""
@@ -113,6 +117,8 @@ class Report:
         """A page whose output exists from an earlier run (resume); recorded when no earlier line is."""
         self.totals.pages += 1
         self.totals.skipped += 1
+        if self.bar is not None:
+            self.bar.update(1)
         if not self.journal.has(job.key):
             self.journal.append({"id": job.key, "status": "skipped", "output": str(self.target(job))})
 
@@ -182,7 +188,8 @@ def count(totals: Totals, line: dict[str, Any]) -> None:
         totals.truncated += bool(line.get("truncated"))
 
 
-def _progress() -> Any:
+def _progress(total: int | None = None) -> Any:
+    """A tqdm bar on stderr: pages done of `total`, the rate and the time left."""
     from tqdm import tqdm
 
-    return tqdm(unit="page", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, unit="page", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)

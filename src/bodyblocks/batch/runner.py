@@ -26,7 +26,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.batch.inputs import Job, iter_jobs
+from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.outputs import FORMATS, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
@@ -99,15 +99,20 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         extractor: one built already, used in place of building opts.extractor (workers get it by fork).
     """
     opts = opts or BatchOptions()
+    extractor = extractor or _build_extractor(opts)  # a bad name or checkpoint fails before OUT_DIR is touched
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"the output folder {out} is a file")
     out.mkdir(parents=True, exist_ok=True)
     settings = {k: v for k, v in opts.extractor_opts.items() if k in OUTPUT_SETTINGS}
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
-    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume)
+    inputs = list(inputs)
+    total = count_pages(inputs) if opts.progress else None
+    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total)
     start, status = time.perf_counter(), "complete"
     try:
         with _signals_stop_the_run():
-            _run(inputs, opts, extractor or _build_extractor(opts), report)
+            _run(inputs, opts, extractor, report)
     except (Interrupted, KeyboardInterrupt):
         status = "interrupted"
         raise

@@ -1,9 +1,8 @@
-"""What the batch runner asks of the machine: usable cores, torch threads, and freed heap memory back."""
+"""What the batch runner asks of the machine: freed heap memory back (cores and threads: bodyblocks.cores)."""
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 
 
@@ -35,17 +34,3 @@ def release_free_memory() -> bool:
         return False
     trim(0)
     return True
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity where the OS tells it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def default_threads(workers: int, overlap: bool = False) -> int:
-    """Torch threads of the model in `bodyblocks extract`: the usable cores shared by the parsing workers,
-    less the one this thread keeps busy with parsing and NumPy while the forward pass overlaps them."""
-    return max(1, usable_cores() // max(1, workers) - int(overlap))

@@ -8,6 +8,7 @@ with "file": null and no .html file.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,13 +35,20 @@ class CaptureSummary:
         return self.total / self.elapsed if self.elapsed > 0 else 0.0
 
 
-def capture_to_dir(urls: Iterable[str], out_dir: str | Path, **opts: Any) -> CaptureSummary:
-    """Capture URLs into OUT_DIR/<index>.html (UTF-8) plus one JSON line per URL in OUT_DIR/capture.jsonl."""
+def capture_to_dir(urls: Iterable[str], out_dir: str | Path, progress: bool = False, **opts: Any) -> CaptureSummary:
+    """Capture URLs into OUT_DIR/<index>.html (UTF-8) plus one JSON line per URL in OUT_DIR/capture.jsonl;
+    `progress`: a bar on stderr (URLs done of all, rate, time left)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    urls = list(urls)
     summary, start = CaptureSummary(out_dir=out), time.monotonic()
+    pages: Iterable[CapturedPage] = capture(urls, **opts)
+    if progress:
+        from tqdm import tqdm
+
+        pages = tqdm(pages, total=len(urls), unit="url", file=sys.stderr, dynamic_ncols=True)
     with open(out / "capture.jsonl", "w", encoding="utf-8") as jsonl:
-        for page in capture(urls, **opts):
+        for page in pages:
             jsonl.write(json.dumps(_record(page, _save(page, out)), ensure_ascii=False) + "\n")
             jsonl.flush()  # an interrupted batch keeps the lines of the pages it saved
             _count(summary, page)

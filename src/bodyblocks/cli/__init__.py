@@ -7,6 +7,7 @@ ensemble, train-gbt, ship; data.py: evaluate, data); keep each subcommand's pars
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from bodyblocks.cli.data import add_data, add_evaluate
@@ -36,10 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bodyblocks", description="Find the body text of web pages by classifying their text blocks.")
     parser.add_argument("--version", action="version", version=f"bodyblocks {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SECTIONS:
         add(sub)
     return parser
+
+
+# What a user's mistake raises (a missing or corrupt checkpoint, a bad option value, a file that is not there,
+# an optional package not installed): one line on stderr and exit 2, the traceback only with --debug.
+USAGE_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, KeyError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,3 +57,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except BrokenPipeError:  # e.g. `bodyblocks segment page.html | head`
         return 0
+    except USAGE_ERRORS as exc:
+        if args.debug:
+            raise
+        print(f"bodyblocks {args.command}: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: still one line, and how to see more
+        if args.debug:
+            raise
+        print(f"bodyblocks {args.command}: internal error: {type(exc).__name__}: {one_line(exc)} "
+              "(run with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (KeyError's quotes and OSError's errno included as Python gives them)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."

@@ -21,6 +21,7 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
     p.add_argument("--out", default=None, metavar="DIR", help="write report.json, pages.csv, accuracy.png, report.md")
     p.add_argument("--by-lang", action="store_true", help="also print the per-language table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_run_evaluate)
 
 
@@ -33,13 +34,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
     trained = [n for n in args.extractor if n in TRAINED]
     if args.checkpoint and len(trained) != 1:
-        print("bodyblocks evaluate: --checkpoint needs exactly one of model, gbt, ensemble among the extractors",
-              file=sys.stderr)
-        return 2
+        raise ValueError("--checkpoint needs exactly one of model, gbt, ensemble among the extractors")
     opts = {trained[0]: {"checkpoint": args.checkpoint}} if args.checkpoint else {}
     cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
                      args.page_timeout, opts)
-    report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr))
+    report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr), bar=not args.no_progress)
     for name, note in report["selection"].items():
         if note.get("split_source"):
             print(f"{name}: split {note['split']} from {note['split_source']}", file=sys.stderr)

@@ -30,8 +30,12 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="page files (.html/.htm/.html.gz), folders, dataset folders, or a .txt file of URLs")
     p.add_argument("--out", required=True, help="output folder (also gets report.json)")
-    p.add_argument("--extractor", default=None, help="model (default when a checkpoint is shipped), heuristic, ...")
-    p.add_argument("--checkpoint", default=None, help="model folder (default: the shipped checkpoints/default)")
+    p.add_argument("--extractor", default=None,
+                   help="ensemble (the default: the shipped model, trees and heuristic's vote), model, gbt, heuristic, "
+                        "density, scorer, regex, longest, or a peer: trafilatura, readability, gne")
+    p.add_argument("--checkpoint", default=None,
+                   help="a checkpoint folder for ensemble, model or gbt (default: $BODYBLOCKS_MODEL, else the "
+                        "shipped one); without --extractor, the folder's kind decides")
     p.add_argument("--format", choices=["txt", "json", "md"], default="txt")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--batch-size", type=int, default=None,
@@ -57,34 +61,43 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.batch.inputs import HTML_SUFFIXES, count_pages
     from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
-    from bodyblocks.inference.registry import TORCH, default_extractor_name
+    from bodyblocks.inference.checkpoints import kind_of, resolve
+    from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
-    name = args.extractor or default_extractor_name()
-    extractor_opts: dict = {}
+    name = args.extractor or (kind_of(resolve(args.checkpoint)) if args.checkpoint else default_extractor_name())
+    if name not in extractor_names():
+        raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
+    if args.checkpoint and name not in TRAINED:
+        raise ValueError(f"--checkpoint is for {', '.join(TRAINED)}, not {name}")
+    extractor_opts: dict = {"checkpoint": args.checkpoint} if args.checkpoint else {}
+    if name in TRAINED:
+        extractor_opts["fallback"] = args.fallback
     if name in TORCH:
         threads = args.threads or default_threads(args.workers, args.overlap is not False)
-        extractor_opts = {"device": args.device, "fallback": args.fallback, "threads": threads}
-        if args.checkpoint:
-            extractor_opts["checkpoint"] = args.checkpoint
+        extractor_opts.update({"device": args.device, "threads": threads})
     if args.no_vote:
         if name != "ensemble":
-            print(f"bodyblocks extract: --no-vote is an option of the ensemble, not of {name}", file=sys.stderr)
-            return 2
+            raise ValueError(f"--no-vote is an option of the ensemble, not of {name}")
         extractor_opts["vote"] = False
     batch_size = args.batch_size
     if batch_size is None:
-        import torch
+        batch_size = 1
+        if name in TORCH:
+            import torch
 
-        cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-        batch_size = 64 if cuda and name in TORCH else 1
+            batch_size = 64 if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else 1
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout},
     )
+    if count_pages(args.inputs) == 0:
+        raise ValueError(f"no pages in {' '.join(args.inputs)} (page files end in {', '.join(HTML_SUFFIXES)}; "
+                         "or give a dataset folder with pages.jsonl, or a file of URLs)")
     try:
         totals = run_batch(args.inputs, args.out, opts)
     except (FolderBusy, SettingsMismatch) as exc:
@@ -121,6 +134,7 @@ def add_capture(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recycle-after", type=int, default=50, help="pages per browser before a fresh one")
     p.add_argument("--chromium", default="/usr/bin/chromium")
     p.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_run_capture)
 
 
@@ -130,7 +144,7 @@ def _run_capture(args: argparse.Namespace) -> int:
     opts = {k: getattr(args, k) for k in ("concurrency", "timeout", "wait", "retries", "politeness",
                                           "recycle_after", "chromium", "chromedriver")}
     try:
-        summary = capture_to_dir(read_urls(args.urls_file), args.out, **opts)
+        summary = capture_to_dir(read_urls(args.urls_file), args.out, progress=not args.no_progress, **opts)
     except (CaptureUnavailable, ValueError, FileNotFoundError) as exc:  # missing browser, bad option or file
         print(f"bodyblocks capture: {exc}", file=sys.stderr)
         return 2

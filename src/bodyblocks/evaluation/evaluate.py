@@ -12,6 +12,7 @@ Outputs (`write_outputs`): report.json, pages.csv, accuracy.png, report.md; `for
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks import __version__
+from bodyblocks.cores import default_threads
 from bodyblocks.errors import InputError
-from bodyblocks.inference.registry import Extractor, get_extractor
+from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
 from bodyblocks.pool import WorkerPool, WorkerStartError
 from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
@@ -170,6 +172,14 @@ def _failed(reason: str, message: str, gold: str | None, snippets: Any) -> dict[
             "seconds": 0.0, "pred_chars": 0, "no_body": False}
 
 
+def _with_threads(name: str, opts: dict[str, Any], workers: int) -> dict[str, Any]:
+    """A model's options with the CLI's thread policy (cores.default_threads) for `workers` processes, unless
+    they name their own threads."""
+    if name in TORCH and "threads" not in opts:
+        return {**opts, "threads": default_threads(max(workers, 1))}
+    return opts
+
+
 def run_tasks(
     tasks: Iterable[Task], names: list[str], opts: dict[str, dict[str, Any]], workers: int,
     timeout_s: float, factory: Factory = default_factory,
@@ -179,6 +189,7 @@ def run_tasks(
     With workers >= 1 they run in supervised processes (pool.WorkerPool): a page that kills its worker or
     overruns `timeout_s` is a failed result ("worker-died", "timeout") and a fresh worker goes on.
     """
+    opts = {n: _with_threads(n, opts.get(n, {}), workers) for n in names}
     if workers <= 0:
         built = {n: factory(n, opts.get(n, {})) for n in names}
         for key, name, payload in tasks:
@@ -201,9 +212,11 @@ def run_tasks(
 
 
 def evaluate_pages(
-    cfg: EvalConfig, factory: Factory = default_factory, progress: Callable[[str], None] | None = None
+    cfg: EvalConfig, factory: Factory = default_factory, progress: Callable[[str], None] | None = None,
+    bar: bool = False,
 ) -> tuple[list[PageResult], dict[str, Any]]:
-    """Run every extractor over every selected page; return page results and the selection notes."""
+    """Run every extractor over every selected page; return page results and the selection notes. `bar`: a
+    progress bar per dataset on stderr (pages x extractors done, rate, time left)."""
     results: list[PageResult] = []
     notes: dict[str, Any] = {}
     for dataset in cfg.datasets:
@@ -213,8 +226,13 @@ def evaluate_pages(
         pages: dict[int, Page] = {}
         tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages)
         start = time.monotonic()
-        for (idx, ex), res in run_tasks(tasks, cfg.extractors, cfg.extractor_opts, cfg.workers, cfg.timeout_s,
-                                        factory):
+        done = run_tasks(tasks, cfg.extractors, cfg.extractor_opts, cfg.workers, cfg.timeout_s, factory)
+        if bar:
+            from tqdm import tqdm
+
+            done = tqdm(done, total=len(positions) * len(cfg.extractors), desc=name, unit="page", file=sys.stderr,
+                        dynamic_ncols=True, leave=False)
+        for (idx, ex), res in done:
             results.append(_page_result(ex, name, pages[idx], res))
         for page in pages.values():
             if page.meta.get("error"):
@@ -276,9 +294,10 @@ def aggregate(results: list[PageResult]) -> list[dict[str, Any]]:
 
 
 def evaluate(cfg: EvalConfig, factory: Factory = default_factory,
-             progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[PageResult]]:
+             progress: Callable[[str], None] | None = None, bar: bool = False
+             ) -> tuple[dict[str, Any], list[PageResult]]:
     """The whole evaluation: (report dict with config, selection, summary rows and failures; page results)."""
-    results, notes = evaluate_pages(cfg, factory, progress)
+    results, notes = evaluate_pages(cfg, factory, progress, bar)
     failures = [
         {"extractor": r.extractor, "dataset": r.dataset, "id": r.page_id, "reason": r.reason, "message": r.message}
         for r in results if r.status != "ok"

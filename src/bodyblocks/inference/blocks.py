@@ -17,6 +17,7 @@ batch of pages goes in three steps, so that the batch runner can put the forward
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
+from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
@@ -129,9 +131,11 @@ class BlockExtractor:
         return self.model is not None
 
     # ----------------------------------------------------------------------------------- public API
-    def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
-        """Segment and classify one page."""
-        return self.extract_documents([self.page_segmenter(html)], [lambda: html])[0]
+    def extract(self, html: str | bytes | os.PathLike[str], url: str | None = None) -> Extraction:
+        """Segment and classify one page: its bytes, its HTML as a str, or a path-like to read it from
+        (decode.page_source: a str naming a file is refused)."""
+        page = page_source(html)
+        return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
 
     def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
                           ) -> list[Extraction]:

@@ -1,7 +1,12 @@
 """Checkpoint folders by kind, the shipped ones, and the one loader that builds a block extractor from them.
 
-    load_extractor("ensemble")                               # the shipped checkpoints/ensemble
+    load()                                                   # $BODYBLOCKS_MODEL, else the shipped ensemble
+    load("runs/my-model")                                    # any checkpoint folder: its config.json says the kind
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
+
+Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
+`bodyblocks/checkpoints` (pyproject.toml); `shipped_root` finds either. A model that is asked for and not
+there is a ModelNotFound error that says what to do: nothing falls back to a rule-based extractor silently.
 
 Kinds (config.json "kind"; folders written before it was recorded are models):
   model     config.json + model.safetensors: the block Transformer (inference/model.py)
@@ -19,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.errors import ModelNotFound
 from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
@@ -28,14 +34,29 @@ from bodyblocks.inference.gbt import GbtModel, GbtScorer
 MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
-SHIPPED = REPO_ROOT / "checkpoints"
 SHIPPED_FOLDERS = {MODEL: "default", GBT: "gbt", ENSEMBLE: "ensemble"}
-ENV_CHECKPOINT = "BODYBLOCKS_CHECKPOINT"  # a model folder to use in place of the shipped one
+ENV_MODEL = "BODYBLOCKS_MODEL"  # a checkpoint folder (any kind) that the default extractor loads
+
+
+def shipped_root() -> Path:
+    """Where the shipped checkpoints are: the installed package's data (a wheel), else the source checkout's
+    checkpoints/ folder (an editable install or a clone)."""
+    packaged = Path(__file__).resolve().parents[1] / "checkpoints"
+    if (packaged / SHIPPED_FOLDERS[ENSEMBLE] / "config.json").exists():
+        return packaged
+    return REPO_ROOT / "checkpoints"
+
+
+SHIPPED = shipped_root()
 
 
 def read_meta(folder: str | Path) -> dict[str, Any]:
-    """A checkpoint folder's config.json."""
-    return json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    """A checkpoint folder's config.json (not JSON: a ValueError naming the file)."""
+    path = Path(folder) / "config.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
 
 
 def kind_of(folder: str | Path, meta: dict[str, Any] | None = None) -> str:
@@ -57,10 +78,8 @@ def read_ensemble(folder: str | Path) -> dict[str, Any]:
 
 
 def shipped(kind: str) -> Path | None:
-    """The shipped folder of a kind when it is complete (an ensemble: with both of its parts); a model:
-    $BODYBLOCKS_CHECKPOINT when set."""
-    env = os.environ.get(ENV_CHECKPOINT)
-    folder = Path(env) if kind == MODEL and env else SHIPPED / SHIPPED_FOLDERS[kind]
+    """The shipped folder of a kind when it is complete (an ensemble: with both of its parts), else None."""
+    folder = SHIPPED / SHIPPED_FOLDERS[kind]
     if kind != ENSEMBLE:
         return folder if (folder / "model.safetensors").exists() else None
     try:
@@ -69,6 +88,42 @@ def shipped(kind: str) -> Path | None:
         return None
     parts = (meta["model_path"] / "model.safetensors", meta["gbt_path"] / "model.safetensors")
     return folder if all(p.exists() for p in parts) else None
+
+
+def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
+    """The checkpoint folder that `spec` names, like a model name or folder in Hugging Face's loaders.
+
+    None: $BODYBLOCKS_MODEL when set, else the shipped ensemble; "ensemble", "model" or "gbt": that kind's
+    shipped folder; anything else: a folder holding a config.json.
+    Raises:
+        ModelNotFound: nothing there (with what to do about it).
+    """
+    if spec is None:
+        env = os.environ.get(ENV_MODEL)
+        if env:
+            folder = Path(env)
+            if not (folder / "config.json").is_file():
+                raise ModelNotFound(f"${ENV_MODEL}={env} is not a checkpoint folder (no config.json there)")
+            return folder
+        spec = ENSEMBLE
+    if isinstance(spec, str) and spec in KINDS:
+        found = shipped(spec)
+        if found is None:
+            raise ModelNotFound(f"the shipped {spec} is missing from {SHIPPED / SHIPPED_FOLDERS[spec]}: reinstall "
+                                f"bodyblocks, or pass a checkpoint folder (or set ${ENV_MODEL})")
+        return found
+    folder = Path(spec)
+    if not (folder / "config.json").is_file():
+        raise ModelNotFound(f"{folder} is not a checkpoint folder (no config.json there); "
+                            f"name one of {', '.join(KINDS)} or a folder that `bodyblocks train` wrote")
+    return folder
+
+
+def load(spec: str | os.PathLike[str] | None = None, **opts: Any) -> BlockExtractor:
+    """The block extractor that a checkpoint folder describes (`resolve(spec)`; its config.json gives the
+    kind); `opts` go to load_extractor (device=, threshold=, threads=, ...)."""
+    folder = resolve(spec)
+    return load_extractor(kind_of(folder), folder, **opts)
 
 
 def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
@@ -101,15 +156,12 @@ def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: s
         threads: torch CPU threads for this process (None: leave torch's setting).
         vote: an ensemble without the heuristic's vote (the blend and rule tuned without it).
     Raises:
-        FileNotFoundError: no such checkpoint (nothing shipped, or not trained yet).
+        ModelNotFound: no such checkpoint (nothing shipped, or not trained yet).
         ValueError: the folder holds another kind, or settings out of range.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown checkpoint kind {kind!r}; choose from {', '.join(KINDS)}")
-    folder = Path(checkpoint) if checkpoint else shipped(kind)
-    if folder is None:
-        raise FileNotFoundError(f"no shipped {kind} in {SHIPPED / SHIPPED_FOLDERS[kind]}; pass a checkpoint "
-                                "folder or train one")
+    folder = resolve(checkpoint if checkpoint else kind)
     meta = read_meta(folder)
     found = kind_of(folder, meta)
     if found != kind:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from bodyblocks.cores import default_threads
 from bodyblocks.encoders import make_encoder, resolve_device
 from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, collate, prepare_page
 from bodyblocks.inference.traced import trace_single_page
@@ -56,13 +57,14 @@ class ModelScorer:
              threads: int | None = None) -> ModelScorer:
         """A model checkpoint folder (config.json + model.safetensors) on `device`.
 
-        `threads`: torch CPU threads for this process (None leaves torch's setting, which is every core;
-        `bodyblocks extract` gives the usable cores divided by its parsing workers). On the 2-core machine
-        here a page's forward pass took 13 ms with 2 threads and 18 ms with 1 (benchmarks/profile_stages.py).
+        `threads`: torch CPU threads for this process; None: cores.default_threads(1), the policy of
+        `bodyblocks extract` with one parsing process (which gives the usable cores divided by its workers).
+        On the 2-core machine here a page's forward pass took 13 ms with 2 threads and 18 ms with 1
+        (benchmarks/profile_stages.py).
         """
         dev = resolve_device(device)
-        if threads and dev.type == "cpu":
-            torch.set_num_threads(threads)
+        if dev.type == "cpu":
+            torch.set_num_threads(threads or default_threads(1))
         model = BlockClassifier.load(checkpoint, device=dev)
         frozen = model.cfg.use_text and model.cfg.encoder.frozen
         encoder = make_encoder(model.cfg.encoder, device=str(dev)) if frozen else None

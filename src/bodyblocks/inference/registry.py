@@ -24,7 +24,7 @@ from bodyblocks.baselines import (
     TrafilaturaExtractor,
 )
 from bodyblocks.baselines.peers import peer_installed
-from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_CHECKPOINT, KINDS, MODEL, load_extractor, shipped
+from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load, load_extractor, resolve
 from bodyblocks.types import Extraction
 
 
@@ -56,6 +56,11 @@ TORCH: tuple[str, ...] = (MODEL, ENSEMBLE)  # run the block Transformer: device,
 NAMES: tuple[str, ...] = (*BASELINES, *PEERS, *TRAINED)
 
 
+def extractor_names() -> list[str]:
+    """Every name get_extractor knows, installed or not (NAMES, and any registered since)."""
+    return [*BASELINES, *PEERS, *TRAINED]
+
+
 def available_extractors() -> list[str]:
     """Names that can be built here: baselines always, peers when installed, the trained ones (they still
     need their checkpoints)."""
@@ -63,31 +68,28 @@ def available_extractors() -> list[str]:
 
 
 def default_extractor_name() -> str:
-    """The most accurate extractor available here.
-
-    "ensemble" (the model, the boosted trees and the heuristic's vote) when checkpoints/ensemble and both of
-    its parts are shipped and $BODYBLOCKS_CHECKPOINT does not name another model; else "model" when a model
-    checkpoint is available; else the best rule-based extractor.
-    """
-    if not os.environ.get(ENV_CHECKPOINT) and shipped(ENSEMBLE) is not None:
-        return ENSEMBLE
-    return MODEL if shipped(MODEL) is not None else "heuristic"
+    """The extractor that `get_extractor()` builds: the kind of the folder $BODYBLOCKS_MODEL names when set,
+    else "ensemble" (the model, the boosted trees and the heuristic's vote, shipped with the package).
+    Nothing falls back to a rule-based extractor when a model is missing: loading it raises ModelNotFound."""
+    return kind_of(resolve(None)) if os.environ.get(ENV_MODEL) else ENSEMBLE
 
 
 def get_extractor(name: str | None = None, **opts: Any) -> Extractor:
-    """Build the extractor called `name` (None: default_extractor_name()); opts go to its constructor
+    """Build the extractor called `name` (None: the default, checkpoints.load()); opts go to its constructor
     (for model, gbt and ensemble: checkpoints.load_extractor's, e.g. checkpoint=, device=, threshold=).
 
     Raises:
+        ModelNotFound: a trained extractor whose checkpoint is not there.
         ValueError: unknown name.
         ImportError: a peer (or the model's dependencies) is not installed.
     """
-    name = name or default_extractor_name()
+    if name is None:
+        return load(opts.pop("checkpoint", None), **opts)
     if name in TRAINED:
         return load_extractor(name, **opts)
     if name in PEERS and not peer_installed(name):
         raise ImportError(f"extractor {name!r} needs the optional extra: pip install 'bodyblocks[peers]'")
     factory = BASELINES.get(name) or PEERS.get(name)
     if factory is None:
-        raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(NAMES)}")
+        raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
     return factory(**opts)

@@ -146,7 +146,31 @@ def _body(rng: random.Random, spec: Spec, close_p: bool) -> tuple[list[Frag], st
             # <ul>, not <ol>: whether a gold line holds the "1." marker a browser draws is a convention
             frags.append(Frag(f'<ul class="steps">{items}</ul>', "\n".join(steps)))
         frags.extend(_paragraph(rng, close_p) for _ in range(rng.randint(1, 3)))
+    frags[2:2] = _structures(random.Random(title))
     return frags, title, heads[len(heads) // 2]
+
+
+def _structures(srng: random.Random) -> list[Frag]:
+    """Body structures that Markdown output must keep: a data table, an ordered list, a code block, each on
+    some pages. Drawn from their own random source (seeded by the title), so the rest of a page's recipe
+    is what it was before they were added."""
+    out: list[Frag] = []
+    if srng.random() < 0.3:
+        head = ["项目", "数量", "单位"]
+        rows = [[srng.choice(_OBJECTS), str(srng.randint(2, 900)), srng.choice(["个", "台", "吨"])]
+                for _ in range(srng.randint(2, 4))]
+        cells = "".join(f"<th>{c}</th>" for c in head)
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+        html = f'<table class="data"><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>'
+        out.append(Frag(html, "\n".join("\t".join(r) for r in [head, *rows])))  # innerText: cells by tabs
+    if srng.random() < 0.2:
+        steps = [_sentence(srng) for _ in range(srng.randint(2, 3))]
+        items = "".join(f"<li>{s}</li>" for s in steps)
+        out.append(Frag(f"<ol>{items}</ol>", "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1))))
+    if srng.random() < 0.15:
+        code = "curl -s https://example.cn/api/v1/items \\\n    | python -m json.tool"
+        out.append(Frag(f"<pre><code>{code}</code></pre>", code))
+    return out
 
 
 def _nav(rng: random.Random) -> str:

@@ -1,0 +1,111 @@
+"""Page-relative and container features of blocks: what a block looks like against its own page.
+
+Site-specific inputs (class names, tag-path words) and absolute sizes describe the sites a classifier was
+trained on; how a block compares with the rest of its page transfers to sites it has never seen
+(benchmarks/transfer.py measures this leave-one-source-out). Two groups, NumPy only, from the segmenter's
+blocks alone (no second parse):
+
+  1. page-relative: the block's length against the page's longest block and its rank among the page's
+     blocks, its link and punctuation density against the page's character-weighted mean, its distance in
+     blocks from the page's longest block, and the mean length and link density of the blocks around it;
+  2. containers (readability's idea, as inputs): for the block's ancestors 1..CONTAINER_LEVELS up (by its
+     xpath), the share of the page's clean text (characters outside links) that the ancestor holds and the
+     ancestor's link density; and whether the block sits inside the page's main container, the element
+     with the most clean text weighted by its purity (clean / all characters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bodyblocks.types import Block
+
+CONTAINER_LEVELS = 4  # ancestors described per block: parent, grandparent, ...
+WINDOW = 3  # blocks either side in the windowed means
+
+CONTEXT_NAMES: tuple[str, ...] = (
+    "len_vs_max",  # characters / the page's longest block
+    "len_rank",  # rank of the block's length among the page's blocks (1: the longest)
+    "link_vs_page",  # link density - the page's character-weighted link density
+    "punct_vs_page",  # punctuation density - the page's character-weighted punctuation density
+    "dist_longest",  # |index - index of the longest block| / blocks
+    "win_log_len",  # mean log1p(characters) / 8 of the blocks within WINDOW either side
+    "win_link",  # character-weighted link density of the blocks within WINDOW either side
+    *(f"up{k}_clean_share" for k in range(1, CONTAINER_LEVELS + 1)),  # ancestor's share of the page's clean text
+    *(f"up{k}_link" for k in range(1, CONTAINER_LEVELS + 1)),  # ancestor's link density
+    "in_main",  # inside the page's main container
+    "main_share",  # the main container's share of the page's clean text
+)
+
+
+def _ancestors(xpath: str, levels: int) -> list[str]:
+    """The xpaths of an element's ancestors 1..levels up ("" past the root)."""
+    parts = xpath.split("/")
+    return ["/".join(parts[:-k]) if len(parts) - k > 1 else "" for k in range(1, levels + 1)]
+
+
+def context_features(blocks: Sequence[Block]) -> np.ndarray:
+    """CONTEXT_NAMES for each block of one page, in page order: float32 array (n, len(CONTEXT_NAMES))."""
+    n = len(blocks)
+    out = np.zeros((n, len(CONTEXT_NAMES)), dtype=np.float32)
+    if n == 0:
+        return out
+    col = {name: i for i, name in enumerate(CONTEXT_NAMES)}
+    chars = np.array([b.text_len for b in blocks], dtype=np.float64)
+    links = np.minimum(np.array([b.link_len for b in blocks], dtype=np.float64), chars)
+    punct = np.array([b.punct_count for b in blocks], dtype=np.float64)
+    clean = chars - links
+    total, total_clean = max(chars.sum(), 1.0), max(clean.sum(), 1.0)
+    density = links / np.maximum(chars, 1)
+    longest = int(np.argmax(chars))
+    out[:, col["len_vs_max"]] = chars / max(chars[longest], 1.0)
+    order = np.argsort(-chars, kind="stable")
+    rank = np.empty(n)
+    rank[order] = np.arange(1, n + 1)
+    out[:, col["len_rank"]] = np.log1p(rank) / 8
+    out[:, col["link_vs_page"]] = density - links.sum() / total
+    out[:, col["punct_vs_page"]] = np.clip(punct / np.maximum(chars, 1) - punct.sum() / total, -1, 1)
+    out[:, col["dist_longest"]] = np.abs(np.arange(n) - longest) / n
+    # windowed sums by prefix sums
+    k = WINDOW
+    lo, hi = np.maximum(np.arange(n) - k, 0), np.minimum(np.arange(n) + k + 1, n)
+
+    def window_sum(v: np.ndarray) -> np.ndarray:
+        c = np.concatenate(([0.0], np.cumsum(v)))
+        return c[hi] - c[lo]
+
+    out[:, col["win_log_len"]] = window_sum(np.log1p(chars) / 8) / (hi - lo)
+    out[:, col["win_link"]] = window_sum(links) / np.maximum(window_sum(chars), 1)
+    # containers
+    ups = [_ancestors(b.xpath, CONTAINER_LEVELS) for b in blocks]
+    agg: dict[str, list[float]] = {}  # xpath -> [characters, link characters]
+    for b, c, lk in zip(blocks, chars, links, strict=True):
+        parts = b.xpath.split("/")
+        for j in range(2, len(parts)):  # every proper ancestor from /html[1] down
+            a = agg.setdefault("/".join(parts[:j]), [0.0, 0.0])
+            a[0] += c
+            a[1] += lk
+    for k_up in range(CONTAINER_LEVELS):
+        share = np.zeros(n)
+        link = np.zeros(n)
+        for i, up in enumerate(ups):
+            a = agg.get(up[k_up]) if up[k_up] else None
+            if a is not None:
+                share[i] = (a[0] - a[1]) / total_clean
+                link[i] = a[1] / max(a[0], 1.0)
+            else:
+                share[i], link[i] = 1.0, links.sum() / total
+        out[:, col[f"up{k_up + 1}_clean_share"]] = share
+        out[:, col[f"up{k_up + 1}_link"]] = link
+    if agg:
+        def purity_score(a: list[float]) -> float:
+            cl = a[0] - a[1]
+            return cl * cl / max(a[0], 1.0)
+
+        main = max(agg, key=lambda x: (purity_score(agg[x]), x.count("/")))
+        prefix = main + "/"
+        out[:, col["in_main"]] = [b.xpath.startswith(prefix) for b in blocks]
+        out[:, col["main_share"]] = (agg[main][0] - agg[main][1]) / total_clean
+    return out

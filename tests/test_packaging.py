@@ -1,0 +1,102 @@
+"""A wheel holds the shipped models: built, installed in a fresh venv outside the repository, and run there."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import bodyblocks
+from bodyblocks.errors import ModelNotFound
+from bodyblocks.files import REPO_ROOT
+from bodyblocks.inference import checkpoints
+
+PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a> <a href='/n'>News</a>"
+        "</nav><article><h1>Harbour works begin</h1>"
+        + "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would "
+                  "reopen in spring after the old pilings are replaced.</p>" for i in range(6))
+        + "</article><footer>Copyright 2026 Example News</footer></body></html>")
+
+
+def test_the_package_list_names_every_package_under_src() -> None:
+    """pyproject lists packages by hand (to map checkpoints/ in): a new subpackage must be added there."""
+    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO_ROOT / "src").parts)
+             for p in (REPO_ROOT / "src").rglob("__init__.py")}
+    assert listed == found | {"bodyblocks.checkpoints"}
+
+
+def test_resolve_names_folders_and_refuses_what_is_not_there(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    if checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble is not shipped in this checkout")
+    assert checkpoints.resolve(None) == checkpoints.resolve("ensemble") == checkpoints.shipped("ensemble")
+    assert checkpoints.resolve(checkpoints.shipped("gbt")) == checkpoints.shipped("gbt")
+    with pytest.raises(ModelNotFound, match="not a checkpoint folder"):
+        checkpoints.resolve(tmp_path)
+    monkeypatch.setenv(checkpoints.ENV_MODEL, str(checkpoints.shipped("gbt")))
+    assert bodyblocks.load().name == "gbt"
+    from bodyblocks.inference.registry import default_extractor_name
+
+    assert default_extractor_name() == "gbt"
+    monkeypatch.setenv(checkpoints.ENV_MODEL, str(tmp_path / "nothing"))
+    with pytest.raises(ModelNotFound, match="BODYBLOCKS_MODEL"):
+        bodyblocks.load()
+
+
+def test_a_missing_shipped_model_is_an_error_not_a_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    monkeypatch.setattr(checkpoints, "SHIPPED", tmp_path)
+    with pytest.raises(ModelNotFound, match="reinstall"):
+        bodyblocks.get_extractor()
+    with pytest.raises(ModelNotFound, match="missing"):
+        bodyblocks.get_extractor("gbt")
+
+
+def test_extract_takes_bytes_text_and_paths_and_refuses_a_file_name_as_html(tmp_path: Path) -> None:
+    from bodyblocks.errors import NotMarkup
+
+    page = tmp_path / "page.html"
+    page.write_text(PAGE, encoding="utf-8")
+    ex = bodyblocks.get_extractor("heuristic" if checkpoints.shipped("gbt") is None else "gbt")
+    texts = {ex.extract(x).text for x in (PAGE, PAGE.encode(), page)}
+    assert len(texts) == 1 and "harbour works began" in texts.pop()
+    with pytest.raises(NotMarkup, match="pass pathlib.Path"):
+        ex.extract(str(page))
+    with pytest.raises(NotMarkup, match="not HTML"):
+        bodyblocks.extract(str(page))
+    with pytest.raises(TypeError, match="path-like"):
+        ex.extract(12)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ensemble(tmp_path: Path) -> None:
+    if checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble is not shipped in this checkout")
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO_ROOT), "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheels)], check=True, capture_output=True, cwd=tmp_path)
+    wheel = next(wheels.glob("bodyblocks-*.whl"))
+    venv = tmp_path / "venv"  # the system's packages (torch, lxml, ...) are seen, the editable bodyblocks not
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True,
+                   capture_output=True)
+    page = tmp_path / "page.html"
+    page.write_text(PAGE, encoding="utf-8")
+    probe = ("import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
+             "from bodyblocks.inference.registry import default_extractor_name; "
+             "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text}))")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
+    run = subprocess.run([str(python), "-c", probe, str(page)], capture_output=True, text=True, cwd=tmp_path,
+                         env=env, check=True)
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert Path(got["file"]).is_relative_to(venv), got["file"]  # the wheel's copy ran, not the checkout
+    assert got["name"] == "ensemble"
+    assert got["text"] == bodyblocks.get_extractor("ensemble").extract(PAGE).text
