@@ -3,6 +3,7 @@
     python -m benchmarks.loso --epochs 3                             # every fold; finished stages are kept
     python -m benchmarks.loso --folds cleanportaleval --parts gbt    # the trees alone, one fold
     python -m benchmarks.loso --report-only                          # docs/generalization.md from what is done
+    python -m benchmarks.loso --redo gbt ensemble shipped            # a new recipe for some stages, the rest kept
 
 Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the other sources' pages:
   1. model/    the block Transformer trained on the others' train pages, its epoch and decision rule chosen on
@@ -37,16 +38,38 @@ SHIPPED = "ensemble-shipped"  # the shipped default, trained with every source: 
 METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 
-def fold_config(source: str, root: Path, fold: Path, epochs: int) -> Config:
-    """configs/default.yaml with the other sources' pages only."""
+def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
+    """configs/default.yaml (with `overrides`, KEY=VALUE) and the other sources' pages only."""
     others = ",".join(s for s in SOURCES if s != source)
     return load_config(REPO_ROOT / "configs" / "default.yaml", [
-        f"data.root={root}", f"data.datasets=[{others}]", f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",
+        *(overrides or []), f"data.root={root}", f"data.datasets=[{others}]", f"train.out_dir={fold / 'run'}",
+        f"train.epochs={epochs}",
     ])
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+REDO = (*PARTS, "shipped")
+
+
+def redo_parts(cfg: Config, fold: Path, redo: tuple[str, ...]) -> None:
+    """Make stages of a fold run again with today's recipe: the model's decision rule re-tuned (its weights
+    kept: training it again is `rm -r FOLD/model`), the trees and the ensemble rebuilt, and their evaluations
+    (`shipped`: the shipped ensemble's) redone."""
+    import shutil
+
+    if "model" in redo and (fold / "model" / "model.safetensors").exists():
+        from bodyblocks.training.tune import retune
+
+        log(f"{fold.name}: re-tuning the model's decision rule")
+        retune(fold / "model", cfg.data)
+    for part in ("gbt", "ensemble"):
+        if part in redo and (fold / part).exists():
+            shutil.rmtree(fold / part)
+    for part in redo:
+        (fold / f"eval-{SHIPPED if part == 'shipped' else part}.json").unlink(missing_ok=True)
 
 
 def train_parts(cfg: Config, fold: Path, parts: tuple[str, ...]) -> None:
@@ -83,9 +106,12 @@ def extractors_of(fold: Path, parts: tuple[str, ...]) -> dict[str, tuple[str, di
     return out
 
 
-def evaluate_fold(source: str, root: Path, fold: Path, parts: tuple[str, ...], limit: int | None) -> None:
+def evaluate_fold(source: str, root: Path, fold: Path, parts: tuple[str, ...], limit: int | None,
+                  with_shipped: bool = True) -> None:
     """Stage 4: each extractor on the source's test pages, its report in eval-NAME.json (kept when present)."""
     for label, (name, opts) in extractors_of(fold, parts).items():
+        if label == SHIPPED and not with_shipped:
+            continue
         path = fold / f"eval-{label}.json"
         if path.exists():
             continue
@@ -174,6 +200,12 @@ def main() -> int:
     ap.add_argument("--note", default="", help="a paragraph added to the doc (how and when the folds were run)")
     ap.add_argument("--train-only", action="store_true",
                     help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="a change to configs/default.yaml for every fold (an ablation, e.g. gbt.context=false)")
+    ap.add_argument("--no-shipped", action="store_true", help="leave the shipped ensemble's reference out")
+    ap.add_argument("--redo", nargs="+", choices=REDO, default=[],
+                    help="run these stages again (model: its rule re-tuned; gbt, ensemble: rebuilt; shipped: its "
+                         "evaluation)")
     ap.add_argument("--wait-for-models", action="store_true",
                     help="let another process (--parts model --train-only) train each fold's model: wait for it")
     args = ap.parse_args()
@@ -190,9 +222,12 @@ def main() -> int:
             fold = args.out / source
             while args.wait_for_models and not (fold / "model" / "model.safetensors").exists():
                 time.sleep(30)
-            train_parts(fold_config(source, args.root, fold, args.epochs), fold, parts)
+            cfg = fold_config(source, args.root, fold, args.epochs, args.overrides)
+            if args.redo:
+                redo_parts(cfg, fold, tuple(args.redo))
+            train_parts(cfg, fold, parts)
             if not args.train_only:
-                evaluate_fold(source, args.root, fold, parts, args.limit)
+                evaluate_fold(source, args.root, fold, parts, args.limit, not args.no_shipped)
                 report(args.out, args.doc, args.epochs, args.note)
     means = report(args.out, args.doc, args.epochs, args.note)
     print(args.doc.read_text(encoding="utf-8"))

@@ -105,7 +105,7 @@ run_one() {
     return 0
   fi
   local args=(evaluate $(dataset_args "$dataset") --extractor "$extractor" --workers "$WORKERS" --out "$target"
-              --by-lang)
+              --by-lang --no-progress)
   [[ -n "$LIMIT" ]] && args+=(--limit "$LIMIT")
   [[ "$extractor" == model ]] && args+=(--checkpoint "$CHECKPOINT")
   mkdir -p "$target"

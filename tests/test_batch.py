@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
+from bodyblocks.batch.outputs import sampled
 from bodyblocks.cli import main
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.segment import segment
+from bodyblocks.types import Extraction
 
 ARTICLE = """<html><head><title>Flood relief</title></head><body>
 <div class="nav"><a href="/">Home</a> | <a href="/news">News</a> | <a href="/about">About</a></div>
@@ -102,6 +104,31 @@ def test_parallel_workers_and_review_pages(tmp_path: Path) -> None:
     assert "Relief convoys" in review and (out / "review" / "index.html").exists()
 
 
+def test_review_takes_every_low_confidence_page_and_lists_them_first(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks.inference import registry
+
+    class Unsure:
+        name = "unsure"
+
+        def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+            low = b"doubt" in (html if isinstance(html, bytes) else html.encode())
+            return Extraction(text="body", extractor="unsure", confidence=0.2 if low else 0.9, low_confidence=low)
+
+    monkeypatch.setitem(registry.BASELINES, "unsure", Unsure)
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(40):
+        (src / f"p{i:02d}.html").write_text("<p>doubt</p>" if i in (7, 31) else "<p>sure</p>", encoding="utf-8")
+    out = tmp_path / "out"
+    run_batch([src], out, BatchOptions(extractor="unsure", review=0.2, progress=False))
+    reviewed = {p.stem for p in (out / "review").glob("p*.html")}
+    others = {f"p{i:02d}" for i in range(40) if sampled(f"p{i:02d}", 0.2)} - {"p07", "p31"}
+    assert others and reviewed == others | {"p07", "p31"}  # every low-confidence page, and the sample
+    index = (out / "review" / "index.html").read_text(encoding="utf-8")
+    assert max(index.index("p07.html"), index.index("p31.html")) < min(index.index(f"{k}.html") for k in others)
+
+
 def test_cli_extract_exit_status(tmp_path: Path) -> None:
     src = make_inputs(tmp_path)
     assert main(["extract", str(src), "--out", str(tmp_path / "o1"), "--extractor", "heuristic", "--no-progress"]) == 1
@@ -118,6 +145,22 @@ def test_options_are_validated() -> None:
 
 @pytest.mark.browser
 @pytest.mark.slow
+def test_url_lists_are_known_by_their_content_and_pages_are_counted(tmp_path: Path) -> None:
+    from bodyblocks.batch.inputs import _is_url_list, count_pages
+
+    (tmp_path / "list").write_text("https://a.example/1\nhttps://a.example/2\nnot a url\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("some words\nmore words\n", encoding="utf-8")
+    (tmp_path / "page.txt").write_text("<html><body><p>https://a.example/1</p></body></html>", encoding="utf-8")
+    (tmp_path / "x.html").write_text("https://a.example/1\n", encoding="utf-8")  # named like a page: a page
+    assert [_is_url_list(tmp_path / n) for n in ("list", "notes.txt", "page.txt", "x.html")] == [
+        True, False, False, False]
+    folder = tmp_path / "pages"
+    (folder / "sub").mkdir(parents=True)
+    for name in ("a.html", "b.htm", "sub/c.html.gz", "sub/readme.md"):
+        (folder / name).write_bytes(b"<p>x</p>")
+    assert count_pages([folder, tmp_path / "list", tmp_path / "x.html", tmp_path / "missing.html"]) == 3 + 3 + 1 + 1
+
+
 def test_url_list_is_captured_then_extracted(tmp_path: Path, local_site) -> None:  # noqa: ANN001
     """A .txt of URLs goes through headless Chromium; a dead URL is a failed page, the rest extracted."""
     import shutil

@@ -183,3 +183,36 @@ def test_hashes_stable_across_processes() -> None:
     env["PYTHONHASHSEED"] = "456"
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert first == second and first.strip()
+
+
+def test_context_features_describe_the_block_against_its_page_and_containers() -> None:
+    from bodyblocks.context import CONTEXT_NAMES, context_features
+    from bodyblocks.segment import segment
+
+    nav = "".join(f"<a href='/s{i}'>Section number {i}</a> " for i in range(10))  # link text outweighs the aside
+    html = (f"<html><body><div id='nav'>{nav}</div><div id='main'>"
+            + "".join(f"<p>Paragraph {i} of the article, with words enough to count.</p>" for i in range(4))
+            + "</div><div id='side'><p>A short aside.</p></div></body></html>")
+    blocks = segment(html).blocks
+    x = context_features(blocks)
+    col = {n: i for i, n in enumerate(CONTEXT_NAMES)}
+    assert x.shape == (len(blocks), len(CONTEXT_NAMES)) and np.isfinite(x).all()
+    main = [i for i, b in enumerate(blocks) if "Paragraph" in b.text]
+    assert all(x[i, col["in_main"]] == 1 for i in main) and x[0, col["in_main"]] == 0  # the nav is outside
+    assert x[main[0], col["up1_clean_share"]] > 0.8 and x[main[0], col["up1_link"]] == 0  # most text, no links
+    assert x[0, col["link_vs_page"]] > 0 > x[main[0], col["link_vs_page"]]
+    assert context_features([]).shape == (0, len(CONTEXT_NAMES))
+
+
+def test_gbt_features_with_context_add_its_columns() -> None:
+    from bodyblocks.config import GbtConfig
+    from bodyblocks.context import CONTEXT_NAMES
+    from bodyblocks.inference.gbt import feature_names, gbt_features
+    from bodyblocks.segment import segment
+
+    blocks = segment("<html><body><p>one paragraph here</p><p>and another</p></body></html>").blocks
+    plain, ctx = GbtConfig(context=False), GbtConfig(context=True)
+    assert len(feature_names(ctx)) == len(feature_names(plain)) + len(CONTEXT_NAMES)
+    assert gbt_features(blocks, ctx).shape == (2, len(feature_names(ctx)))
+    width = len(feature_names(plain))
+    np.testing.assert_array_equal(gbt_features(blocks, ctx)[:, :width], gbt_features(blocks, plain))

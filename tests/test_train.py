@@ -185,3 +185,48 @@ def test_shipped_model_answers_a_link_list_with_no_body() -> None:
            + "</ul><div class='footer'>Copyright 2026 Example News</div></body></html>")
     result = ex.extract(nav)
     assert result.text == "" and result.no_body and result.low_confidence
+
+
+def _article_page() -> tuple[object, object]:
+    """A page whose article is div[2]: five paragraphs, one of them weak; a strong stray in the sidebar."""
+    from bodyblocks.training.cache import CachedPage
+    from bodyblocks.types import Block
+
+    spots = ["/html[1]/body[1]/div[1]/a[1]"] + [f"/html[1]/body[1]/div[2]/p[{k}]" for k in range(1, 6)] + \
+        ["/html[1]/body[1]/div[3]/p[1]"]
+    blocks = [Block(i, "x" * 40, "p", "html/body/div/p", xp, 3, text_len=40) for i, xp in enumerate(spots)]
+    labels = [0, 1, 1, 1, 1, 1, 0]
+    return CachedPage("a", "d", "en", None, "s", "", blocks, labels, labels, "gold"), blocks
+
+
+def test_container_step_fills_the_article_and_drops_strays() -> None:
+    import numpy as np
+
+    from bodyblocks.inference.decision import DecisionRule, main_container
+
+    _, blocks = _article_page()
+    probs = np.array([0.1, 0.9, 0.8, 0.15, 0.9, 0.7, 0.6])  # p[3] is weak, the sidebar's p is a stray at 0.6
+    plain = DecisionRule(0.5, 0.5).keep(probs, blocks)
+    assert list(np.flatnonzero(plain)) == [1, 2, 4, 5, 6]
+    assert main_container(blocks, plain, 0.6) == "/html[1]/body[1]/div[2]"
+    boxed = DecisionRule(0.5, 0.5, container=(0.6, 0.1, 0.8)).keep(probs, blocks)
+    assert list(np.flatnonzero(boxed)) == [1, 2, 3, 4, 5]
+    assert list(np.flatnonzero(DecisionRule(0.5, 0.5, container=(0.6, 0.1, 0.8)).keep(probs))) == [1, 2, 4, 5, 6]
+    with pytest.raises(ValueError, match="container"):
+        DecisionRule(0.5, 0.5, container=(0.6, float("nan"), 0.8))
+    assert DecisionRule.from_meta({"threshold": 0.5, "container": [0.6, 0.1, 0.8]}).container == (0.6, 0.1, 0.8)
+    assert DecisionRule.from_meta({"container": [0.6, 0.1, 0.8]}, threshold=0.4).container is None  # by hand: off
+
+
+def test_container_tuning_is_kept_only_when_it_helps() -> None:
+    import numpy as np
+
+    from bodyblocks.training.tune import tune_container, tune_decision
+
+    page, _ = _article_page()
+    probs = [np.array([0.1, 0.9, 0.8, 0.15, 0.9, 0.7, 0.6])]
+    box, score = tune_container([page], probs, 0.5, 0.5)
+    assert box is not None and box[1] <= 0.15 and box[2] > 0.6 and score == pytest.approx(1.0)
+    assert tune_decision([page], probs)["val_page_f1"] == pytest.approx(1.0)
+    clean = [np.array([0.1, 0.9, 0.8, 0.7, 0.9, 0.7, 0.2])]  # the plain rule is perfect: no step 3
+    assert tune_container([page], clean, 0.5, 0.5)[0] is None

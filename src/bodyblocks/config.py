@@ -179,6 +179,7 @@ class GbtConfig:
 
     tag_buckets: int = 128  # 0/1 indicators of hashed tag-path tokens
     neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
+    context: bool = False  # also context.CONTEXT_NAMES: the block against its page and its containers
     max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
     learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
     max_leaf_nodes: int = 31  # leaves per tree

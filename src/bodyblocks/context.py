@@ -40,10 +40,10 @@ CONTEXT_NAMES: tuple[str, ...] = (
 )
 
 
-def _ancestors(xpath: str, levels: int) -> list[str]:
-    """The xpaths of an element's ancestors 1..levels up ("" past the root)."""
-    parts = xpath.split("/")
-    return ["/".join(parts[:-k]) if len(parts) - k > 1 else "" for k in range(1, levels + 1)]
+def _parent(xpath: str) -> str:
+    """The xpath of an element's parent ("" for the root, /html[1], and above)."""
+    cut = xpath.rfind("/")
+    return xpath[:cut] if cut > 0 else ""
 
 
 def context_features(blocks: Sequence[Block]) -> np.ndarray:
@@ -78,34 +78,41 @@ def context_features(blocks: Sequence[Block]) -> np.ndarray:
 
     out[:, col["win_log_len"]] = window_sum(np.log1p(chars) / 8) / (hi - lo)
     out[:, col["win_link"]] = window_sum(links) / np.maximum(window_sum(chars), 1)
-    # containers
-    ups = [_ancestors(b.xpath, CONTAINER_LEVELS) for b in blocks]
-    agg: dict[str, list[float]] = {}  # xpath -> [characters, link characters]
+    # containers: the characters and link characters strictly inside each element, summed bottom-up (every
+    # element once, deepest first) rather than block by block up every ancestor
+    held: dict[str, list[float]] = {}
     for b, c, lk in zip(blocks, chars, links, strict=True):
-        parts = b.xpath.split("/")
-        for j in range(2, len(parts)):  # every proper ancestor from /html[1] down
-            a = agg.setdefault("/".join(parts[:j]), [0.0, 0.0])
+        parent = _parent(b.xpath)
+        if parent:
+            a = held.get(parent)
+            if a is None:
+                a = held[parent] = [0.0, 0.0]
+                up = _parent(parent)
+                while up and up not in held:  # the element's ancestors, each once
+                    held[up] = [0.0, 0.0]
+                    up = _parent(up)
             a[0] += c
             a[1] += lk
-    for k_up in range(CONTAINER_LEVELS):
-        share = np.zeros(n)
-        link = np.zeros(n)
-        for i, up in enumerate(ups):
-            a = agg.get(up[k_up]) if up[k_up] else None
-            if a is not None:
-                share[i] = (a[0] - a[1]) / total_clean
-                link[i] = a[1] / max(a[0], 1.0)
-            else:
-                share[i], link[i] = 1.0, links.sum() / total
-        out[:, col[f"up{k_up + 1}_clean_share"]] = share
-        out[:, col[f"up{k_up + 1}_link"]] = link
-    if agg:
-        def purity_score(a: list[float]) -> float:
-            cl = a[0] - a[1]
-            return cl * cl / max(a[0], 1.0)
-
-        main = max(agg, key=lambda x: (purity_score(agg[x]), x.count("/")))
+    for x in sorted(held, key=lambda e: -e.count("/")):
+        parent = _parent(x)
+        if parent:
+            a, inner = held[parent], held[x]
+            a[0] += inner[0]
+            a[1] += inner[1]
+    none = (total, links.sum())  # past the root: the whole page
+    level = [b.xpath for b in blocks]
+    for k_up in range(1, CONTAINER_LEVELS + 1):
+        level = [_parent(x) for x in level]
+        sums = np.array([held.get(x, none) if x else none for x in level], dtype=np.float64).reshape(n, 2)
+        out[:, col[f"up{k_up}_clean_share"]] = (sums[:, 0] - sums[:, 1]) / total_clean
+        out[:, col[f"up{k_up}_link"]] = sums[:, 1] / np.maximum(sums[:, 0], 1.0)
+    if held:
+        names = list(held)
+        sums = np.array([held[x] for x in names], dtype=np.float64)
+        purity = (sums[:, 0] - sums[:, 1]) ** 2 / np.maximum(sums[:, 0], 1.0)
+        best = np.flatnonzero(purity == purity.max())
+        main = max((names[i] for i in best), key=lambda x: x.count("/"))  # ties: the deepest
         prefix = main + "/"
         out[:, col["in_main"]] = [b.xpath.startswith(prefix) for b in blocks]
-        out[:, col["main_share"]] = (agg[main][0] - agg[main][1]) / total_clean
+        out[:, col["main_share"]] = (held[main][0] - held[main][1]) / total_clean
     return out

@@ -131,7 +131,7 @@ class Report:
                 write_atomic(target, render(ex, self.fmt, job.key))
             except OSError as exc:
                 ex, error, target = None, f"write-failed: {exc}", None
-        if ex is not None and self.review and sampled(job.key, self.review):
+        if ex is not None and self.review and (ex.low_confidence or ex.no_body or sampled(job.key, self.review)):
             write_review(self.out / "review" / (job.key + ".html"), job.key, ex)
         line = entry(job, ex, error and printable(error), secs, str(target) if target else None)
         count(self.totals, line)
@@ -168,7 +168,9 @@ class Report:
                 fh.write(("," if i else "") + json.dumps(line, ensure_ascii=False) + "\n")
             fh.write("]}\n")
         if self.review:
-            write_review_index(self.out / "review")
+            confidence = {line["id"]: (not line.get("low_confidence"), line.get("confidence") or 0.0)
+                          for line in self.journal.lines() if line.get("status") == "ok"}
+            write_review_index(self.out / "review", confidence)
         return run
 
 

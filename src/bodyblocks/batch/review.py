@@ -42,11 +42,18 @@ def write_review(path: Path, key: str, ex: Extraction) -> None:
     path.write_text(doc, encoding="utf-8")
 
 
-def write_review_index(folder: Path) -> None:
-    """review/index.html linking every review page."""
+def write_review_index(folder: Path, order: dict[str, tuple[bool, float]] | None = None) -> None:
+    """review/index.html linking every review page; `order`: per page key a sort key (low-confidence first,
+    then by confidence), so that the pages most worth a look come first."""
     if not folder.exists():
         return
     pages = sorted(p for p in folder.rglob("*.html") if p.name != "index.html")
+    if order:
+        def rank(p: Path) -> tuple[bool, float]:
+            key = str(p.relative_to(folder))[: -len(".html")]
+            return order.get(key, (True, 1.0))
+
+        pages.sort(key=rank)
     names = [html.escape(str(p.relative_to(folder))) for p in pages]
     items = "".join(f'<li><a href="{n}">{n}</a></li>' for n in names)
     (folder / "index.html").write_text(

@@ -176,7 +176,7 @@ def _with_threads(name: str, opts: dict[str, Any], workers: int) -> dict[str, An
     """A model's options with the CLI's thread policy (cores.default_threads) for `workers` processes, unless
     they name their own threads."""
     if name in TORCH and "threads" not in opts:
-        return {**opts, "threads": default_threads(max(workers, 1))}
+        return {**opts, "threads": default_threads(max(workers, 1), overlap=True)}
     return opts
 
 

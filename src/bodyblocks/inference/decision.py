@@ -6,19 +6,24 @@
   1. threshold: a block is body when P(body) >= threshold (tuned on validation: training/tune.py);
   2. rescue: on a page where no block reaches the threshold, the blocks at or above `rescue` are kept
      (None, or rescue >= threshold: no rescue);
-  3. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
-  4. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation.
+  3. container (when tuned): body text sits in one element of the page, so the main container is found from
+     what steps 1-2 keep (the deepest element holding `share` of the kept characters) and the choice is
+     redone around it: inside it blocks at or above `inside` are kept, outside it only those at or above
+     `outside`. This fills the holes a block-by-block decision leaves in the article and drops strays far
+     from it (a related-links box, a caption in the sidebar); benchmarks/transfer.py measures it;
+  4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
+  5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from bodyblocks.types import Document, Extraction
+from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
 
@@ -31,6 +36,44 @@ def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) 
     return keep
 
 
+def main_container(blocks: Sequence[Block], keep: np.ndarray, share: float) -> str | None:
+    """The xpath of the deepest element holding at least `share` of the kept blocks' characters (None: nothing
+    with characters is kept)."""
+    kept = np.flatnonzero(keep)
+    total = float(sum(blocks[i].text_len for i in kept))
+    if total <= 0:
+        return None
+    held: dict[str, float] = {}
+    for i in kept:
+        b = blocks[i]
+        if not b.text_len:
+            continue
+        parts = b.xpath.split("/")
+        for j in range(2, len(parts)):  # every proper ancestor, /html[1] down
+            key = "/".join(parts[:j])
+            held[key] = held.get(key, 0.0) + b.text_len
+    enough = [x for x, c in held.items() if c >= share * total]
+    return max(enough, key=lambda x: x.count("/")) if enough else None
+
+
+def inside_mask(blocks: Sequence[Block], container: str) -> np.ndarray:
+    """Blocks inside the element with this xpath."""
+    prefix = container + "/"
+    return np.fromiter((b.xpath.startswith(prefix) for b in blocks), bool, len(blocks))
+
+
+def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
+                   container: tuple[float, float, float]) -> np.ndarray:
+    """Step 3: `keep` redone around the main container; container = (share, inside, outside). What steps 1-2
+    kept inside the container stays kept."""
+    share, inside, outside = container
+    main = main_container(blocks, keep, share)
+    if main is None:
+        return keep
+    ins = inside_mask(blocks, main)
+    return (ins & (keep | (probs >= inside))) | (~ins & (probs >= outside))
+
+
 @dataclass(frozen=True)
 class DecisionRule:
     """Threshold, low-confidence level and rescue threshold of a block extractor (module docstring)."""
@@ -38,41 +81,53 @@ class DecisionRule:
     threshold: float
     confident: float
     rescue: float | None = None
+    container: tuple[float, float, float] | None = None  # step 3: (share, inside, outside); None: no step 3
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
+        if self.container is not None:
+            if len(self.container) != 3:
+                raise ValueError(f"decision rule: container is (share, inside, outside), got {self.container!r}")
+            values += list(self.container)
         if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in values):  # NaN fails both
-            raise ValueError(f"decision rule: threshold, confident and rescue must be numbers in [0, 1], got "
-                             f"{self.threshold!r}, {self.confident!r}, {self.rescue!r}")
+            raise ValueError(f"decision rule: threshold, confident, rescue and the container's values must be "
+                             f"numbers in [0, 1], got {self.threshold!r}, {self.confident!r}, {self.rescue!r}, "
+                             f"{self.container!r}")
 
     @classmethod
     def resolve(cls, tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
                 threshold: float | None = None, confident: float | None = None,
-                rescue: float | None = None) -> DecisionRule:
+                rescue: float | None = None, tuned_container: Sequence[float] | None = None) -> DecisionRule:
         """The values given, else the tuned ones.
 
-        `confident` defaults to the threshold in use when nothing was tuned for it. The tuned rescue belongs
-        to the tuned threshold: a threshold given by hand turns it off unless a rescue is given too.
+        `confident` defaults to the threshold in use when nothing was tuned for it. The tuned rescue and
+        container step belong to the tuned threshold: a threshold given by hand turns them off (the rescue
+        stays when one is given too).
         """
         t = float(threshold if threshold is not None else tuned_threshold)
         c = float(confident if confident is not None else (tuned_confident if tuned_confident is not None else t))
         tuned = tuned_rescue if threshold is None else None
-        return cls(t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None))
+        box = tuple(float(v) for v in tuned_container) if tuned_container is not None and threshold is None else None
+        return cls(t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None),
+                   box)  # type: ignore[arg-type]
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], threshold: float | None = None, confident: float | None = None,
                   rescue: float | None = None) -> DecisionRule:
         """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue)."""
         return cls.resolve(meta.get("threshold", DEFAULT_THRESHOLD), meta.get("confident"), meta.get("rescue"),
-                           threshold, confident, rescue)
+                           threshold, confident, rescue, meta.get("container"))
 
-    def keep(self, probs: np.ndarray) -> np.ndarray:
-        """Steps 1-2: the kept blocks as a boolean mask."""
-        return keep_mask(probs, self.threshold, self.rescue)
+    def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None) -> np.ndarray:
+        """Steps 1-3 (step 3 when the rule has it and the blocks are given): the kept blocks as a mask."""
+        keep = keep_mask(probs, self.threshold, self.rescue)
+        if self.container is not None and blocks is not None and keep.any():
+            keep = container_keep(blocks, probs, keep, self.container)
+        return keep
 
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
-        """Steps 1-4 on one page: its Extraction by the extractor called `name`."""
-        kept = [int(i) for i in np.flatnonzero(self.keep(probs))]
+        """Steps 1-5 on one page: its Extraction by the extractor called `name`."""
+        kept = [int(i) for i in np.flatnonzero(self.keep(probs, doc.blocks))]
         top = float(probs.max()) if len(probs) else 0.0
         return Extraction(
             text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name,

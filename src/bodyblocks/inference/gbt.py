@@ -9,7 +9,10 @@ Inputs per block (`gbt_features`), all computed without a neural network:
   2. the same row for the `neighbours` blocks before and after it (NaN past the page's ends): a cheap
      stand-in for the Transformer's page context;
   3. `tag_buckets` 0/1 indicators of its tag-path tokens (features.tag_path_tokens hashed by CRC-32): the
-     neural model's tag-path input without the embedding.
+     neural model's tag-path input without the embedding;
+  4. with `context`, context.CONTEXT_NAMES: the block against its own page (length, link and punctuation
+     density against the page's) and its containers (their share of the page's clean text, link density,
+     whether it sits in the main container), which transfer to unseen sites (benchmarks/transfer.py).
 The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
 Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
 leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
+from bodyblocks.context import CONTEXT_NAMES, context_features
 from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.types import Block, Document
@@ -48,7 +52,7 @@ def feature_names(cfg: GbtConfig) -> list[str]:
     names = list(FEATURE_NAMES)
     for k in range(1, cfg.neighbours + 1):
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
-    return names + [f"tag{j}" for j in range(cfg.tag_buckets)]
+    return names + [f"tag{j}" for j in range(cfg.tag_buckets)] + (list(CONTEXT_NAMES) if cfg.context else [])
 
 
 def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
@@ -74,7 +78,8 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
             ids, offsets = tag_bags(blocks, cfg.tag_buckets)
         rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
         indicators[rows, ids] = 1.0
-    return np.concatenate([*parts, indicators], axis=1)
+    context = [context_features(blocks).astype(np.float64)] if cfg.context else []
+    return np.concatenate([*parts, indicators, *context], axis=1)
 
 
 # ----------------------------------------------------------------------------------------- model
@@ -90,6 +95,7 @@ class GbtModel:
     confident: float = 0.5  # a page with no block at or above this is low-confidence
     rescue: float | None = None  # on a page with no block at the threshold, keep those at or above this
     metrics: dict[str, Any] = field(default_factory=dict)
+    container: list[float] | None = None  # decision step 3 (share, inside, outside), inference/decision.py
 
     @property
     def n_trees(self) -> int:
@@ -228,7 +234,8 @@ class GbtModel:
         write_json(out / "config.json", {
             "format_version": FORMAT_VERSION, "kind": KIND, "bodyblocks_version": __version__,
             "gbt": asdict(self.cfg), "baseline": self.baseline, "depth": self.depth, "n_trees": self.n_trees,
-            "threshold": self.threshold, "confident": self.confident, "rescue": self.rescue, "metrics": self.metrics,
+            "threshold": self.threshold, "confident": self.confident, "rescue": self.rescue,
+            "container": self.container, "metrics": self.metrics,
             "feature_names": feature_names(self.cfg), **(extra or {}),
         })
         return out
@@ -256,7 +263,7 @@ class GbtModel:
             raise ValueError(f"{path}: leaf values and the baseline must be finite numbers")
         return cls(cfg, trees, float(meta["baseline"]), int(meta["depth"]), float(meta["threshold"]),
                    float(meta["confident"]), None if meta.get("rescue") is None else float(meta["rescue"]),
-                   meta.get("metrics", {}))
+                   meta.get("metrics", {}), meta.get("container"))
 
 
 class GbtScorer:

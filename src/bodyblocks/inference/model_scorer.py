@@ -57,14 +57,14 @@ class ModelScorer:
              threads: int | None = None) -> ModelScorer:
         """A model checkpoint folder (config.json + model.safetensors) on `device`.
 
-        `threads`: torch CPU threads for this process; None: cores.default_threads(1), the policy of
-        `bodyblocks extract` with one parsing process (which gives the usable cores divided by its workers).
+        `threads`: torch CPU threads for this process; None: what `bodyblocks extract` gives with its defaults
+        (cores.default_threads(1, overlap=True): the usable cores less one, at least one).
         On the 2-core machine here a page's forward pass took 13 ms with 2 threads and 18 ms with 1
         (benchmarks/profile_stages.py).
         """
         dev = resolve_device(device)
         if dev.type == "cpu":
-            torch.set_num_threads(threads or default_threads(1))
+            torch.set_num_threads(threads or default_threads(1, overlap=True))
         model = BlockClassifier.load(checkpoint, device=dev)
         frozen = model.cfg.use_text and model.cfg.encoder.frozen
         encoder = make_encoder(model.cfg.encoder, device=str(dev)) if frozen else None

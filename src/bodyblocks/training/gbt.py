@@ -20,7 +20,7 @@ from bodyblocks.config import DataConfig, GbtConfig, to_dict
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
-from bodyblocks.training.tune import pooled_char_f1, tune_rule
+from bodyblocks.training.tune import pooled_char_f1, tune_decision
 
 
 def page_matrix(pages: Sequence[CachedPage], cfg: GbtConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -105,12 +105,14 @@ def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None
     p = model.predict_proba(x_val)
     probs = np.split(p, np.cumsum([len(cp.blocks) for cp in val_pages])[:-1])
     _, f1 = pooled_char_f1(val_pages, probs)
-    model.threshold, model.rescue, page_f1 = tune_rule(val_pages, probs)
+    rule = tune_decision(val_pages, probs)
+    model.threshold, model.rescue, model.container = rule["threshold"], rule["rescue"], rule["container"]
+    page_f1 = rule["val_page_f1"]
     model.confident = max(model.threshold, 0.5)
     eps = 1e-12
     loss = -float(np.mean(y_val * np.log(p + eps) + (1 - y_val) * np.log(1 - p + eps)))
     model.metrics = {"val_loss": loss, "val_char_f1": f1, "val_page_f1": page_f1, "threshold": model.threshold,
-                     "rescue": model.rescue, "n_trees": model.n_trees,
+                     "rescue": model.rescue, "container": model.container, "n_trees": model.n_trees,
                      "train_pages": len(pages), "train_blocks": int(len(y)), "val_pages": len(val_pages)}
     return model
 

@@ -21,7 +21,7 @@ from bodyblocks.config import DataConfig, EnsembleConfig
 from bodyblocks.files import write_json
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
-from bodyblocks.inference.decision import keep_mask
+from bodyblocks.inference.decision import inside_mask, keep_mask, main_container
 from bodyblocks.inference.gbt import GbtModel
 from bodyblocks.inference.vote import vote_on_blocks
 from bodyblocks.training.cache import CachedPage
@@ -98,6 +98,51 @@ def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple
     return best
 
 
+CONTAINER_SHARES = (0.6, 0.8, 0.95)  # the grid of decision step 3 (inference/decision.py)
+CONTAINER_INSIDE = (0.02, 0.05, 0.1, 0.2, 0.3)
+CONTAINER_OUTSIDE = (0.6, 0.7, 0.8, 0.9, 0.97)
+
+
+def tune_container(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float
+                   ) -> tuple[tuple[float, float, float] | None, float]:
+    """Decision step 3 for a tuned threshold and rescue: the (share, inside, outside) with the best mean
+    per-page character F1 on validation, or None when no setting beats the rule without it. Returns it and
+    the score it reaches."""
+    items = [(cp.blocks, lab, w, p) for cp, (lab, w, p) in zip(
+        (cp for cp, p in zip(pages, probs, strict=True) if len(p)), page_items(pages, probs), strict=True)]
+    if not items:
+        return None, 0.0
+    base = [keep_mask(p, threshold, rescue) for _, _, _, p in items]
+    best: tuple[tuple[float, float, float] | None, float] = (
+        None, float(np.mean([page_f1(lab, w, k) for (_, lab, w, _), k in zip(items, base, strict=True)])))
+    insides = sorted({x for x in CONTAINER_INSIDE if x <= threshold} | {threshold})
+    outsides = sorted({x for x in CONTAINER_OUTSIDE if x >= threshold} | {threshold})
+    for share in CONTAINER_SHARES:
+        masks = []
+        for (blocks, _, _, _), k in zip(items, base, strict=True):
+            main = main_container(blocks, k, share) if k.any() else None
+            masks.append(None if main is None else inside_mask(blocks, main))
+        for inside in insides:
+            for outside in outsides:
+                scores = []
+                for (_, lab, w, p), k, ins in zip(items, base, masks, strict=True):
+                    keep = k if ins is None else (ins & (k | (p >= inside))) | (~ins & (p >= outside))
+                    scores.append(page_f1(lab, w, keep))
+                score = float(np.mean(scores))
+                if score > best[1] + 1e-9:
+                    best = ((share, float(inside), float(outside)), score)
+    return best
+
+
+def tune_decision(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> dict[str, Any]:
+    """The whole decision rule on validation: threshold and rescue (tune_rule), then step 3 (tune_container).
+    Returns threshold, rescue, container (None: no step 3), confident and val_page_f1."""
+    threshold, rescue, _ = tune_rule(pages, probs)
+    container, score = tune_container(pages, probs, threshold, rescue)
+    return {"threshold": threshold, "rescue": rescue, "container": list(container) if container else None,
+            "confident": max(threshold, 0.5), "val_page_f1": score}
+
+
 def rule_score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float) -> float:
     """Mean per-page character F1 of one decision rule (decision.keep_mask, as the extractors apply it)."""
     scores = [page_f1(lab, w, keep_mask(p, threshold, rescue)) for lab, w, p in page_items(pages, probs)]
@@ -147,11 +192,12 @@ def retune(checkpoint: str | Path, data: DataConfig | None = None, grid: Ensembl
     old_t = float(meta.get("threshold", 0.5))
     old_r = meta.get("rescue")
     old = rule_score(val, probs, old_t, old_t if old_r is None else float(old_r))
-    threshold, rescue, score = tune_rule(val, probs)
-    meta.update(threshold=threshold, rescue=rescue, confident=max(threshold, 0.5))
-    meta.setdefault("metrics", {}).update(val_page_f1=score, threshold=threshold, rescue=rescue)
+    rule = tune_decision(val, probs)
+    score = rule.pop("val_page_f1")
+    meta.update(rule)
+    meta.setdefault("metrics", {}).update(val_page_f1=score, **rule)
     write_json(path / "config.json", meta)
-    return {"threshold": threshold, "rescue": rescue, "val_page_f1": score, "val_pages": len(val),
+    return {**rule, "val_page_f1": score, "val_pages": len(val),
             "before": {"threshold": old_t, "rescue": old_r, "val_page_f1": old}}
 
 
@@ -210,13 +256,17 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: Ense
     votes = validation_votes(val, data)
     scores = blend_scores(val, p_model, p_gbt, votes, grid)
     weight, heuristic = best_weights(scores)
-    threshold, rescue, score = scores[(weight, heuristic)]
+    threshold, rescue, score_plain = scores[(weight, heuristic)]
+    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue)
     meta.update(weight=weight, heuristic=heuristic, threshold=threshold, rescue=rescue,
-                confident=max(threshold, 0.5))
+                container=list(container) if container else None, confident=max(threshold, 0.5))
     no_vote = max((w for w, h in scores if h == 0.0), key=lambda w: (scores[(w, 0.0)][2], -abs(w - 0.5)))
-    t0, r0, score0 = scores[(no_vote, 0.0)]
-    meta["without_vote"] = {"weight": no_vote, "threshold": t0, "rescue": r0, "confident": max(t0, 0.5)}
-    meta["metrics"] = {"val_page_f1": score, "val_pages": len(val), "model_alone": tune_rule(val, p_model)[2],
+    t0, r0, _ = scores[(no_vote, 0.0)]
+    container0, score0 = tune_container(val, Blend(no_vote, 0.0)(p_model, p_gbt, votes), t0, r0)
+    meta["without_vote"] = {"weight": no_vote, "threshold": t0, "rescue": r0,
+                            "container": list(container0) if container0 else None, "confident": max(t0, 0.5)}
+    meta["metrics"] = {"val_page_f1": score, "val_page_f1_without_container": score_plain, "val_pages": len(val),
+                       "model_alone": tune_rule(val, p_model)[2],
                        "gbt_alone": tune_rule(val, p_gbt)[2],
                        "without_vote": {"weight": no_vote, "val_page_f1": score0},
                        "vote_alone": tune_rule(val, votes)[2],
@@ -224,7 +274,8 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: Ense
     for key in ("model_path", "gbt_path"):
         del meta[key]
     write_json(path / "config.json", meta)
-    return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue, **meta["metrics"]}
+    return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue,
+            "container": meta["container"], **meta["metrics"]}
 
 
 def make_ensemble(model: str | Path, gbt: str | Path, out: str | Path, data: DataConfig | None = None,
