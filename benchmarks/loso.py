@@ -142,7 +142,7 @@ def _cell(row: dict[str, Any] | None) -> str:
     return f"{row['token_f1']:.3f} / {row['acc@0.90']:.3f}"
 
 
-ORDER = ("ensemble", "model", "gbt", "heuristic", "trafilatura", "readability", SHIPPED)
+ORDER = ("ensemble", "ensemble-xs", "model", "gbt", "heuristic", "trafilatura", "readability", SHIPPED)
 
 
 def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
