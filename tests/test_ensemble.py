@@ -242,3 +242,21 @@ def test_cli_evaluate_takes_the_checkpoint_of_the_one_trained_extractor(parts: t
     report = json.loads((tmp_path / "r.json").read_text())
     assert {r["extractor"] for r in report["summary"]} == {"ensemble"}
     assert main([*base, "--extractor", "model", "gbt", "--checkpoint", str(model)]) == 2
+
+
+@pytest.mark.skipif(shipped("ensemble") is None, reason="checkpoints/ensemble is not shipped in this checkout")
+def test_one_page_extract_overlapping_the_forward_pass_gives_the_batch_answer() -> None:
+    """extract() runs the forward pass on a second thread while it makes the vote and the trees' scores: the
+    same text, kept blocks and probabilities as extract_documents on the page."""
+    import random
+
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.training.synth import synth_page
+
+    ex = load_extractor("ensemble", device="cpu", threads=1)
+    for seed in range(6):
+        html = synth_page(random.Random(seed))[0]
+        one = ex.extract(html)
+        batch = ex.extract_documents([ex.page_segmenter(html)], [lambda h=html: h])[0]
+        assert (one.text, one.kept, one.low_confidence) == (batch.text, batch.kept, batch.low_confidence)
+        assert one.probabilities == batch.probabilities

@@ -18,7 +18,9 @@ batch of pages goes in three steps, so that the batch runner can put the forward
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -29,7 +31,7 @@ from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
-from bodyblocks.segment import segment
+from bodyblocks.segment import segment, segment_tree
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
@@ -76,6 +78,9 @@ class Prepared:
     docs: Sequence[Document]
     batches: list[ModelBatch] = field(default_factory=list)
     gbt: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+ONE_PAGE_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while extract's forward pass overlaps
 
 
 @runtime_checkable
@@ -135,7 +140,24 @@ class BlockExtractor:
         """Segment and classify one page: its bytes, its HTML as a str, or a path-like to read it from
         (decode.page_source: a str naming a file is refused)."""
         page = page_source(html)
-        return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
+        if self.model is None or not self.voting:
+            return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
+        # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
+        # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
+        doc, tree = segment_tree(page)
+        prepared = Prepared([doc])
+        prepared.batches = self.model.prepare([doc])
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(ONE_PAGE_SWITCH_INTERVAL)
+        try:
+            with ThreadPoolExecutor(1) as pool:
+                probs = pool.submit(self.forward, prepared)
+                add_vote(doc, page, tree)
+                if self.gbt is not None:
+                    prepared.gbt = self.gbt.scores([doc], self.model.page_inputs(prepared.batches))
+                return self.finish(prepared, probs.result(), [lambda: page])[0]
+        finally:
+            sys.setswitchinterval(switch)
 
     def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
                           ) -> list[Extraction]:
