@@ -46,6 +46,49 @@ def _parent(xpath: str) -> str:
     return xpath[:cut] if cut > 0 else ""
 
 
+def element_sums(xpaths: Sequence[str], values: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+    """What each element holds: per element (xpath) that is a proper ancestor of one of the blocks, the sums of
+    the blocks' `values` (n, k) over the blocks strictly inside it.
+
+    Returns ({xpath: row}, sums (elements, k)); rows are in the order of each element's first block (an
+    element before its ancestors). Every element is summed into its parent once, deepest first, rather than
+    every block into every ancestor.
+    """
+    rows: dict[str, int] = {}
+    parents: list[int] = []  # row -> its parent's row (-1: none among the rows)
+    owner = np.full(len(xpaths), -1, dtype=np.intp)  # block -> its parent element's row
+    for i, xpath in enumerate(xpaths):
+        parent = _parent(xpath)
+        if not parent:
+            continue
+        row = rows.get(parent)
+        if row is None:
+            row = rows[parent] = len(parents)
+            parents.append(-1)
+            child, up = row, _parent(parent)
+            while up:  # the element's ancestors not seen yet, each once
+                known = rows.get(up)
+                if known is not None:
+                    parents[child] = known
+                    break
+                parents[child] = rows[up] = len(parents)
+                parents.append(-1)
+                child, up = parents[child], _parent(up)
+        owner[i] = row
+    inside = owner >= 0
+    depth = [x.count("/") for x in rows]
+    order = sorted(range(len(parents)), key=lambda r: -depth[r])  # deepest first; stable: first seen first
+    columns = []
+    for k in range(values.shape[1]):  # per column in Python floats: a few hundred adds, no array per element
+        col = np.bincount(owner[inside], weights=values[inside, k], minlength=len(parents)).tolist()
+        for row in order:
+            if parents[row] >= 0:
+                col[parents[row]] += col[row]
+        columns.append(col)
+    sums = np.array(columns, dtype=np.float64).T.reshape(len(parents), values.shape[1])
+    return rows, sums
+
+
 def context_features(blocks: Sequence[Block]) -> np.ndarray:
     """CONTEXT_NAMES for each block of one page, in page order: float32 array (n, len(CONTEXT_NAMES))."""
     n = len(blocks)
@@ -78,41 +121,22 @@ def context_features(blocks: Sequence[Block]) -> np.ndarray:
 
     out[:, col["win_log_len"]] = window_sum(np.log1p(chars) / 8) / (hi - lo)
     out[:, col["win_link"]] = window_sum(links) / np.maximum(window_sum(chars), 1)
-    # containers: the characters and link characters strictly inside each element, summed bottom-up (every
-    # element once, deepest first) rather than block by block up every ancestor
-    held: dict[str, list[float]] = {}
-    for b, c, lk in zip(blocks, chars, links, strict=True):
-        parent = _parent(b.xpath)
-        if parent:
-            a = held.get(parent)
-            if a is None:
-                a = held[parent] = [0.0, 0.0]
-                up = _parent(parent)
-                while up and up not in held:  # the element's ancestors, each once
-                    held[up] = [0.0, 0.0]
-                    up = _parent(up)
-            a[0] += c
-            a[1] += lk
-    for x in sorted(held, key=lambda e: -e.count("/")):
-        parent = _parent(x)
-        if parent:
-            a, inner = held[parent], held[x]
-            a[0] += inner[0]
-            a[1] += inner[1]
-    none = (total, links.sum())  # past the root: the whole page
+    # containers: the characters and link characters each element holds
+    rows, held = element_sums([b.xpath for b in blocks], np.stack((chars, links), axis=1))
+    none = np.array([[total, links.sum()]])  # past the root: the whole page
+    table = np.concatenate((held, none))
     level = [b.xpath for b in blocks]
     for k_up in range(1, CONTAINER_LEVELS + 1):
         level = [_parent(x) for x in level]
-        sums = np.array([held.get(x, none) if x else none for x in level], dtype=np.float64).reshape(n, 2)
+        sums = table[[rows.get(x, -1) if x else -1 for x in level]]
         out[:, col[f"up{k_up}_clean_share"]] = (sums[:, 0] - sums[:, 1]) / total_clean
         out[:, col[f"up{k_up}_link"]] = sums[:, 1] / np.maximum(sums[:, 0], 1.0)
-    if held:
-        names = list(held)
-        sums = np.array([held[x] for x in names], dtype=np.float64)
-        purity = (sums[:, 0] - sums[:, 1]) ** 2 / np.maximum(sums[:, 0], 1.0)
+    if rows:
+        purity = (held[:, 0] - held[:, 1]) ** 2 / np.maximum(held[:, 0], 1.0)
+        names = list(rows)
         best = np.flatnonzero(purity == purity.max())
         main = max((names[i] for i in best), key=lambda x: x.count("/"))  # ties: the deepest
         prefix = main + "/"
         out[:, col["in_main"]] = [b.xpath.startswith(prefix) for b in blocks]
-        out[:, col["main_share"]] = (held[main][0] - held[main][1]) / total_clean
+        out[:, col["main_share"]] = (held[rows[main], 0] - held[rows[main], 1]) / total_clean
     return out

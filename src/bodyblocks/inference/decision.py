@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.context import element_sums
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
@@ -38,21 +39,13 @@ def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) 
 
 def main_container(blocks: Sequence[Block], keep: np.ndarray, share: float) -> str | None:
     """The xpath of the deepest element holding at least `share` of the kept blocks' characters (None: nothing
-    with characters is kept)."""
-    kept = np.flatnonzero(keep)
-    total = float(sum(blocks[i].text_len for i in kept))
-    if total <= 0:
+    with characters is kept); of two as deep, the one whose kept characters start first."""
+    kept = [blocks[i] for i in np.flatnonzero(keep) if blocks[i].text_len]
+    if not kept:
         return None
-    held: dict[str, float] = {}
-    for i in kept:
-        b = blocks[i]
-        if not b.text_len:
-            continue
-        parts = b.xpath.split("/")
-        for j in range(2, len(parts)):  # every proper ancestor, /html[1] down
-            key = "/".join(parts[:j])
-            held[key] = held.get(key, 0.0) + b.text_len
-    enough = [x for x, c in held.items() if c >= share * total]
+    chars = np.array([[b.text_len] for b in kept], dtype=np.float64)
+    rows, held = element_sums([b.xpath for b in kept], chars)
+    enough = [x for x, row in rows.items() if held[row, 0] >= share * chars.sum()]
     return max(enough, key=lambda x: x.count("/")) if enough else None
 
 
@@ -62,16 +55,20 @@ def inside_mask(blocks: Sequence[Block], container: str) -> np.ndarray:
     return np.fromiter((b.xpath.startswith(prefix) for b in blocks), bool, len(blocks))
 
 
+def keep_around(keep: np.ndarray, probs: np.ndarray, inside: np.ndarray, low: float, high: float) -> np.ndarray:
+    """`keep` redone around a container (`inside`: its blocks): inside it what steps 1-2 kept and every block
+    at or above `low`, outside it only the blocks at or above `high`."""
+    return (inside & (keep | (probs >= low))) | (~inside & (probs >= high))
+
+
 def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
                    container: tuple[float, float, float]) -> np.ndarray:
-    """Step 3: `keep` redone around the main container; container = (share, inside, outside). What steps 1-2
-    kept inside the container stays kept."""
+    """Step 3: `keep` redone around the main container; container = (share, inside, outside)."""
     share, inside, outside = container
     main = main_container(blocks, keep, share)
     if main is None:
         return keep
-    ins = inside_mask(blocks, main)
-    return (ins & (keep | (probs >= inside))) | (~ins & (probs >= outside))
+    return keep_around(keep, probs, inside_mask(blocks, main), inside, outside)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from bodyblocks.config import DataConfig, EnsembleConfig
 from bodyblocks.files import write_json
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
-from bodyblocks.inference.decision import inside_mask, keep_mask, main_container
+from bodyblocks.inference.decision import inside_mask, keep_around, keep_mask, main_container
 from bodyblocks.inference.gbt import GbtModel
 from bodyblocks.inference.vote import vote_on_blocks
 from bodyblocks.training.cache import CachedPage
@@ -108,8 +108,8 @@ def tune_container(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], thr
     """Decision step 3 for a tuned threshold and rescue: the (share, inside, outside) with the best mean
     per-page character F1 on validation, or None when no setting beats the rule without it. Returns it and
     the score it reaches."""
-    items = [(cp.blocks, lab, w, p) for cp, (lab, w, p) in zip(
-        (cp for cp, p in zip(pages, probs, strict=True) if len(p)), page_items(pages, probs), strict=True)]
+    scored = [cp for cp, p in zip(pages, probs, strict=True) if len(p)]  # the pages page_items keeps
+    items = [(cp.blocks, *item) for cp, item in zip(scored, page_items(pages, probs), strict=True)]
     if not items:
         return None, 0.0
     base = [keep_mask(p, threshold, rescue) for _, _, _, p in items]
@@ -126,7 +126,7 @@ def tune_container(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], thr
             for outside in outsides:
                 scores = []
                 for (_, lab, w, p), k, ins in zip(items, base, masks, strict=True):
-                    keep = k if ins is None else (ins & (k | (p >= inside))) | (~ins & (p >= outside))
+                    keep = k if ins is None else keep_around(k, p, ins, inside, outside)
                     scores.append(page_f1(lab, w, keep))
                 score = float(np.mean(scores))
                 if score > best[1] + 1e-9:
