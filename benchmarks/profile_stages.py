@@ -12,7 +12,6 @@ parts cost when measured alone; and the forward pass one page at a time, eager a
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -92,14 +91,13 @@ def _beside_busy_thread(clock, scorer, batches) -> dict[str, float]:  # noqa: AN
 
     import torch
 
-    from bodyblocks.batch.runner import OVERLAP_SWITCH_INTERVAL
+    from bodyblocks.inference.blocks import overlapping
 
     runs = {"eager": lambda: [scorer.model.probabilities(b) for b in batches]}
     if scorer.single is not None:
         runs["traced"] = lambda: [scorer.single(b) for b in batches]
-    out, old = {}, sys.getswitchinterval()
-    sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
-    try:
+    out = {}
+    with overlapping():
         for name, run in runs.items():
             stop = threading.Event()
 
@@ -113,8 +111,6 @@ def _beside_busy_thread(clock, scorer, batches) -> dict[str, float]:  # noqa: AN
                 out[name] = clock(run)
             stop.set()
             thread.join()
-    finally:
-        sys.setswitchinterval(old)
     return out
 
 

@@ -16,7 +16,6 @@ Inputs are consumed in bounded windows, so memory stays flat however many pages 
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -32,12 +31,11 @@ from bodyblocks.batch.outputs import FORMATS, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.worker import Result, init_worker, work
-from bodyblocks.inference.blocks import StagedExtractor
+from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.pool import WorkerPool
 from bodyblocks.types import Document, Extraction
 
-OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while the forward pass overlaps
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 # pages per call of a block classifier, up to (the last of a window or before a failed page may be fewer; its
 # forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
@@ -141,23 +139,20 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
     else:
         init_worker(*init)
     overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)
-    switch = sys.getswitchinterval()
-    if overlap:  # the forward thread gets the GIL back soon after each kernel (default: 5 ms)
-        sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
     scheduler = Scheduler(extractor if staged else None, overlap, report.write)
-    try:
-        done = (lambda key: report.target_for(key).exists()) if opts.resume else None
-        for window in _windows(iter_jobs(inputs, opts.capture_opts, done)):  # 1. inputs, WINDOW at a time
-            todo = _not_done(window, report, opts.resume)
-            results = _in_order(pool, todo) if pool else map(work, todo)
-            _classify(results, scheduler, staged, max(opts.batch_size, GROUP))
-            report.flush()
-            release_free_memory()
-    finally:
-        scheduler.close()
-        sys.setswitchinterval(switch)
-        if pool is not None:
-            pool.close()
+    with overlapping(overlap):
+        try:
+            done = (lambda key: report.target_for(key).exists()) if opts.resume else None
+            for window in _windows(iter_jobs(inputs, opts.capture_opts, done)):  # 1. inputs, WINDOW at a time
+                todo = _not_done(window, report, opts.resume)
+                results = _in_order(pool, todo) if pool else map(work, todo)
+                _classify(results, scheduler, staged, max(opts.batch_size, GROUP))
+                report.flush()
+                release_free_memory()
+        finally:
+            scheduler.close()
+            if pool is not None:
+                pool.close()
 
 
 class Interrupted(Exception):

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -80,7 +81,20 @@ class Prepared:
     gbt: dict[int, np.ndarray] = field(default_factory=dict)
 
 
-ONE_PAGE_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while extract's forward pass overlaps
+OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while a forward pass overlaps other work
+
+
+@contextmanager
+def overlapping(on: bool = True) -> Iterator[None]:
+    """While the forward pass runs on another thread: that thread gets the GIL back soon after each kernel
+    (Python's default switch interval is 5 ms); the interval is restored after."""
+    switch = sys.getswitchinterval()
+    if on:
+        sys.setswitchinterval(OVERLAP_SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(switch)
 
 
 @runtime_checkable
@@ -145,19 +159,12 @@ class BlockExtractor:
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
         doc, tree = segment_tree(page)
-        prepared = Prepared([doc])
-        prepared.batches = self.model.prepare([doc])
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(ONE_PAGE_SWITCH_INTERVAL)
-        try:
-            with ThreadPoolExecutor(1) as pool:
-                probs = pool.submit(self.forward, prepared)
-                add_vote(doc, page, tree)
-                if self.gbt is not None:
-                    prepared.gbt = self.gbt.scores([doc], self.model.page_inputs(prepared.batches))
-                return self.finish(prepared, probs.result(), [lambda: page])[0]
-        finally:
-            sys.setswitchinterval(switch)
+        prepared = self._prepare_model([doc])
+        with overlapping(), ThreadPoolExecutor(1) as pool:
+            probs = pool.submit(self.forward, prepared)
+            add_vote(doc, page, tree)
+            self._prepare_trees(prepared)
+            return self.finish(prepared, probs.result(), [lambda: page])[0]
 
     def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
                           ) -> list[Extraction]:
@@ -188,13 +195,22 @@ class BlockExtractor:
             if lacking:
                 raise ValueError(f"{len(lacking)} pages lack the heuristic's vote: segment them with the "
                                  "extractor's page_segmenter (or pass sources= to extract_documents)")
+        prepared = self._prepare_model(docs)
+        self._prepare_trees(prepared)
+        return prepared
+
+    def _prepare_model(self, docs: Sequence[Document]) -> Prepared:
+        """Step 1, the model's part: its batches and inputs (NumPy)."""
         prepared = Prepared(docs)
         if self.model is not None:
             prepared.batches = self.model.prepare(docs)
+        return prepared
+
+    def _prepare_trees(self, prepared: Prepared) -> None:
+        """Step 1, the trees' part: every page's P(body) at once (from the model's inputs when there are some)."""
         if self.gbt is not None:
             inputs = self.model.page_inputs(prepared.batches) if self.model is not None else None
-            prepared.gbt = self.gbt.scores(docs, inputs)  # all pages' trees at once
-        return prepared
+            prepared.gbt = self.gbt.scores(prepared.docs, inputs)
 
     def forward(self, prepared: Prepared) -> list[np.ndarray]:
         """Step 2: the model's P(body) of every page (touches only torch); empty without a model."""
