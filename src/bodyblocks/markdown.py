@@ -100,27 +100,32 @@ def render_block(b: Block, kind: str) -> str:
     return "  \n".join(_escape(ln) for ln in lines)
 
 
+def folded(text: str) -> str:
+    """Text compared as a title is: white space collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
 def to_markdown(title: str, blocks: Sequence[Block]) -> str:
     """Markdown of a page: `# title` once, then the kept blocks in page order (module docstring)."""
     out: list[str] = [f"# {title.strip()}"] if title.strip() else []
-    seen_title = " ".join(title.split()).casefold()
+    seen_title = folded(title)
+    kinds = [block_kind(b) for b in blocks]
     i = 0
     while i < len(blocks):
-        b = blocks[i]
-        kind = block_kind(b)
+        b, kind = blocks[i], kinds[i]
         if kind == "table-row":
             table = _table_of(b)
             j = i
-            while j < len(blocks) and block_kind(blocks[j]) == "table-row" and _table_of(blocks[j]) == table:
+            while j < len(blocks) and kinds[j] == "table-row" and _table_of(blocks[j]) == table:
                 j += 1
             out.append(_table(blocks[i:j]))
             i = j
             continue
-        if kind == "heading" and seen_title and " ".join(b.text.split()).casefold() == seen_title:
+        if kind == "heading" and seen_title and folded(b.text) == seen_title:
             i += 1
             continue
         rendered = render_block(b, kind)
-        if kind == "list-item" and out and i and block_kind(blocks[i - 1]) == "list-item" \
+        if kind == "list-item" and out and i and kinds[i - 1] == "list-item" \
                 and _list_root(blocks[i - 1]) == _list_root(b):
             out[-1] += "\n" + rendered  # items of one list stay together
         else:

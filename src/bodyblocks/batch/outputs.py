@@ -22,7 +22,7 @@ from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.review import write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
-from bodyblocks.markdown import block_kind, to_markdown
+from bodyblocks.markdown import block_kind, folded, to_markdown
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md"}
@@ -50,8 +50,8 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
     if fmt == "md":
         if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
             return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)])
-        title = " ".join(ex.title.split()).casefold()
-        paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and " ".join(ln.split()).casefold() != title]
+        title = folded(ex.title)
+        paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and folded(ln) != title]
         return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *paragraphs]) + "\n"
     rec: dict[str, Any] = {
         "id": key, "title": ex.title, "text": ex.text, "extractor": ex.extractor, "encoding": ex.encoding,
