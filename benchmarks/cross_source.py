@@ -32,17 +32,15 @@ from benchmarks.loso import SOURCES, log
 from bodyblocks.config import DataConfig, load_config
 from bodyblocks.evaluation.evaluate import EvalConfig, evaluate
 from bodyblocks.files import REPO_ROOT, datasets_root, write_json
-from bodyblocks.inference.blocks import Blend
-from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, read_meta
+from bodyblocks.inference.checkpoints import read_meta
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.tune import (
-    best_weights,
-    blend_scores,
+    choose_blend,
     gbt_probabilities,
     model_probabilities,
-    tune_container,
     validation_votes,
+    write_ensemble_folder,
 )
 
 Scored = tuple[list[CachedPage], list[np.ndarray], list[np.ndarray], list[np.ndarray]]
@@ -68,29 +66,17 @@ def out_of_source(source: str, root: Path, folds: Path, cache: Path) -> Scored:
 
 
 def tune_blend(parts: list[Scored]) -> dict[str, Any]:
-    """The blend, rule and container step with the best mean per-page F1 over the pooled pages."""
+    """The blend, rule and container step with the best mean per-page F1 over the pooled pages (tune.choose_blend,
+    as `bodyblocks ensemble` chooses them), as an ensemble folder's settings."""
     val = [cp for p in parts for cp in p[0]]
     p_model, p_gbt, votes = ([x for p in parts for x in p[k]] for k in (1, 2, 3))
-    grid = load_config(REPO_ROOT / "configs" / "default.yaml").ensemble
-    scores = blend_scores(val, p_model, p_gbt, votes, grid)
-    weight, heuristic = best_weights(scores)
-    threshold, rescue, plain = scores[(weight, heuristic)]
-    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue)
-    return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue,
-            "container": list(container) if container else None, "confident": max(threshold, 0.5),
-            "metrics": {"val_page_f1": score, "val_page_f1_without_container": plain, "val_pages": len(val),
-                        "tuned_on": "out-of-source predictions (benchmarks/cross_source.py)",
-                        "by_weight": {f"{w}/{h}": s[2] for (w, h), s in scores.items()}}}
-
-
-def write_ensemble(folder: Path, model: Path, gbt: Path, settings: dict[str, Any]) -> None:
-    import os
-
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "config.json", {
-        "format_version": ENSEMBLE_FORMAT, "kind": ENSEMBLE,
-        "model": os.path.relpath(model.resolve(), folder.resolve()),
-        "gbt": os.path.relpath(gbt.resolve(), folder.resolve()), **settings})
+    chosen = choose_blend(val, p_model, p_gbt, votes, load_config(REPO_ROOT / "configs" / "default.yaml").ensemble)
+    scores = chosen.pop("scores")
+    chosen["metrics"] = {"val_page_f1": chosen.pop("val_page_f1"),
+                         "val_page_f1_without_container": chosen.pop("without_container"), "val_pages": len(val),
+                         "tuned_on": "out-of-source predictions (benchmarks/cross_source.py)",
+                         "by_weight": {f"{w}/{h}": s[2] for (w, h), s in scores.items()}}
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.ship:
         old = read_meta(args.ship)
         settings = tune_blend(list(scored.values()))
-        write_ensemble(args.ship, args.ship / old["model"], args.ship / old["gbt"], settings)
+        write_ensemble_folder(args.ship, args.ship / old["model"], args.ship / old["gbt"], settings)
         print(json.dumps({k: v for k, v in settings.items() if k != "metrics"}))
         return 0
     for s in args.folds:
         fold = args.folds_dir / s
         settings = tune_blend([scored[t] for t in SOURCES if t != s])
-        write_ensemble(fold / "ensemble-xs", fold / "model", fold / "gbt", settings)
+        write_ensemble_folder(fold / "ensemble-xs", fold / "model", fold / "gbt", settings)
         log(f"{s}: blend {settings['weight']}/{settings['heuristic']}, rule {settings['threshold']}/"
             f"{settings['rescue']}/{settings['container']}; evaluating")
         cfg = EvalConfig([str(root / s)], ["ensemble"], split="test", workers=1,

@@ -239,6 +239,31 @@ def validation_votes(val: Sequence[CachedPage], data: DataConfig) -> list[np.nda
             for cp in val]
 
 
+def choose_blend(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
+                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None) -> dict[str, Any]:
+    """The blend (best_weights over blend_scores) and its whole decision rule, container step included:
+    weight, heuristic, threshold, rescue, container, confident, with val_page_f1, without_container (the
+    score before the container step) and every blend's `scores`."""
+    scores = blend_scores(val, p_model, p_gbt, votes, grid)
+    weight, heuristic = best_weights(scores)
+    threshold, rescue, plain = scores[(weight, heuristic)]
+    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue)
+    return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue,
+            "container": list(container) if container else None, "confident": max(threshold, 0.5),
+            "val_page_f1": score, "without_container": plain, "scores": scores}
+
+
+def write_ensemble_folder(folder: str | Path, model: str | Path, gbt: str | Path, settings: dict[str, Any]) -> Path:
+    """An ensemble folder's config.json: its parts as paths relative to it, and the blend and rule `settings`."""
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    write_json(path / "config.json", {
+        "format_version": ENSEMBLE_FORMAT, "kind": ENSEMBLE,
+        "model": os.path.relpath(Path(model).resolve(), path.resolve()),
+        "gbt": os.path.relpath(Path(gbt).resolve(), path.resolve()), **settings})
+    return path
+
+
 def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: EnsembleConfig | None = None
                   ) -> dict[str, Any]:
     """Choose the blend and the decision rule on the validation pages; rewrites FOLDER/config.json.
@@ -254,12 +279,10 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: Ense
     val = validation_pages(data)
     p_model, p_gbt = model_probabilities(meta["model_path"], val), gbt_probabilities(meta["gbt_path"], val)
     votes = validation_votes(val, data)
-    scores = blend_scores(val, p_model, p_gbt, votes, grid)
-    weight, heuristic = best_weights(scores)
-    threshold, rescue, score_plain = scores[(weight, heuristic)]
-    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue)
-    meta.update(weight=weight, heuristic=heuristic, threshold=threshold, rescue=rescue,
-                container=list(container) if container else None, confident=max(threshold, 0.5))
+    chosen = choose_blend(val, p_model, p_gbt, votes, grid)
+    scores, score, score_plain = chosen.pop("scores"), chosen.pop("val_page_f1"), chosen.pop("without_container")
+    weight, heuristic, threshold, rescue = chosen["weight"], chosen["heuristic"], chosen["threshold"], chosen["rescue"]
+    meta.update(chosen)
     no_vote = max((w for w, h in scores if h == 0.0), key=lambda w: (scores[(w, 0.0)][2], -abs(w - 0.5)))
     t0, r0, _ = scores[(no_vote, 0.0)]
     container0, score0 = tune_container(val, Blend(no_vote, 0.0)(p_model, p_gbt, votes), t0, r0)
@@ -281,14 +304,9 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: Ense
 def make_ensemble(model: str | Path, gbt: str | Path, out: str | Path, data: DataConfig | None = None,
                   grid: EnsembleConfig | None = None) -> dict[str, Any]:
     """Write an ensemble folder OUT pointing at the MODEL and GBT checkpoints, then tune it."""
-    folder = Path(out)
     for part, name in ((Path(model), "model"), (Path(gbt), "gbt")):
         if not (part / "model.safetensors").exists():
             raise FileNotFoundError(f"{part}: no {name} checkpoint (model.safetensors) there")
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "config.json", {
-        "format_version": ENSEMBLE_FORMAT, "kind": ENSEMBLE,
-        "model": os.path.relpath(Path(model).resolve(), folder.resolve()),
-        "gbt": os.path.relpath(Path(gbt).resolve(), folder.resolve()),
-        "weight": 0.5, "heuristic": 0.0, "threshold": 0.5, "rescue": None, "confident": 0.5})
+    folder = write_ensemble_folder(out, model, gbt, {"weight": 0.5, "heuristic": 0.0, "threshold": 0.5,
+                                                     "rescue": None, "confident": 0.5})
     return tune_ensemble(folder, data, grid)
