@@ -27,7 +27,7 @@ from bodyblocks.config import DataConfig, GbtConfig, load_config
 from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic, write_json
 from bodyblocks.inference.decision import DecisionRule, keep_mask
 from bodyblocks.inference.gbt import gbt_features
-from bodyblocks.metrics import levenshtein_ratio, token_prf
+from bodyblocks.metrics import score_page, summarize
 from bodyblocks.training.cache import CachedPage, load_cached
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.datasets import resolve_dataset
@@ -58,18 +58,12 @@ def score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: f
 
 
 def score_keep(pages: Sequence[CachedPage], keeps: Sequence[np.ndarray]) -> dict[str, float]:
-    """Token F1 / P / R and acc@0.9 of the kept blocks' text against gold, per-page means."""
-    f1s, ps, rs, ratios = [], [], [], []
-    for cp, keep in zip(pages, keeps, strict=True):
-        pred = "\n".join(b.text for b, k in zip(cp.blocks, keep, strict=True) if k)
-        prec, rec, f1 = token_prf(cp.gold or "", pred)
-        f1s.append(f1)
-        ps.append(prec)
-        rs.append(rec)
-        ratios.append(levenshtein_ratio(cp.gold or "", pred))
-    return {"token_f1": float(np.mean(f1s)), "token_precision": float(np.mean(ps)),
-            "token_recall": float(np.mean(rs)), "acc@0.90": float(np.mean(np.array(ratios) >= 0.9)),
-            "pages": len(pages)}
+    """Token F1 / P / R and acc@0.9 of the kept blocks' text against gold, per-page means (metrics.summarize of
+    metrics.score_page, as `bodyblocks evaluate` scores)."""
+    scores = [score_page(cp.gold, "\n".join(b.text for b, k in zip(cp.blocks, keep, strict=True) if k))
+              for cp, keep in zip(pages, keeps, strict=True)]
+    summary = summarize(scores)
+    return {key: summary[key] for key in ("token_f1", "token_precision", "token_recall", "acc@0.90", "pages")}
 
 
 def matrix(pages: Sequence[CachedPage], feats: Callable[[CachedPage], np.ndarray],

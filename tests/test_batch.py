@@ -159,6 +159,7 @@ def test_url_lists_are_known_by_their_content_and_pages_are_counted(tmp_path: Pa
     for name in ("a.html", "b.htm", "sub/c.html.gz", "sub/readme.md"):
         (folder / name).write_bytes(b"<p>x</p>")
     assert count_pages([folder, tmp_path / "list", tmp_path / "x.html", tmp_path / "missing.html"]) == 3 + 3 + 1 + 1
+    assert count_pages([folder, tmp_path / "list"], stop_at=1) == 1 and count_pages([tmp_path / "e"], 1) == 1
 
 
 def test_url_list_is_captured_then_extracted(tmp_path: Path, local_site) -> None:  # noqa: ANN001

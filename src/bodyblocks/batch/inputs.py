@@ -19,6 +19,7 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -111,18 +112,19 @@ def _is_url_list(path: Path) -> bool:
     return bool(lines) and urls * 2 > len(lines)
 
 
-def count_pages(inputs: Iterable[str | Path]) -> int:
+def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int:
     """How many pages iter_jobs will yield for these inputs, counted cheaply (names and lines, nothing parsed):
-    the progress bar's total."""
+    the progress bar's total. `stop_at`: stop counting there (whether there are any pages: 1)."""
     total = 0
     for raw in inputs:
         path = Path(raw)
         try:
             if path.is_dir() and (path / "pages.jsonl").exists():
                 with open(path / "pages.jsonl", "rb") as fh:
-                    total += sum(1 for line in fh if line.strip())
+                    total += sum(islice((1 for line in fh if line.strip()), stop_at))
             elif path.is_dir():
-                total += sum(f.lower().endswith(HTML_SUFFIXES) for _, _, files in os.walk(path) for f in files)
+                pages = (1 for _, _, files in os.walk(path) for f in files if f.lower().endswith(HTML_SUFFIXES))
+                total += sum(islice(pages, stop_at))
             elif path.is_file() and _is_url_list(path):
                 from bodyblocks.capture import read_urls
 
@@ -131,6 +133,8 @@ def count_pages(inputs: Iterable[str | Path]) -> int:
                 total += 1
         except OSError:
             total += 1
+        if stop_at is not None and total >= stop_at:
+            return total
     return total
 
 

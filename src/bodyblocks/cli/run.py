@@ -95,7 +95,7 @@ def _run_extract(args: argparse.Namespace) -> int:
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout},
     )
-    if count_pages(args.inputs) == 0:
+    if count_pages(args.inputs, stop_at=1) == 0:  # before anything is written; run_batch counts them all
         raise ValueError(f"no pages in {' '.join(args.inputs)} (page files end in {', '.join(HTML_SUFFIXES)}; "
                          "or give a dataset folder with pages.jsonl, or a file of URLs)")
     try:
