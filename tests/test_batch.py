@@ -185,6 +185,7 @@ class _Flaky:
 
     name = "flaky"
     overlaps = True
+    whole_pages = False  # staged: the runner classifies its pages in groups
     page_segmenter = staticmethod(segment)
     batches: list[int] = []
     threads: set[str] = set()
@@ -338,8 +339,8 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
     real = SinglePage.__call__
     monkeypatch.setattr(SinglePage, "__call__", lambda self, b: calls.append(1) or real(self, b))
     docs = [segment(ARTICLE), segment(ARTICLE.replace("Tuesday", "Monday"))]
-    one = load_extractor("model", device="cpu", batch_size=1)
-    sixteen = load_extractor("model", device="cpu", batch_size=16)
+    one = load_extractor("model", device="cpu", batch_size=1, engine="torch")
+    sixteen = load_extractor("model", device="cpu", batch_size=16, engine="torch")
     assert one.model.single is not None
     calls.clear()  # (loading checked the traces on probe pages)
     a = one.probabilities(docs)
@@ -376,11 +377,14 @@ def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
     src.mkdir()
     for i in range(6):
         (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
-    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", progress=False))
+    on_torch = {"engine": "torch"}  # (ONNX Runtime runs whole pages in the workers)
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", extractor_opts=on_torch,
+                                                             progress=False))
     assert totals.ok == 6
     assert calls == [(4, [1, 1, 1, 1], 1), (2, [1, 1], 1)]  # groups of 4 pages, one page per forward pass
     calls.clear()
-    run_batch([src], tmp_path / "out2", BatchOptions(extractor="ensemble", batch_size=3, progress=False))
+    run_batch([src], tmp_path / "out2", BatchOptions(extractor="ensemble", extractor_opts=on_torch, batch_size=3,
+                                                     progress=False))
     assert calls == [(4, [3, 1], 3), (2, [2], 3)]
 
 
@@ -396,7 +400,8 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
 
     monkeypatch.setattr(batch, "run_batch", fake_run_batch)
     monkeypatch.setattr(cores, "usable_cores", lambda: 8)
-    base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress"]
+    base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress",
+            "--engine", "torch"]
     assert main([*base, "--workers", "2"]) == 0
     assert main([*base, "--threads", "3", "--overlap"]) == 0
     assert main([*base, "--no-overlap"]) == 0

@@ -89,21 +89,32 @@ def test_exported_trees_predict_what_sklearn_predicts(splits: dict[str, list[Cac
     np.testing.assert_allclose(loaded.predict_proba(x_val), expected, rtol=0, atol=1e-12)
     meta = json.loads((tmp_path / "gbt" / "config.json").read_text())
     assert meta["kind"] == "gbt" and len(meta["feature_names"]) == x.shape[1]
-    # both walks: scikit-learn's compiled one (used when it agrees) and the NumPy one (without scikit-learn)
-    assert loaded.prepare_walk() and loaded._compiled is not None
-    np.testing.assert_allclose(loaded._numpy_raw(x_val), loaded._compiled(x_val), rtol=0, atol=1e-12)
+    # both walks: the NumPy one (no export) and ONNX Runtime's on the exported trees.onnx
+    assert loaded.prepare_walk() == "numpy"
+    from bodyblocks.training.export import export_trees
+
+    export_trees(tmp_path / "gbt", [])
+    exported = GbtModel.load(tmp_path / "gbt")
+    assert exported.prepare_walk() == "onnx"
+    np.testing.assert_allclose(exported.predict_proba(x_val), expected, rtol=0, atol=1e-6)  # (float32 sums)
 
 
-def test_the_numpy_walk_stands_in_when_the_compiled_one_is_missing(trained: tuple[GbtModel, Path],
-                                                                  splits: dict[str, list[CachedPage]],
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+def test_the_numpy_walk_stands_in_without_onnx_runtime(trained: tuple[GbtModel, Path],
+                                                      splits: dict[str, list[CachedPage]],
+                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import shutil
 
+    from bodyblocks.inference import onnx_model
+    from bodyblocks.training.export import export_trees
+
+    folder = tmp_path / "gbt"
+    shutil.copytree(trained[1], folder)
+    export_trees(folder, [])
     x, _ = page_matrix(splits["val"], trained[0].cfg)
     expected = GbtModel.load(trained[1]).predict_proba(x)
-    monkeypatch.setitem(sys.modules, "sklearn.ensemble._hist_gradient_boosting._predictor", None)  # ImportError
-    model = GbtModel.load(trained[1])
-    assert model.prepare_walk() is False and model._compiled is None
+    monkeypatch.setattr(onnx_model, "runtime_installed", lambda: False)
+    model = GbtModel.load(folder)
+    assert model.prepare_walk() == "numpy"
     np.testing.assert_allclose(model.predict_proba(x), expected, rtol=0, atol=1e-12)
 
 
@@ -131,7 +142,7 @@ def test_train_gbt_learns_and_the_extractor_uses_it(splits: dict[str, list[Cache
     assert model.metrics["val_char_f1"] > 0.9 and 0.0 < model.threshold < 1.0
     ex = get_extractor("gbt", checkpoint=folder)
     assert isinstance(ex, BlockExtractor) and ex.name == "gbt" and ex.model is None
-    assert "_compiled" in vars(ex.gbt.model)  # the compiled walk is built when the extractor loads
+    assert ex.gbt.model.engine == "numpy"  # a folder that `bodyblocks export` has not seen: the NumPy walk
     page = splits["test"][0]
     html = (corpus / "synth" / "html" / f"{page.id}.html.gz").read_bytes()
     result = ex.extract(html)

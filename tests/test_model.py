@@ -283,7 +283,7 @@ def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.Monk
 
 def test_a_huge_page_runs_in_bounded_slices_of_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows go through the Transformer MAX_WINDOW_ROWS rows at a time, with the probabilities of one call."""
-    from bodyblocks.inference import model as model_module
+    from bodyblocks.inference import inputs as model_module
 
     torch.manual_seed(11)
     cfg = tiny_config()

@@ -83,6 +83,17 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO_ROOT), "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(wheels)], check=True, capture_output=True, cwd=tmp_path)
     wheel = next(wheels.glob("bodyblocks-*.whl"))
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    for part in ("default/embed.onnx", "default/context.onnx", "gbt/trees.onnx", "default/model.safetensors"):
+        assert f"bodyblocks/checkpoints/{part}" in names
+    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    base = [r for r in requires if "extra ==" not in r]
+    assert any(r.startswith("onnxruntime") for r in base)
+    assert not any(r.split(">")[0].split("=")[0].strip() in ("torch", "scikit-learn", "transformers") for r in base)
     venv = tmp_path / "venv"  # the system's packages (torch, lxml, ...) are seen, the editable bodyblocks not
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -90,9 +101,12 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
                    capture_output=True)
     page = tmp_path / "page.html"
     page.write_text(PAGE, encoding="utf-8")
-    probe = ("import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
-             "from bodyblocks.inference.registry import default_extractor_name; "
-             "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text}))")
+    from tests.test_onnx import _NO_TORCH  # the install for extraction only: torch and scikit-learn absent
+
+    probe = _NO_TORCH + (
+        "import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
+        "from bodyblocks.inference.registry import default_extractor_name; "
+        "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text}))")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
     run = subprocess.run([str(python), "-c", probe, str(page)], capture_output=True, text=True, cwd=tmp_path,
                          env=env, check=True)

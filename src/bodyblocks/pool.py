@@ -13,6 +13,8 @@ contrast, never returns the task of a worker killed under it: the whole run wait
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
@@ -25,8 +27,23 @@ class WorkerStartError(RuntimeError):
     """A worker process could not set itself up (its `init` raised, or it did not answer in time)."""
 
 
-def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the run's process dies (Linux): a worker left behind by a kill -9
+    would hold the output folder's lock it inherited, and the rerun would find the folder busy."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the worker still ends at its pipe's end of file
+        pass
+    if os.getppid() != parent:  # the parent died before the call above
+        os._exit(0)
+
+
+def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple,
+          parent: int) -> None:
     """A worker: set up and say so (or why not), then answer tasks until None."""
+    _die_with_parent(parent)
     try:
         if init is not None:
             init(*init_args)
@@ -44,7 +61,7 @@ class _Worker:
     def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple,
                  start_timeout_s: float) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args), daemon=True)
+        self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.task: Any = None

@@ -22,7 +22,6 @@ PARAGRAPH_TAGS = frozenset("p pre blockquote".split())
 # --------------------------------------------------------------------------------------- punctuation
 PUNCTUATION = "，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()"
 _PUNCT_RE = re.compile("[" + re.escape(PUNCTUATION) + "]")
-_WS = re.compile(r"\s+")
 
 
 def count_punct(text: str) -> int:
@@ -31,8 +30,8 @@ def count_punct(text: str) -> int:
 
 
 def count_chars(text: str) -> int:
-    """Characters without white space."""
-    return len(_WS.sub("", text)) if text and not text.isspace() else 0
+    """Characters without white space (str.split's white space is the regex \\s of _WS: the same count)."""
+    return sum(map(len, text.split())) if text and not text.isspace() else 0
 
 
 # ------------------------------------------------------------------------------------ class/id hints
@@ -74,17 +73,22 @@ def _affix_hit(token: str, word: str) -> bool:
 
 def _hits(tokens: list[str], affix: tuple[str, ...], exact: frozenset[str]) -> bool:
     """Whether any token matches a word by prefix/suffix or exactly."""
-    return any(t in exact or any(_affix_hit(t, w) for w in affix) for t in tokens)
+    return any(_token_hits(t, affix, exact) for t in tokens)
 
 
-@functools.lru_cache(maxsize=1 << 13)  # pages repeat their class names; the answer depends on the string alone
+@functools.lru_cache(maxsize=1 << 16)  # the web's class names are made of far fewer tokens than names
+def _token_hits(token: str, affix: tuple[str, ...], exact: frozenset[str]) -> bool:
+    return token in exact or any(_affix_hit(token, w) for w in affix)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # pages repeat their class names; the answer depends on the string alone
 def is_negative(class_id: str) -> bool:
     """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
     tokens = hint_tokens(class_id)
     return _hits(tokens, NEGATIVE_AFFIX, NEGATIVE_EXACT) and not STRONG_POSITIVE.intersection(tokens)
 
 
-@functools.lru_cache(maxsize=1 << 13)
+@functools.lru_cache(maxsize=1 << 16)
 def is_positive(class_id: str) -> bool:
     """Class/id names of article bodies."""
     return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)

@@ -129,15 +129,17 @@ class Journal:
 
 def _take_lock(path: Path) -> Any:
     """The output folder's lock, held until the file is closed (also when the process dies); None where the
-    system has no flock (not POSIX)."""
+    system has no fcntl (not POSIX)."""
     try:
         import fcntl
     except ImportError:
         return None
     fh = open(path, "a+")  # noqa: SIM115 - held open for the run
     try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        # a POSIX record lock: owned by this process alone, so the worker processes it forks do not hold it
+        # (with flock, a worker outliving a kill -9 of the run kept the folder busy)
+        fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
         fh.seek(0)
         holder = fh.read().strip() or "another process"
         fh.close()

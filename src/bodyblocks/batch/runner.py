@@ -5,9 +5,10 @@
 Stages of `run_batch`:
   1. discover inputs (inputs.py: files, folders, a dataset folder with pages.jsonl, a text file of URLs to
      capture), skipping pages whose output already exists (resume);
-  2. parse in worker processes, each page under a time limit (worker.py); block extractors get the parsed
-     Document back and classify groups of pages here (scheduler.py, the forward pass on a second thread),
-     other extractors run whole in the worker;
+  2. in worker processes (one per usable core by default), each page under a time limit (worker.py): block
+     extractors on torch parse there, get the parsed Document back and classify groups of pages here
+     (scheduler.py, the forward pass on a second thread); other extractors (ONNX Runtime's included) run
+     whole pages in the workers;
   3. write each output atomically and one report line per page, success or failure (outputs.py);
   4. finish with DIR/report.json (totals + every page) and optional review pages for a sample.
 Inputs are consumed in bounded windows, so memory stays flat however many pages there are.
@@ -31,6 +32,7 @@ from bodyblocks.batch.outputs import FORMATS, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.worker import Result, init_worker, work
+from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.pool import WorkerPool
@@ -55,7 +57,10 @@ class BatchOptions:
     extractor: str = "model"
     extractor_opts: dict[str, Any] = field(default_factory=dict)
     fmt: str = "txt"
-    workers: int = 1  # parsing processes; 0 or 1 parse in this process
+    # worker processes; 0 or 1: this process alone; None: one per usable core for extractors that run whole pages
+    # in the workers (ONNX Runtime, the trees, the baselines), 1 for the torch model (then this process
+    # classifies, its forward pass on a second thread)
+    workers: int | None = None
     # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU); the pages are handed
     # to the classifier up to max(batch_size, GROUP) at a time (the ensemble's trees walk them in one call)
     batch_size: int = 1
@@ -73,7 +78,7 @@ class BatchOptions:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
         if not 0.0 <= self.review <= 1.0:
             raise ValueError("review must be a share between 0 and 1")
-        if self.batch_size < 1 or self.workers < 0 or self.page_timeout < 1:
+        if self.batch_size < 1 or (self.workers is not None and self.workers < 0) or self.page_timeout < 1:
             raise ValueError("batch_size and page_timeout must be >= 1, workers >= 0")
 
 
@@ -127,14 +132,26 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     return report.totals
 
 
+def runs_staged(extractor: Extractor) -> bool:
+    """Whether the run's workers only parse and this process classifies (a block extractor on torch), or the
+    workers run whole pages (every other extractor)."""
+    return isinstance(extractor, StagedExtractor) and not extractor.whole_pages
+
+
+def default_workers(extractor: Extractor) -> int:
+    """Worker processes when none are asked for: one per usable core for whole pages, else 1 (BatchOptions)."""
+    return 1 if runs_staged(extractor) else usable_cores()
+
+
 def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor, report: Report) -> None:
-    """Stages 1-3: windows of jobs, parsed in the workers, classified and written here."""
-    staged = isinstance(extractor, StagedExtractor)
-    # 2. the workers parse (a block extractor's pages: its page_segmenter) or extract whole (the others)
+    """Stages 1-3: windows of jobs, parsed (or extracted whole) in the workers, classified and written here."""
+    staged = runs_staged(extractor)
+    workers = opts.workers if opts.workers is not None else default_workers(extractor)
+    # 2. the workers parse (a block extractor's pages on torch: its page_segmenter) or extract whole (the others)
     init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None)
     pool = None
-    if opts.workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
-        pool = WorkerPool(opts.workers, _work_at, init=init_worker, init_args=init,
+    if workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
+        pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
                           deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)
     else:
         init_worker(*init)

@@ -1,7 +1,8 @@
 """Stage 2 of run_batch, in the worker processes (or in-process): read and parse each page under a time limit.
 
-Block extractors get the parsed Document back (the main process classifies pages in groups); any other
-extractor runs whole in the worker and its Extraction comes back. A worker never raises for a page: its
+Block extractors on torch get the parsed Document back (the main process classifies pages in groups); any
+other extractor, the block extractors on ONNX Runtime included, runs whole in the worker and its Extraction
+comes back. A worker never raises for a page: its
 failure comes back as a reason.
 """
 
@@ -28,17 +29,20 @@ class PageTimeout(Exception):
 _EXTRACTOR: Any = None  # the per-process extractor (baselines) or None (block path: segment only)
 _SEGMENTER: Callable[[bytes | str], Document] | None = None  # the block path's HTML -> Document
 _LIMIT = 60
+_EXTRACT_OPTS: dict[str, Any] = {}  # keyword arguments of _EXTRACTOR.extract
 
 
 def init_worker(extractor: Extractor | None, limit: int,
                 segmenter: Callable[[bytes | str], Document] | None = None) -> None:
     """Set up this process (forked from the run's, or the run's own): the extractor to run whole, or None and
     the block extractor's `segmenter` (None: segment.segment) for pages whose Documents go back; the time
-    limit per page."""
-    global _EXTRACTOR, _LIMIT, _SEGMENTER
+    limit per page (it covers a whole page's extraction, classification included)."""
+    global _EXTRACTOR, _LIMIT, _SEGMENTER, _EXTRACT_OPTS
     _LIMIT = limit
     _SEGMENTER = segmenter
     _EXTRACTOR = extractor  # None for block extractors (a previous run's extractor must not stay)
+    # a block extractor run whole: no second thread per page (each core has a worker)
+    _EXTRACT_OPTS = {"overlap": False} if getattr(extractor, "whole_pages", False) else {}
 
 
 def _alarm(_signum: int, _frame: Any) -> None:
@@ -62,7 +66,7 @@ def work(job: Job) -> Result:
         if _EXTRACTOR is None:
             result: Document | Extraction = (_SEGMENTER or segment)(data)
         else:
-            result = _EXTRACTOR.extract(data, url=job.url)
+            result = _EXTRACTOR.extract(data, url=job.url, **_EXTRACT_OPTS)
         return job, result, None, time.perf_counter() - start
     except InputError as exc:
         return job, None, f"{exc.reason}: {exc}", time.perf_counter() - start

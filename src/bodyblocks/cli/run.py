@@ -41,13 +41,18 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=None,
                    help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
                         "batching saves; 64 on CUDA)")
-    p.add_argument("--workers", type=int, default=1, help="parsing processes")
+    p.add_argument("--engine", choices=["auto", "onnx", "torch"], default="auto",
+                   help="what runs the model: ONNX Runtime (CPU, no torch needed) or torch (default auto: ONNX "
+                        "Runtime on a CPU when the checkpoint has its export, torch on a GPU)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default: one per usable core; 1 with the torch engine, whose forward "
+                        "pass then runs in this process beside the parsing); 1: one core")
     p.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
                    help="run the model's forward pass on a second thread while the next pages are parsed "
                         "(default: on)")
     p.add_argument("--threads", type=int, default=0,
-                   help="torch CPU threads of the model (default 0: the usable cores divided by --workers, "
-                        "less one for this thread when the forward pass overlaps)")
+                   help="CPU threads of the model's forward passes (default 0: 1 per ONNX Runtime worker; torch: "
+                        "the usable cores less one for this thread when the forward pass overlaps)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
     p.add_argument("--no-vote", action="store_true",
@@ -64,7 +69,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.inputs import HTML_SUFFIXES, count_pages
     from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
-    from bodyblocks.inference.checkpoints import kind_of, resolve
+    from bodyblocks.inference.checkpoints import engine_of, gpu_present, kind_of, resolve
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
     name = args.extractor or (kind_of(resolve(args.checkpoint)) if args.checkpoint else default_extractor_name())
@@ -76,8 +81,10 @@ def _run_extract(args: argparse.Namespace) -> int:
     if name in TRAINED:
         extractor_opts["fallback"] = args.fallback
     if name in TORCH:
-        threads = args.threads or default_threads(args.workers, args.overlap is not False)
-        extractor_opts.update({"device": args.device, "threads": threads})
+        threads = args.threads or None  # ONNX Runtime: one thread per worker
+        if engine_of(name, args.checkpoint, args.engine, args.device) == "torch":  # this process classifies
+            threads = args.threads or default_threads(args.workers or 1, args.overlap is not False)
+        extractor_opts.update({"device": args.device, "threads": threads, "engine": args.engine})
     if args.no_vote:
         if name != "ensemble":
             raise ValueError(f"--no-vote is an option of the ensemble, not of {name}")
@@ -85,10 +92,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     batch_size = args.batch_size
     if batch_size is None:
         batch_size = 1
-        if name in TORCH:
-            import torch
-
-            batch_size = 64 if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else 1
+        if name in TORCH and args.engine != "onnx":
+            batch_size = 64 if args.device == "cuda" or (args.device == "auto" and gpu_present()) else 1
     opts = BatchOptions(
         extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,

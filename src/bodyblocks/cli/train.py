@@ -1,4 +1,4 @@
-"""Subcommands that make the learned parts: train, tune, ensemble, train-gbt, ship."""
+"""Subcommands that make the learned parts: train, tune, ensemble, train-gbt, ship, export."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def _run_tune(args: argparse.Namespace) -> int:
 # --- end train ------------------------------------------------------------------------------------------------
 
 
-# --- gbt, ship (training/gbt.py, training/ship.py) ------------------------------------------------------------
+# --- gbt, ship, export (training/gbt.py, ship.py, export.py) ---------------------------------------------------------
 def add_gbt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")
     p.add_argument("config", nargs="?", default=None,
@@ -137,6 +137,25 @@ def _run_ship(args: argparse.Namespace) -> int:
     from bodyblocks.training.ship import ship_model
 
     return _json_or_error("ship", lambda: ship_model(args.checkpoint, args.out))
+
+
+def add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export checkpoints for ONNX Runtime (CPU extraction without torch), checked "
+                                      "against torch on real pages")
+    p.add_argument("checkpoints", nargs="+", metavar="CHECKPOINT", help="model, gbt or ensemble folders")
+    p.add_argument("--pages", default=None,
+                   help="a folder of HTML pages to check the export on (default: the sample pages, synthetic "
+                        "pages and 200 dataset pages when the shared datasets are here)")
+    p.set_defaults(handler=_run_export)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from bodyblocks.training.export import export_checkpoint
+
+    for folder in args.checkpoints:
+        for check in export_checkpoint(folder, args.pages):
+            print(check)
+    return 0
 
 
 # --- end gbt --------------------------------------------------------------------------------------------------

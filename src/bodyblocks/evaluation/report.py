@@ -6,6 +6,7 @@ Kept apart from evaluate.py so that running and scoring never mix with formattin
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -134,7 +135,8 @@ def markdown_report(report: dict[str, Any], command: str | None = None) -> str:
 
 def write_outputs(report: dict[str, Any], results: Sequence[PageResult], out_dir: Path | None,
                   json_path: Path | None = None, command: str | None = None) -> list[Path]:
-    """Write report.json (or json_path), pages.csv, accuracy.png and report.md; return the paths written."""
+    """Write report.json (or json_path), pages.csv, accuracy.png (when matplotlib is installed: pip install
+    'bodyblocks[train]') and report.md; return the paths written."""
     written: list[Path] = []
     if json_path is not None:
         write_json(report, json_path)
@@ -146,7 +148,10 @@ def write_outputs(report: dict[str, Any], results: Sequence[PageResult], out_dir
         write_json(report, out_dir / "report.json")
         written.append(out_dir / "report.json")
     write_csv(results, out_dir / "pages.csv")
-    plot_accuracy(report["summary"], out_dir / "accuracy.png")
+    written.append(out_dir / "pages.csv")
+    if importlib.util.find_spec("matplotlib") is not None:  # the plot needs the training extra
+        plot_accuracy(report["summary"], out_dir / "accuracy.png")
+        written.append(out_dir / "accuracy.png")
     (out_dir / "report.md").write_text(markdown_report(report, command), encoding="utf-8")
-    written += [out_dir / "pages.csv", out_dir / "accuracy.png", out_dir / "report.md"]
+    written.append(out_dir / "report.md")
     return written

@@ -37,7 +37,8 @@ from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
     from bodyblocks.inference.gbt import GbtScorer
-    from bodyblocks.inference.model_scorer import ModelBatch, ModelScorer
+    from bodyblocks.inference.inputs import ModelBatch
+    from bodyblocks.inference.model_scorer import ModelScorer
 
 Source = Callable[[], str | bytes]  # a page's HTML on demand
 _EMPTY = np.zeros(0, np.float32)
@@ -105,6 +106,7 @@ class StagedExtractor(Protocol):
     name: str
     page_segmenter: Callable[[str | bytes], Document]
     overlaps: bool
+    whole_pages: bool
 
     def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
                           ) -> list[Extraction]: ...
@@ -149,12 +151,21 @@ class BlockExtractor:
         """Whether step 2 has work worth a thread of its own (a model's forward passes)."""
         return self.model is not None
 
+    @property
+    def whole_pages(self) -> bool:
+        """Whether the batch runner should run whole pages in its worker processes (the forward pass on ONNX
+        Runtime, or no model): every core then parses and classifies, with no hand-over to this process."""
+        return self.model is None or getattr(self.model, "engine", "torch") == "onnx"
+
     # ----------------------------------------------------------------------------------- public API
-    def extract(self, html: str | bytes | os.PathLike[str], url: str | None = None) -> Extraction:
+    def extract(self, html: str | bytes | os.PathLike[str], url: str | None = None, *, overlap: bool = True
+                ) -> Extraction:
         """Segment and classify one page: its bytes, its HTML as a str, or a path-like to read it from
-        (decode.page_source: a str naming a file is refused)."""
+        (decode.page_source: a str naming a file is refused). `overlap`: the forward pass on a second thread
+        while this one makes the vote and the trees' P(body) (False in the batch runner's workers, where every
+        core has a worker already)."""
         page = page_source(html)
-        if self.model is None or not self.voting:
+        if self.model is None or not self.voting or not overlap:
             return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)

@@ -19,6 +19,7 @@ Kinds (config.json "kind"; folders written before it was recorded are models):
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -26,10 +27,12 @@ from typing import Any
 
 from bodyblocks.errors import ModelNotFound
 from bodyblocks.files import REPO_ROOT
+from bodyblocks.inference import onnx_model
 from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import KIND as GBT
 from bodyblocks.inference.gbt import GbtModel, GbtScorer
+from bodyblocks.inference.inputs import EXPORTS
 
 MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
@@ -140,7 +143,7 @@ def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
 def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: str = "auto",
                    threshold: float | None = None, confident: float | None = None, rescue: float | None = None,
                    fallback: bool = False, batch_size: int = 16, threads: int | None = None,
-                   vote: bool = True) -> BlockExtractor:
+                   vote: bool = True, engine: str = "auto") -> BlockExtractor:
     """The block extractor of a checkpoint folder of `kind` (model, gbt, ensemble).
 
     Args:
@@ -153,8 +156,11 @@ def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: s
             checkpoint's tuned value when the threshold is the checkpoint's too (else no rescue).
         fallback: low-confidence pages go to the heuristic extractor.
         batch_size: pages per forward pass of the model.
-        threads: torch CPU threads for this process (None: leave torch's setting).
+        threads: CPU threads of the model's forward passes (None: one per ONNX Runtime session, torch's
+            cores.default_threads(1, overlap=True)).
         vote: an ensemble without the heuristic's vote (the blend and rule tuned without it).
+        engine: what runs the model: "onnx" (ONNX Runtime on the CPU, no torch), "torch", or "auto" (ONNX
+            Runtime on a CPU when the folder has its export; `choose_engine`).
     Raises:
         ModelNotFound: no such checkpoint (nothing shipped, or not trained yet).
         ValueError: the folder holds another kind, or settings out of range.
@@ -167,7 +173,7 @@ def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: s
     if found != kind:
         raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
     rule_opts = {"threshold": threshold, "confident": confident, "rescue": rescue}
-    model_opts = {"device": device, "batch_size": batch_size, "threads": threads}
+    model_opts = {"device": device, "batch_size": batch_size, "threads": threads, "engine": engine}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
                               fallback=fallback)
@@ -182,8 +188,60 @@ def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: s
                           blend=blend, fallback=fallback)
 
 
+ENGINES = ("auto", "onnx", "torch")
+
+
+def gpu_present() -> bool:
+    """Whether this machine has an NVIDIA driver loaded and torch installed (without importing torch)."""
+    driver = Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
+    return driver and importlib.util.find_spec("torch") is not None
+
+
+def choose_engine(folder: Path, engine: str = "auto", device: str = "auto") -> str:
+    """What runs a model folder's forward passes: "onnx" (ONNX Runtime, CPU) or "torch".
+
+    auto: ONNX Runtime when the folder has its export (`bodyblocks export`), ONNX Runtime is installed, and the
+    device is the CPU (device "cpu", or "auto" on a machine without a GPU); torch otherwise.
+    Raises:
+        ValueError: an engine that cannot run here (onnx without an export or on a GPU device).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    exported = onnx_model.has_export(folder, EXPORTS) and onnx_model.runtime_installed()
+    if engine == "onnx":
+        if device == "cuda":
+            raise ValueError("engine onnx runs on the CPU; use engine torch for device cuda")
+        if not exported:
+            why = "ONNX Runtime is not installed" if onnx_model.has_export(folder, EXPORTS) else (
+                f"{folder} has no ONNX export (run `bodyblocks export {folder}`)")
+            raise ValueError(f"engine onnx: {why}")
+        return "onnx"
+    if engine == "torch":
+        return "torch"
+    cpu = device == "cpu" or (device == "auto" and not gpu_present())
+    return "onnx" if cpu and exported else "torch"
+
+
+def engine_of(kind: str, checkpoint: str | Path | None = None, engine: str = "auto", device: str = "auto") -> str:
+    """The engine (`choose_engine`) that load_extractor(kind, checkpoint, ...) will run the model on; "none" for
+    the trees alone."""
+    if kind == GBT:
+        return "none"
+    folder = resolve(checkpoint if checkpoint else kind)
+    if kind_of(folder) == ENSEMBLE:
+        folder = read_ensemble(folder)["model_path"]
+    return choose_engine(folder, engine, device)
+
+
 def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
-    """The model's scorer; imported here, since it pulls in torch (the trees alone do not need it)."""
+    """The model's scorer on the engine `choose_engine` picks; torch is imported only for the torch engine."""
+    opts = dict(opts)
+    engine = choose_engine(folder, opts.pop("engine", "auto"), opts["device"])
+    if engine == "onnx":
+        return onnx_model.OnnxModelScorer.load(folder, threads=opts["threads"], batch_size=opts["batch_size"])
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[torch]'), or an ONNX "
+                          f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
     from bodyblocks.inference.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, **opts)

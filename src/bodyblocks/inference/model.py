@@ -22,7 +22,6 @@ Blocks are packed: N = all real blocks of the batch in page order, so padding ne
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -37,66 +36,22 @@ from torch import nn
 
 from bodyblocks.config import ModelConfig, from_dict, to_dict
 from bodyblocks.encoders import HashEncoder
-from bodyblocks.features import block_features, ngram_bags, tag_bags
 from bodyblocks.files import atomic_path, write_json
-from bodyblocks.types import Block
+from bodyblocks.inference import inputs as _inputs
+from bodyblocks.inference.inputs import (
+    EXPORTS,
+    FORMAT_VERSION,
+    IGNORE,
+    KIND,
+    PageInputs,
+    prepare_page,
+    read_checkpoint,
+    window_starts,
+)
 
-KIND = "model"  # config.json "kind" of a model checkpoint folder
-FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
-IGNORE = -100  # label of blocks left out of the loss
-# rows of `window` blocks per Transformer call (windows x pages): a page of 200,000 blocks once attended in one
-# call of 500 windows (4.75 GB); 32 rows take ~140 MB of attention, and pages under ~12,000 blocks one call
-MAX_WINDOW_ROWS = 32
+__all__ = ["FORMAT_VERSION", "IGNORE", "KIND", "BlockClassifier", "BlockOutput", "PageBatch", "PageInputs", "collate",
+           "prepare_page", "read_checkpoint", "sinusoidal", "window_starts"]
 
-
-# ----------------------------------------------------------------------------------------- inputs
-@dataclass
-class PageInputs:
-    """One page's model inputs as NumPy arrays (n blocks)."""
-
-    features: np.ndarray  # (n, F) float32
-    tag_ids: np.ndarray  # (m,) int64 tag-path token ids of all blocks
-    tag_offsets: np.ndarray  # (n,) int64 start of each block's ids
-    text_vectors: np.ndarray | None = None  # (n, D) float32 from a frozen encoder
-    text_ids: np.ndarray | None = None  # hashed n-gram ids (hash encoder)
-    text_offsets: np.ndarray | None = None  # (n,) int64
-    labels: np.ndarray | None = None  # (n,) int64: 1 body, 0 not, IGNORE left out
-
-    @property
-    def n(self) -> int:
-        """Number of blocks."""
-        return len(self.features)
-
-
-def prepare_page(
-    blocks: Sequence[Block],
-    cfg: ModelConfig,
-    text_vectors: np.ndarray | None = None,
-    labels: Sequence[int] | np.ndarray | None = None,
-) -> PageInputs:
-    """Model inputs of one page; frozen encoders need `text_vectors` (n, cfg.encoder.dim)."""
-    n = len(blocks)
-    if cfg.use_tag_path:
-        tag_ids, tag_offsets = tag_bags(blocks, cfg.tag_buckets)
-    else:
-        tag_ids, tag_offsets = np.zeros(0, np.int64), np.zeros(n, np.int64)
-    page = PageInputs(block_features(blocks), tag_ids, tag_offsets)
-    if cfg.use_text and cfg.encoder.frozen:
-        if text_vectors is None or text_vectors.shape != (n, cfg.encoder.dim):
-            got = None if text_vectors is None else text_vectors.shape
-            raise ValueError(
-                f"{cfg.encoder.kind} encoder: need text_vectors of shape {(n, cfg.encoder.dim)}, got {got}"
-            )
-        page.text_vectors = np.asarray(text_vectors, dtype=np.float32)
-    elif cfg.use_text:
-        page.text_ids, page.text_offsets = ngram_bags(
-            [b.text for b in blocks], cfg.encoder.buckets, cfg.encoder.max_chars
-        )
-    if labels is not None:
-        page.labels = np.asarray(labels, dtype=np.int64)
-        if page.labels.shape != (n,):
-            raise ValueError(f"labels: expected {n} values, got {page.labels.shape}")
-    return page
 
 
 @dataclass
@@ -162,13 +117,6 @@ class BlockOutput(NamedTuple):
 
     logits: torch.Tensor  # (N, 2): non-body, body
     loss: torch.Tensor | None  # scalar cross-entropy when labels were given
-
-
-def window_starts(length: int, window: int, stride: int) -> list[int]:
-    """First block of each window: every `stride`, the last one flush with the end."""
-    if length <= window:
-        return [0]
-    return list(range(0, length - window, stride)) + [length - window]
 
 
 def sinusoidal(positions: torch.Tensor, dim: int) -> torch.Tensor:
@@ -254,7 +202,7 @@ class BlockClassifier(nn.Module):
         if len(starts) == 1:
             return run(x, mask)
         W = self.cfg.window
-        per = max(1, MAX_WINDOW_ROWS // B)  # windows per call: a huge page's attention stays a bounded size
+        per = max(1, _inputs.MAX_WINDOW_ROWS // B)  # windows per call: a huge page's attention stays a bounded size
         parts = []
         for i in range(0, len(starts), per):
             some = starts[i : i + per]
@@ -296,6 +244,8 @@ class BlockClassifier(nn.Module):
         from bodyblocks import __version__
 
         out = Path(directory)
+        for stale in EXPORTS:  # made from the weights being replaced: `bodyblocks export` makes them anew
+            (out / stale).unlink(missing_ok=True)
         state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
         with atomic_path(out / "model.safetensors") as tmp:
             save_file(state, tmp, metadata={"format_version": str(FORMAT_VERSION)})
@@ -316,15 +266,3 @@ class BlockClassifier(nn.Module):
     def n_parameters(self) -> int:
         """Number of parameters."""
         return sum(p.numel() for p in self.parameters())
-
-
-def read_checkpoint(directory: str | Path) -> dict[str, Any]:
-    """The checkpoint's config.json (model config plus whatever `extra` the trainer stored)."""
-    path = Path(directory) / "config.json"
-    meta = json.loads(path.read_text(encoding="utf-8"))
-    version = meta.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ValueError(f"{path}: checkpoint format {version!r}, this version reads {FORMAT_VERSION}")
-    if meta.get("kind", KIND) != KIND:  # folders written before `kind` was recorded are models
-        raise ValueError(f"{path}: a checkpoint of kind {meta['kind']!r}, not 'model'")
-    return meta

@@ -11,7 +11,6 @@ tag-path ids as the model (`page_inputs`), so those are computed once when both 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +19,16 @@ import torch
 
 from bodyblocks.cores import default_threads
 from bodyblocks.encoders import make_encoder, resolve_device
-from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, collate, prepare_page
+from bodyblocks.inference.inputs import ModelBatch, PageScorer
+from bodyblocks.inference.model import BlockClassifier, PageBatch, collate
 from bodyblocks.inference.traced import trace_single_page
 from bodyblocks.types import Document
 
 
-@dataclass
-class ModelBatch:
-    """One forward pass: its pages (indices into the docs), their inputs and the collated batch (both None
-    with a frozen encoder, whose vectors come from the model's device in `forward`)."""
-
-    pages: list[int]
-    inputs: list[PageInputs] | None
-    collated: PageBatch | None
-
-
-class ModelScorer:
+class ModelScorer(PageScorer):
     """The block Transformer's P(body), in two steps: prepare (NumPy) and forward (torch)."""
+
+    engine = "torch"
 
     def __init__(self, model: BlockClassifier, encoder: Any, device: torch.device, batch_size: int = 16) -> None:
         """
@@ -70,24 +62,6 @@ class ModelScorer:
         encoder = make_encoder(model.cfg.encoder, device=str(dev)) if frozen else None
         return cls(model, encoder, dev, batch_size)
 
-    def batches(self, docs: Sequence[Document]) -> list[list[int]]:
-        """Indices of the pages with blocks, by block count, up to batch_size per forward pass.
-
-        A page longer than the model's window runs alone: a batch's windows follow its longest page, and a
-        page's probabilities must not depend on the pages it happens to share a batch with.
-        """
-        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
-        short = order  # without the Transformer there are no windows: any pages batch together
-        if self.cfg.use_context:  # sorted by length: the pages longer than the window are the rest
-            short = [i for i in order if len(docs[i].blocks) <= self.cfg.window]
-        size = self.batch_size
-        return [short[k : k + size] for k in range(0, len(short), size)] + [[i] for i in order[len(short) :]]
-
-    def inputs(self, doc: Document) -> PageInputs:
-        """One page's model inputs (a frozen encoder's vectors included)."""
-        vectors = self.encoder.encode([b.text for b in doc.blocks]) if self.encoder is not None else None
-        return prepare_page(doc.blocks, self.cfg, text_vectors=vectors)
-
     def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
         """The forward passes' batches with their inputs, collated here (Python and NumPy, not forward's)."""
         out = []
@@ -95,12 +69,6 @@ class ModelScorer:
             pages = None if self.encoder is not None else [self.inputs(docs[i]) for i in idx]
             out.append(ModelBatch(idx, pages, None if pages is None else collate(pages)))
         return out
-
-    @staticmethod
-    def page_inputs(batches: Sequence[ModelBatch]) -> list[tuple[int, PageInputs | None]]:
-        """(page index, its inputs or None) of every page of the batches, in batch order."""
-        return [(i, page) for b in batches for i, page in zip(b.pages, b.inputs or [None] * len(b.pages),
-                                                               strict=True)]
 
     def forward(self, docs: Sequence[Document], batches: Sequence[ModelBatch]) -> list[np.ndarray]:
         """P(body) for every block of every page (an empty array for a page with no block); touches only torch."""

@@ -10,7 +10,6 @@ a second time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from bodyblocks.types import Block, Document
 
 VOTE = "heuristic"  # the vote's key in Document.extra
 VOTE_SEARCH_LIMIT = 200_000_000  # blocks x answer characters searched at most; past it, whole lines only
-_WS = re.compile(r"\s+")
 
 
 def heuristic_vote(blocks: Sequence[Block], answer: str) -> np.ndarray:
@@ -33,13 +31,13 @@ def heuristic_vote(blocks: Sequence[Block], answer: str) -> np.ndarray:
     break where its lines do, so a price or a short heading inside its container still counts. A page
     whose blocks x answer characters exceed VOTE_SEARCH_LIMIT is matched by whole lines only (bounded time).
     """
-    flat = _WS.sub("", answer)
+    flat = "".join(answer.split())  # str.split's white space is the regex \s
     out = np.zeros(len(blocks), np.float32)
     if not flat:
         return out
-    lines = None if len(blocks) * len(flat) <= VOTE_SEARCH_LIMIT else {_WS.sub("", x) for x in answer.splitlines()}
+    lines = None if len(blocks) * len(flat) <= VOTE_SEARCH_LIMIT else {"".join(x.split()) for x in answer.splitlines()}
     for i, b in enumerate(blocks):
-        text = _WS.sub("", b.text)
+        text = "".join(b.text.split())
         if text and (text in flat if lines is None else text in lines):
             out[i] = 1.0
     return out

@@ -3,7 +3,8 @@
     ship_model("runs/default/best", "checkpoints/default")      # or: bodyblocks ship runs/default/best --out ...
 
 BlockClassifier.load casts the weights back to float32, so outputs differ from the fp32 checkpoint only by
-fp16 rounding. Works for any model checkpoint folder (config.json + model.safetensors).
+fp16 rounding. Works for any model checkpoint folder (config.json + model.safetensors). A model with the hash
+encoder is then exported for ONNX Runtime (training/export.py), checked against torch.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from bodyblocks.files import atomic_path, write_json
-from bodyblocks.inference.model import read_checkpoint
+from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
 
 
 def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
@@ -31,5 +32,12 @@ def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
     write_json(dst / "config.json", meta)
     for f in (dst / "model.safetensors", dst / "config.json"):
         f.chmod(0o644)
-    return {"checkpoint": str(dst), "mib": round((dst / "model.safetensors").stat().st_size / 2**20, 1),
-            "threshold": meta.get("threshold"), "rescue": meta.get("rescue")}
+    for stale in EXPORTS:  # made from other weights
+        (dst / stale).unlink(missing_ok=True)
+    shipped = {"checkpoint": str(dst), "mib": round((dst / "model.safetensors").stat().st_size / 2**20, 1),
+               "threshold": meta.get("threshold"), "rescue": meta.get("rescue")}
+    if not (meta["model"]["use_text"] and meta["model"]["encoder"]["kind"] != "hash"):  # frozen encoders: torch
+        from bodyblocks.training.export import export_model
+
+        shipped["onnx"] = str(export_model(dst))
+    return shipped

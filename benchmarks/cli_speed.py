@@ -1,0 +1,167 @@
+"""The whole command, as a user runs it: `bodyblocks extract` against `trafilatura` on the same folder.
+
+    python -m benchmarks.cli_speed                            # 1, 181 and 2,000 pages; 3 rounds (1 for 2,000)
+    python -m benchmarks.cli_speed --sizes 1,181 --rounds 5 --write docs/cli_speed.md
+
+Each round runs every command once on each folder, ours and trafilatura's alternating, as whole processes:
+wall seconds, CPU seconds (user + system of the process and every worker it waited for) and peak RSS (the
+largest of those processes; os.wait4). Settings: both with their defaults, and both with 2 cores
+(`--workers 2`, `--parallel 2`). Pages are plain .html files spread over the shared datasets (synthetic pages
+when they are absent); 1 page is data/samples/article-utf8.html. Figures are medians over the rounds; ratios
+are trafilatura's figure over ours (> 1: we are faster). CPU per page is (CPU of the largest run - CPU of the
+one-page run) / (pages - 1): the fixed cost removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bodyblocks.files import REPO_ROOT
+
+SAMPLE = REPO_ROOT / "data" / "samples" / "article-utf8.html"
+DATASETS = ("cleaneval-en", "daniel", "dragnet", "l3s-gn1", "wcxb-dev", "cleanportaleval")
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    rss_mb: float
+
+
+def commands(pages: Path, out: Path) -> dict[str, list[str]]:
+    """The four commands on one folder (their output folders under `out`)."""
+    script = shutil.which("bodyblocks")  # the console script, as a user runs it
+    bodyblocks = [*([script] if script else [sys.executable, "-m", "bodyblocks"]), "extract", str(pages),
+                  "--no-progress", "--no-resume"]
+    trafilatura = [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages)]
+    return {
+        "bodyblocks": [*bodyblocks, "--out", str(out / "bb")],
+        "trafilatura": [*trafilatura, "--output-dir", str(out / "tr")],
+        "bodyblocks --workers 2": [*bodyblocks, "--workers", "2", "--out", str(out / "bb2")],
+        "trafilatura --parallel 2": [*trafilatura, "--parallel", "2", "--output-dir", str(out / "tr2")],
+    }
+
+
+def timed(cmd: list[str], out_dirs: list[Path]) -> Run:
+    """One whole process: wall, CPU (its own and its reaped children's) and peak RSS."""
+    for d in out_dirs:
+        shutil.rmtree(d, ignore_errors=True)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1):  # 1: some page failed (counted in its report), still a whole run
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-500:]}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def write_pages(folder: Path, n: int) -> int:
+    """`n` .html pages: round-robin over the datasets (every k-th record of each), else synthetic pages."""
+    from bodyblocks.files import datasets_root
+    from bodyblocks.training.datasets import page_from_record, read_records
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if n == 1:
+        shutil.copy(SAMPLE, folder / SAMPLE.name)
+        return 1
+    root = datasets_root()
+    names = [d for d in DATASETS if root is not None and (root / d / "pages.jsonl").exists()]
+    if names:
+        assert root is not None
+        pools = []
+        for d in names:
+            records = read_records(root / d)
+            step = max(1, len(records) // max(1, n // len(names)))
+            pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
+        count, k = 0, 0
+        while count < n and any(k < len(p) for p in pools):
+            for p in pools:
+                if k < len(p) and count < n:
+                    d, rec = p[k]
+                    (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
+                    count += 1
+            k += 1
+        return count
+    import random
+
+    from bodyblocks.training.synth import synth_page
+
+    for i in range(n):
+        (folder / f"synth-{i}.html").write_bytes(synth_page(random.Random(i))[0])
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1,181,2000", help="pages per folder, comma-separated")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--big-rounds", type=int, default=1, help="rounds for folders of 1,000 pages or more")
+    ap.add_argument("--write", type=Path, default=None, help="also write the tables to this Markdown file")
+    args = ap.parse_args(argv)
+    if shutil.which("trafilatura") is None:
+        print("trafilatura is not installed: pip install 'bodyblocks[peers]'", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="bodyblocks-cli-speed-"))
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results: dict[int, dict[str, list[Run]]] = {}
+    counts = {}
+    for size in sizes:
+        folder = work / f"pages-{size}"
+        counts[size] = write_pages(folder, size)
+        cmds = commands(folder, work / f"out-{size}")
+        outs = [work / f"out-{size}" / x for x in ("bb", "tr", "bb2", "tr2")]
+        results[size] = {name: [] for name in cmds}
+        rounds = args.big_rounds if size >= 1000 else args.rounds
+        for r in range(rounds):
+            for name, cmd in cmds.items():  # ours and theirs alternate
+                run = timed(cmd, outs)
+                results[size][name].append(run)
+                print(f"{counts[size]} pages, round {r + 1}: {name}: {run.wall:.2f} s wall, {run.cpu:.2f} s CPU, "
+                      f"{run.rss_mb:.0f} MB", file=sys.stderr)
+    text = report(results, counts, args)
+    print(text)
+    if args.write:
+        args.write.write_text(text, encoding="utf-8")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def report(results: dict[int, dict[str, list[Run]]], counts: dict[int, int], args: argparse.Namespace) -> str:
+    med = {size: {name: Run(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall", "cpu", "rss_mb")))
+                  for name, runs in by.items()} for size, by in results.items()}
+    lines = [f"Machine: {os.cpu_count()} cores; `python -m benchmarks.cli_speed --sizes {args.sizes} --rounds "
+             f"{args.rounds} --big-rounds {args.big_rounds}` (medians)", "",
+             "| pages | command | wall s | CPU s | peak MB |", "|---|---|---|---|---|"]
+    for size, by in med.items():
+        for name, m in by.items():
+            lines.append(f"| {counts[size]} | `{name}` | {m.wall:.2f} | {m.cpu:.2f} | {m.rss_mb:.0f} |")
+    lines += ["", "| pages | settings | wall: trafilatura / ours | CPU: trafilatura / ours |", "|---|---|---|---|"]
+    for size, by in med.items():
+        for ours, theirs, label in (("bodyblocks", "trafilatura", "defaults"),
+                                    ("bodyblocks --workers 2", "trafilatura --parallel 2", "2 cores each")):
+            lines.append(f"| {counts[size]} | {label} | {by[theirs].wall / by[ours].wall:.2f} | "
+                         f"{by[theirs].cpu / by[ours].cpu:.2f} |")
+    sizes = sorted(med)
+    if len(sizes) > 1 and sizes[0] == 1:
+        big = sizes[-1]
+        lines += ["", f"CPU per page, fixed cost removed ({counts[big]}-page run less the 1-page run, defaults):"]
+        for name in ("bodyblocks", "trafilatura"):
+            per = (med[big][name].cpu - med[1][name].cpu) / max(1, counts[big] - 1) * 1000
+            lines.append(f"- `{name}`: {per:.1f} ms")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

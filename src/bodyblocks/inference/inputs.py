@@ -1,0 +1,141 @@
+"""A page's inputs to the block classifier, as NumPy arrays: the same code for training, torch and ONNX Runtime.
+
+    page = prepare_page(doc.blocks, cfg)                   # features, tag-path ids, hashed n-grams
+    starts = window_starts(len(doc.blocks), cfg.window, cfg.stride)
+
+No torch here: the extraction-only install (ONNX Runtime, inference/onnx_model.py) imports this module alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.config import ModelConfig
+from bodyblocks.features import block_features, ngram_bags, tag_bags
+from bodyblocks.types import Block, Document
+
+KIND = "model"  # config.json "kind" of a model checkpoint folder
+FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
+EXPORTS = ("embed.onnx", "context.onnx")  # ONNX Runtime files made from a model folder's weights (onnx_model.py)
+IGNORE = -100  # label of blocks left out of the loss
+# rows of `window` blocks per Transformer call (windows x pages): a page of 200,000 blocks once attended in one
+# call of 500 windows (4.75 GB); 32 rows take ~140 MB of attention, and pages under ~12,000 blocks one call
+MAX_WINDOW_ROWS = 32
+
+
+@dataclass
+class PageInputs:
+    """One page's model inputs as NumPy arrays (n blocks)."""
+
+    features: np.ndarray  # (n, F) float32
+    tag_ids: np.ndarray  # (m,) int64 tag-path token ids of all blocks
+    tag_offsets: np.ndarray  # (n,) int64 start of each block's ids
+    text_vectors: np.ndarray | None = None  # (n, D) float32 from a frozen encoder
+    text_ids: np.ndarray | None = None  # hashed n-gram ids (hash encoder)
+    text_offsets: np.ndarray | None = None  # (n,) int64
+    labels: np.ndarray | None = None  # (n,) int64: 1 body, 0 not, IGNORE left out
+
+    @property
+    def n(self) -> int:
+        """Number of blocks."""
+        return len(self.features)
+
+
+def prepare_page(
+    blocks: Sequence[Block],
+    cfg: ModelConfig,
+    text_vectors: np.ndarray | None = None,
+    labels: Sequence[int] | np.ndarray | None = None,
+) -> PageInputs:
+    """Model inputs of one page; frozen encoders need `text_vectors` (n, cfg.encoder.dim)."""
+    n = len(blocks)
+    if cfg.use_tag_path:
+        tag_ids, tag_offsets = tag_bags(blocks, cfg.tag_buckets)
+    else:
+        tag_ids, tag_offsets = np.zeros(0, np.int64), np.zeros(n, np.int64)
+    page = PageInputs(block_features(blocks), tag_ids, tag_offsets)
+    if cfg.use_text and cfg.encoder.frozen:
+        if text_vectors is None or text_vectors.shape != (n, cfg.encoder.dim):
+            got = None if text_vectors is None else text_vectors.shape
+            raise ValueError(
+                f"{cfg.encoder.kind} encoder: need text_vectors of shape {(n, cfg.encoder.dim)}, got {got}"
+            )
+        page.text_vectors = np.asarray(text_vectors, dtype=np.float32)
+    elif cfg.use_text:
+        page.text_ids, page.text_offsets = ngram_bags(
+            [b.text for b in blocks], cfg.encoder.buckets, cfg.encoder.max_chars
+        )
+    if labels is not None:
+        page.labels = np.asarray(labels, dtype=np.int64)
+        if page.labels.shape != (n,):
+            raise ValueError(f"labels: expected {n} values, got {page.labels.shape}")
+    return page
+
+
+def window_starts(length: int, window: int, stride: int) -> list[int]:
+    """First block of each window: every `stride`, the last one flush with the end."""
+    if length <= window:
+        return [0]
+    return list(range(0, length - window, stride)) + [length - window]
+
+
+@dataclass
+class ModelBatch:
+    """One forward pass: its pages (indices into the docs), their inputs and the collated batch (a torch
+    PageBatch, or None: with a frozen encoder, whose vectors come from the model's device, and for ONNX Runtime,
+    which takes the pages' inputs one by one)."""
+
+    pages: list[int]
+    inputs: list[PageInputs] | None
+    collated: Any = None
+
+
+class PageScorer:
+    """What the torch and the ONNX Runtime scorers share: the batches of pages and their inputs (`cfg` and
+    `batch_size` are set by the subclass)."""
+
+    cfg: ModelConfig
+    batch_size: int
+    encoder: Any = None  # a frozen text encoder (torch only)
+
+    def batches(self, docs: Sequence[Document]) -> list[list[int]]:
+        """Indices of the pages with blocks, by block count, up to batch_size per forward pass.
+
+        A page longer than the model's window runs alone: a batch's windows follow its longest page, and a
+        page's probabilities must not depend on the pages it happens to share a batch with.
+        """
+        order = sorted((i for i, d in enumerate(docs) if d.blocks), key=lambda i: len(docs[i].blocks))
+        short = order  # without the Transformer there are no windows: any pages batch together
+        if self.cfg.use_context:  # sorted by length: the pages longer than the window are the rest
+            short = [i for i in order if len(docs[i].blocks) <= self.cfg.window]
+        size = self.batch_size
+        return [short[k : k + size] for k in range(0, len(short), size)] + [[i] for i in order[len(short) :]]
+
+    def inputs(self, doc: Document) -> PageInputs:
+        """One page's model inputs (a frozen encoder's vectors included)."""
+        vectors = self.encoder.encode([b.text for b in doc.blocks]) if self.encoder is not None else None
+        return prepare_page(doc.blocks, self.cfg, text_vectors=vectors)
+
+    @staticmethod
+    def page_inputs(batches: Sequence[ModelBatch]) -> list[tuple[int, PageInputs | None]]:
+        """(page index, its inputs or None) of every page of the batches, in batch order."""
+        return [(i, page) for b in batches for i, page in zip(b.pages, b.inputs or [None] * len(b.pages),
+                                                               strict=True)]
+
+
+def read_checkpoint(directory: str | Path) -> dict[str, Any]:
+    """The checkpoint's config.json (model config plus whatever `extra` the trainer stored)."""
+    path = Path(directory) / "config.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    version = meta.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"{path}: checkpoint format {version!r}, this version reads {FORMAT_VERSION}")
+    if meta.get("kind", KIND) != KIND:  # folders written before `kind` was recorded are models
+        raise ValueError(f"{path}: a checkpoint of kind {meta['kind']!r}, not 'model'")
+    return meta

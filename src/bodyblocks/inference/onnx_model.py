@@ -1,0 +1,205 @@
+"""The block Transformer and the boosted trees on ONNX Runtime: CPU extraction without torch or scikit-learn.
+
+    scorer = OnnxModelScorer.load("checkpoints/default")   # embed.onnx + context.onnx beside model.safetensors
+    p = scorer.page_probabilities(prepare_page(doc.blocks, scorer.cfg))
+    walk = trees_session("checkpoints/gbt")                # trees.onnx: GbtModel.raw's engine when it is there
+
+`bodyblocks export CHECKPOINT` (training/export.py) writes the files from the torch model and the tree arrays,
+and refuses to keep them unless they give the torch model's probabilities on real pages. Per model folder:
+  embed.onnx    one page's blocks -> (n, d_model): the hashed n-gram and tag-path bags (Gather, then
+                ScatterND adds in the order of torch's EmbeddingBag), the text LayerNorm, the block MLP and the
+                sinusoidal encoding of the block index (given as an input);
+  context.onnx  (b, w, d_model) windows -> (b, w, 2) logits: the Transformer and the head;
+  trees.onnx    (gbt folder) rows of gbt_features -> log-odds: one TreeEnsembleRegressor, thresholds in double
+                as in the NumPy walk.
+The windows of a page longer than the model's window are cut and averaged here as in the model's
+_contextualise. Each file records the SHA-256 of the weights it was exported from (`source_sha256`); a file
+whose weights have changed since is not used. Sessions run on one thread by default (a 157-block page: 7.8 ms
+of CPU on one thread, 10.8 on two for 7.1 ms of wall time), and each process opens its own (workers fork).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.config import ModelConfig, from_dict
+from bodyblocks.inference import inputs as _inputs
+from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer, window_starts
+from bodyblocks.types import Document
+
+EMBED, CONTEXT, TREES = "embed.onnx", "context.onnx", "trees.onnx"
+WEIGHTS = "model.safetensors"  # what each export is made from, in the same folder
+SOURCE_KEY = "source_sha256"  # metadata of an exported file: the digest of WEIGHTS it was made from
+
+
+class StaleExport(ValueError):
+    """An exported file whose folder's weights have changed since it was made."""
+
+
+def runtime_installed() -> bool:
+    """Whether ONNX Runtime can be imported (without importing it)."""
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def weights_digest(folder: str | Path) -> str:
+    """SHA-256 of the folder's model.safetensors (about 12 ms for the shipped 21 MB)."""
+    h = hashlib.sha256()
+    with open(Path(folder) / WEIGHTS, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def has_export(folder: str | Path, names: Sequence[str]) -> bool:
+    """Whether the folder holds these exported files (not whether they are current: `open_session` checks)."""
+    return all((Path(folder) / n).is_file() for n in names)
+
+
+def open_session(path: Path, threads: int = 1, digest: str | None = None) -> Any:
+    """An ONNX Runtime CPU session of one exported file on `threads` threads that never spin while idle.
+
+    Raises:
+        StaleExport: `digest` given and not the one the file was exported from.
+    """
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads = max(1, threads), 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    if digest is not None:
+        made_from = session.get_modelmeta().custom_metadata_map.get(SOURCE_KEY)
+        if made_from != digest:
+            raise StaleExport(f"{path} was exported from other weights than {path.parent / WEIGHTS}: "
+                              f"run `bodyblocks export {path.parent}` again")
+    return session
+
+
+class _PerProcess:
+    """Sessions opened on first use in each process: a session's threads do not survive a fork."""
+
+    def __init__(self, opener: Any) -> None:
+        self._opener, self._pid, self._value = opener, -1, None
+
+    def get(self) -> Any:
+        if self._pid != os.getpid():
+            self._value, self._pid = self._opener(), os.getpid()
+        return self._value
+
+
+def sinusoidal(length: int, dim: int) -> np.ndarray:
+    """(length, dim) float32 sine/cosine encoding of block indices, computed as model.sinusoidal does."""
+    freqs = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / dim))
+    angles = np.arange(length, dtype=np.float32)[:, None] * freqs[None, :]
+    return np.stack((np.sin(angles), np.cos(angles)), axis=-1).reshape(length, -1)[:, :dim]
+
+
+def bag_inputs(ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """EmbeddingBag input (ids, offsets) as embed.onnx takes it: ids, each id's block, ids per block (>= 1)."""
+    counts = np.diff(np.append(offsets, len(ids)))
+    owner = np.repeat(np.arange(len(offsets), dtype=np.int64), counts)
+    return ids.astype(np.int64), owner, np.maximum(counts, 1).astype(np.float32)[:, None]
+
+
+class OnnxModelScorer(PageScorer):
+    """The block Transformer's P(body) on ONNX Runtime: the interface of ModelScorer (model_scorer.py), one
+    page per call (no padding: a page's probabilities never depend on the pages beside it)."""
+
+    engine = "onnx"
+
+    def __init__(self, folder: str | Path, cfg: ModelConfig, threads: int = 1, batch_size: int = 16) -> None:
+        if cfg.use_text and cfg.encoder.frozen:
+            raise ValueError(f"{folder}: a model reading {cfg.encoder.kind} vectors needs torch for its encoder")
+        self.folder, self.cfg, self.threads, self.batch_size = Path(folder), cfg, threads, batch_size
+        digest = weights_digest(folder)
+        self._embed = _PerProcess(lambda: open_session(self.folder / EMBED, threads, digest))
+        self._context = _PerProcess(lambda: open_session(self.folder / CONTEXT, threads, digest))
+        self._positions = np.zeros((0, cfg.d_model), np.float32)
+        self.sessions()  # fail now (a stale or broken export), not on the first page
+
+    @classmethod
+    def load(cls, folder: str | Path, *, threads: int | None = None, batch_size: int = 16) -> OnnxModelScorer:
+        """A model checkpoint folder with its export (embed.onnx, context.onnx); `threads`: per session (None: 1)."""
+        from bodyblocks.inference.inputs import read_checkpoint
+
+        meta = read_checkpoint(folder)
+        return cls(folder, from_dict(ModelConfig, meta["model"], prefix="model."), threads or 1, batch_size)
+
+    def sessions(self) -> tuple[Any, Any]:
+        """This process's (embed, context) sessions."""
+        return self._embed.get(), self._context.get()
+
+    def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
+        """The pages' inputs (Python and NumPy), in forward's batches."""
+        return [ModelBatch(idx, [self.inputs(docs[i]) for i in idx]) for idx in self.batches(docs)]
+
+    def forward(self, docs: Sequence[Document], batches: Sequence[ModelBatch]) -> list[np.ndarray]:
+        """P(body) for every block of every page (an empty array for a page with no block)."""
+        result: list[np.ndarray] = [np.zeros(0, np.float32)] * len(docs)
+        for b in batches:
+            for i, page in zip(b.pages, b.inputs or [self.inputs(docs[i]) for i in b.pages], strict=True):
+                result[i] = self.page_probabilities(page)
+        return result
+
+    def _position(self, n: int) -> np.ndarray:
+        if len(self._positions) < n:
+            self._positions = sinusoidal(max(n, 2 * len(self._positions), 512), self.cfg.d_model)
+        return self._positions[:n]
+
+    def page_probabilities(self, page: PageInputs) -> np.ndarray:
+        """P(body) of one page's blocks (float32)."""
+        if page.n == 0:
+            return np.zeros(0, np.float32)
+        embed, context = self.sessions()
+        cfg = self.cfg
+        feed = {"features": np.ascontiguousarray(page.features, dtype=np.float32)}
+        if cfg.use_tag_path:
+            feed["tag_ids"], feed["tag_owner"], feed["tag_count"] = bag_inputs(page.tag_ids, page.tag_offsets)
+        if cfg.use_text:
+            assert page.text_ids is not None and page.text_offsets is not None, "page lacks hash n-grams"
+            feed["text_ids"], feed["text_owner"], feed["text_count"] = bag_inputs(page.text_ids, page.text_offsets)
+        if cfg.use_context and cfg.positional:
+            feed["position"] = self._position(page.n)
+        x = embed.run(None, feed)[0]  # (n, d)
+        logits = self._contextualise(context, x)
+        z = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return (e[:, 1] / e.sum(axis=1)).astype(np.float32)
+
+    def _contextualise(self, context: Any, x: np.ndarray) -> np.ndarray:
+        """(n, d) -> (n, 2) logits, over overlapping windows past the model's window (as the torch model)."""
+        n = len(x)
+        if not self.cfg.use_context:
+            return context.run(None, {"x": x[None]})[0][0]
+        w, starts = self.cfg.window, window_starts(n, self.cfg.window, self.cfg.stride)
+        if len(starts) == 1:
+            return context.run(None, {"x": x[None]})[0][0]
+        total, count = np.zeros((n, 2), np.float32), np.zeros(n, np.float32)
+        per = max(1, _inputs.MAX_WINDOW_ROWS)
+        for k in range(0, len(starts), per):
+            some = starts[k : k + per]
+            ys = context.run(None, {"x": np.stack([x[s : s + w] for s in some])})[0]
+            for s, y in zip(some, ys, strict=True):
+                total[s : s + w] += y
+                count[s : s + w] += 1
+        return total / count[:, None]
+
+
+def trees_session(folder: str | Path, threads: int = 1) -> _PerProcess | None:
+    """The gbt folder's trees.onnx as a per-process session (its digest checked on first use), or None when
+    the folder has none or ONNX Runtime is not installed (the NumPy walk then)."""
+    path = Path(folder) / TREES
+    if not (path.is_file() and runtime_installed()):
+        return None
+    digest = weights_digest(folder)
+    return _PerProcess(lambda: open_session(path, threads, digest))

@@ -1,0 +1,338 @@
+"""Export checkpoints for ONNX Runtime (inference/onnx_model.py), checked against torch on real pages.
+
+    export_checkpoint("checkpoints/ensemble")     # its model and trees; `bodyblocks export FOLDER`
+
+A model folder gets embed.onnx and context.onnx (torch.onnx.export, the dynamo exporter, with dynamic block
+axes), a gbt folder trees.onnx (one ai.onnx.ml TreeEnsembleRegressor built from the node arrays). Each file
+records the SHA-256 of the folder's model.safetensors. An export is kept only when, on every check page, the
+ONNX Runtime probabilities are within `TOLERANCE` of torch's (of the NumPy walk's, for the trees) and the
+decision rule keeps the same blocks; otherwise the files are removed and ExportMismatch says where they differ.
+Check pages: the files under `pages` (a folder of HTML), else the sample pages and synthetic pages of every
+shape training/synth.py makes, plus up to 200 pages of the shared datasets when they are here.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from bodyblocks.files import REPO_ROOT, atomic_path
+from bodyblocks.inference import onnx_model as ox
+from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
+from bodyblocks.inference.model import BlockClassifier
+from bodyblocks.inference.model_scorer import ModelScorer
+from bodyblocks.types import Document
+
+_log = logging.getLogger(__name__)
+TOLERANCE = 1e-4  # |P_onnx - P_torch| allowed on any block
+DATASET_PAGES = 200  # check pages taken from the shared datasets when they are here
+
+
+class ExportMismatch(RuntimeError):
+    """An exported model that does not give the torch model's answers."""
+
+
+@dataclass
+class ExportCheck:
+    """How an export compared with its source on the check pages."""
+
+    folder: Path
+    pages: int
+    blocks: int
+    max_diff: float
+    kept_differ: int  # pages whose kept blocks differ
+
+    def __str__(self) -> str:
+        return (f"{self.folder}: {self.pages} pages, {self.blocks} blocks, max |dP| {self.max_diff:.2e}, "
+                f"{self.kept_differ} pages keep other blocks")
+
+
+# ----------------------------------------------------------------------------------------- check pages
+def check_documents(pages: str | Path | None = None) -> list[Document]:
+    """Segmented check pages (module docstring)."""
+    from bodyblocks.decode import read_bytes
+    from bodyblocks.errors import InputError
+    from bodyblocks.files import datasets_root
+    from bodyblocks.segment import segment
+
+    if pages is not None:
+        files = sorted(p for p in Path(pages).rglob("*") if p.is_file())
+    else:
+        files = sorted((REPO_ROOT / "data" / "samples").glob("*.html"))
+        root = datasets_root()
+        if root is not None and root.exists():
+            files += _dataset_files(root, DATASET_PAGES)
+    docs = []
+    for f in files:
+        try:
+            docs.append(segment(read_bytes(f)))
+        except InputError:
+            continue
+    if pages is None:
+        docs += _synthetic_documents()
+    return [d for d in docs if d.blocks]
+
+
+def _dataset_files(root: Path, n: int) -> list[Path]:
+    import json
+
+    sets = sorted(p for p in root.iterdir() if (p / "pages.jsonl").is_file())
+    per = max(1, n // max(1, len(sets)))
+    files = []
+    for ds in sets:
+        with open(ds / "pages.jsonl", encoding="utf-8") as fh:
+            recs = [json.loads(line) for line in fh if line.strip()]
+        step = max(1, len(recs) // per)
+        files += [ds / r["html"] for r in recs[::step][:per] if "html" in r]
+    return files
+
+
+def _synthetic_documents() -> list[Document]:
+    import random
+
+    from bodyblocks.segment import segment
+    from bodyblocks.training.synth import MALFORMATIONS, TEMPLATES, synth_page
+
+    shapes = [(t, m) for t in TEMPLATES for m in (None, *MALFORMATIONS)]
+    return [segment(synth_page(random.Random(i), t, None, m)[0]) for i, (t, m) in enumerate(shapes)]
+
+
+# ----------------------------------------------------------------------------------------- the model
+def export_model(folder: str | Path, docs: Sequence[Document] | None = None) -> ExportCheck:
+    """Write embed.onnx and context.onnx for a model folder and check them (module docstring)."""
+    folder = Path(folder)
+    model = BlockClassifier.load(folder)
+    if model.cfg.use_text and model.cfg.encoder.frozen:
+        raise ValueError(f"{folder}: a model reading {model.cfg.encoder.kind} vectors cannot run without torch")
+    digest = ox.weights_digest(folder)
+    embed, names = _EmbedGraph.build(model)
+    d = model.cfg.d_model
+    n, w = 9, 7
+    example = _example_inputs(model, names, n)
+    dims = {"n": torch.export.Dim("n", min=1, max=1 << 20), "k": torch.export.Dim("k", min=0, max=1 << 26),
+            "m": torch.export.Dim("m", min=0, max=1 << 26)}
+    shapes = tuple(_dynamic(name, dims) for name in names)
+    _export(embed, example, names, ("x",), (shapes,), folder / ox.EMBED, digest)  # (shapes,): the *tensors
+    context = _ContextGraph(model).eval()
+    b_dim, w_dim = torch.export.Dim("b", min=1, max=1 << 16), torch.export.Dim("w", min=1, max=1 << 20)
+    _export(context, (torch.randn(2, w, d),), ("x",), ("logits",), ({0: b_dim, 1: w_dim},), folder / ox.CONTEXT,
+            digest)
+    try:
+        return _check_model(folder, ModelScorer.load(folder, device="cpu", batch_size=1),
+                            docs if docs is not None else check_documents())
+    except BaseException:
+        for name in (ox.EMBED, ox.CONTEXT):
+            (folder / name).unlink(missing_ok=True)
+        raise
+
+
+def _dynamic(name: str, dims: dict[str, object]) -> dict[int, object]:
+    if name in ("tag_ids", "tag_owner"):
+        return {0: dims["m"]}
+    if name in ("text_ids", "text_owner"):
+        return {0: dims["k"]}
+    return {0: dims["n"]}
+
+
+def _example_inputs(model: BlockClassifier, names: Sequence[str], n: int) -> tuple[torch.Tensor, ...]:
+    cfg = model.cfg
+    ids = {"tag": 3 * n, "text": 11 * n}
+    out = []
+    for name in names:
+        kind = name.split("_")[0]
+        if name == "features":
+            out.append(torch.randn(n, cfg.num_features))
+        elif name == "position":
+            out.append(torch.randn(n, cfg.d_model))
+        elif name.endswith("_ids"):
+            high = cfg.tag_buckets if kind == "tag" else cfg.encoder.buckets
+            out.append(torch.randint(0, high, (ids[kind],)))
+        elif name.endswith("_owner"):
+            out.append(torch.sort(torch.randint(0, n, (ids[kind],))).values)
+        else:  # _count
+            out.append(torch.ones(n, 1) * 3)
+    return tuple(out)
+
+
+def _export(module: nn.Module, args: tuple[torch.Tensor, ...], inputs: Sequence[str], outputs: Sequence[str],
+            shapes: tuple[object, ...], path: Path, digest: str) -> None:
+    import onnx
+
+    with atomic_path(path) as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(module, args, dynamo=True, input_names=list(inputs), output_names=list(outputs),
+                                    dynamic_shapes=shapes, opset_version=18, verbose=False, optimize=True)
+        proto = program.model_proto
+        onnx.helper.set_model_props(proto, {ox.SOURCE_KEY: digest})
+        onnx.save_model(proto, str(tmp))
+
+
+def _check_model(folder: Path, torch_scorer: ModelScorer, docs: Sequence[Document]) -> ExportCheck:
+    onnx_scorer = ox.OnnxModelScorer.load(folder)
+    rule = DecisionRule.from_meta(read_meta(folder))
+    worst, differ, blocks = 0.0, 0, 0
+    for doc in docs:
+        page = onnx_scorer.inputs(doc)
+        ours = onnx_scorer.page_probabilities(page)
+        ref = torch_scorer.forward([doc], torch_scorer.prepare([doc]))[0]
+        worst = max(worst, float(np.abs(ours - ref).max()))
+        blocks += len(ref)
+        differ += rule.decide(doc, ours, "onnx").kept != rule.decide(doc, ref, "torch").kept
+    check = ExportCheck(folder, len(docs), blocks, worst, differ)
+    if worst > TOLERANCE or differ:
+        raise ExportMismatch(f"ONNX export differs from the torch model: {check}")
+    return check
+
+
+class _EmbedGraph(nn.Module):
+    """One page's bags and features -> (n, d_model) block vectors, with their position encoding when the model
+    has one: embed_blocks and _place of the model for an unpadded page, the EmbeddingBags as Gather + index_add
+    (ScatterND), which add in torch's order."""
+
+    def __init__(self, model: BlockClassifier, names: tuple[str, ...]) -> None:
+        super().__init__()
+        self.model, self.names = model, names
+        if model.tags is not None:
+            self.register_buffer("tag_table", _compact(model.tags.weight))
+        if model.hash is not None:
+            self.register_buffer("text_table", _compact(model.hash.bag.weight))
+
+    @classmethod
+    def build(cls, model: BlockClassifier) -> tuple[_EmbedGraph, tuple[str, ...]]:
+        """The graph and its input names, for this model's inputs."""
+        cfg = model.cfg
+        names = ["features"]
+        if cfg.use_tag_path:
+            names += ["tag_ids", "tag_owner", "tag_count"]
+        if cfg.use_text:
+            names += ["text_ids", "text_owner", "text_count"]
+        if cfg.use_context and cfg.positional:
+            names.append("position")
+        return cls(model, tuple(names)).eval(), tuple(names)
+
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        t = dict(zip(self.names, tensors, strict=True))
+        feats = t["features"]
+        parts = []
+        if "text_ids" in t:
+            parts.append(self.model.text_norm(_bag(self.text_table, t["text_ids"], t["text_owner"], t["text_count"])))
+        if "tag_ids" in t:
+            parts.append(_bag(self.tag_table, t["tag_ids"], t["tag_owner"], t["tag_count"]))
+        parts.append(feats)
+        h = self.model.embed(torch.cat(parts, dim=-1))
+        return h + t["position"] if "position" in t else h
+
+
+def _bag(table: torch.Tensor, ids: torch.Tensor, owner: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """Mean of each block's rows (zeros for an empty bag: its count is given as 1)."""
+    rows = table[ids].float()
+    return torch.zeros(count.shape[0], table.shape[1], dtype=torch.float32).index_add(0, owner, rows) / count
+
+
+class _ContextGraph(nn.Module):
+    """(b, w, d_model) windows -> (b, w, 2) logits: the Transformer (no padding) and the head."""
+
+    def __init__(self, model: BlockClassifier) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.model.context is not None:
+            x = self.model.context(x)
+        return self.model.head(x)
+
+
+def _compact(weight: torch.Tensor) -> torch.Tensor:
+    """The table in float16 when that holds its values exactly (the shipped weights are stored so), else as is."""
+    half = weight.detach().half()
+    return half if bool((half.float() == weight).all()) else weight.detach()
+
+
+# ----------------------------------------------------------------------------------------- the trees
+def export_trees(folder: str | Path, docs: Sequence[Document] | None = None) -> ExportCheck:
+    """Write trees.onnx for a gbt folder and check it against the NumPy walk (module docstring)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    folder = Path(folder)
+    model = GbtModel.load(folder)
+    t = model.trees
+    n = len(t["value"])
+    roots = t["roots"].astype(np.int64)
+    tree_of = np.searchsorted(roots, np.arange(n), side="right") - 1
+    local = np.arange(n) - roots[tree_of]
+    leaf = t["left"] == np.arange(n)
+
+    def child(side: str) -> list[int]:
+        return np.where(leaf, 0, t[side] - roots[tree_of]).astype(np.int64).tolist()
+
+    node = helper.make_node(
+        "TreeEnsembleRegressor", ["X"], ["Y"], domain="ai.onnx.ml",
+        nodes_treeids=tree_of.tolist(), nodes_nodeids=local.tolist(),
+        nodes_featureids=np.where(leaf, 0, t["feature"]).astype(np.int64).tolist(),
+        nodes_values_as_tensor=numpy_helper.from_array(np.where(leaf, 0.0, t["threshold"]).astype(np.float64)),
+        nodes_modes=["LEAF" if x else "BRANCH_LEQ" for x in leaf],  # x <= threshold: the true (left) child
+        nodes_truenodeids=child("left"), nodes_falsenodeids=child("right"),
+        nodes_missing_value_tracks_true=np.where(leaf, 0, t["nan_left"]).astype(np.int64).tolist(),
+        target_treeids=tree_of[leaf].tolist(), target_nodeids=local[leaf].tolist(),
+        target_ids=[0] * int(leaf.sum()),
+        target_weights_as_tensor=numpy_helper.from_array(t["value"][leaf].astype(np.float64)),
+        n_targets=1, aggregate_function="SUM",
+        base_values_as_tensor=numpy_helper.from_array(np.array([model.baseline], np.float64)),
+    )
+    width = len(feature_names(model.cfg))
+    graph = helper.make_graph([node], "trees", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, ["n", width])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", 1])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("ai.onnx.ml", 3)])
+    onnx.helper.set_model_props(proto, {ox.SOURCE_KEY: ox.weights_digest(folder)})
+    path = folder / ox.TREES
+    with atomic_path(path) as tmp:
+        onnx.save_model(proto, str(tmp))
+    try:
+        return _check_trees(folder, model, docs if docs is not None else check_documents())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def _check_trees(folder: Path, numpy_model: GbtModel, docs: Sequence[Document]) -> ExportCheck:
+    onnx_model = GbtModel.load(folder)
+    if onnx_model.engine != "onnx":
+        raise ExportMismatch(f"{folder}: trees.onnx was written but is not used")
+    rule = DecisionRule.from_meta(read_meta(folder))
+    worst, differ, blocks = 0.0, 0, 0
+    for doc in docs:
+        x = gbt_features(doc.blocks, numpy_model.cfg)
+        ours = onnx_model.predict_proba(x).astype(np.float32)
+        ref = (1.0 / (1.0 + np.exp(-numpy_model._numpy_raw(x)))).astype(np.float32)
+        worst = max(worst, float(np.abs(ours - ref).max()))
+        blocks += len(ref)
+        differ += rule.decide(doc, ours, "onnx").kept != rule.decide(doc, ref, "numpy").kept
+    check = ExportCheck(folder, len(docs), blocks, worst, differ)
+    if worst > TOLERANCE or differ:
+        raise ExportMismatch(f"ONNX trees differ from the NumPy walk: {check}")
+    return check
+
+
+# ----------------------------------------------------------------------------------------- any folder
+def export_checkpoint(folder: str | Path, pages: str | Path | None = None) -> list[ExportCheck]:
+    """Export a model, gbt or ensemble folder (an ensemble: both its parts); the checks, one per part."""
+    folder = Path(folder)
+    kind = kind_of(folder)
+    docs = check_documents(pages)
+    if kind == MODEL:
+        return [export_model(folder, docs)]
+    if kind == GBT:
+        return [export_trees(folder, docs)]
+    assert kind == ENSEMBLE
+    meta = read_ensemble(folder)
+    return [export_model(meta["model_path"], docs), export_trees(meta["gbt_path"], docs)]

@@ -1,0 +1,190 @@
+"""ONNX Runtime: exported models give torch's answers, stale exports are refused, and extraction runs without
+torch or scikit-learn installed."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tests.test_model import synthetic_page, tiny_config
+
+from bodyblocks.inference import onnx_model as ox
+from bodyblocks.inference.checkpoints import SHIPPED, choose_engine, load_extractor, read_ensemble, shipped
+from bodyblocks.inference.gbt import GbtModel, gbt_features
+from bodyblocks.inference.model import BlockClassifier
+from bodyblocks.training.export import ExportMismatch, check_documents, export_model, export_trees
+from bodyblocks.types import Document
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "data" / "samples"
+
+
+def _docs(n: int = 12) -> list[Document]:
+    """Synthetic pages of every length around the tiny model's window of 16 (one block to several windows)."""
+    rng = random.Random(5)
+    docs = []
+    for k in range(n):
+        blocks, _ = synthetic_page(rng, 1 + 7 * k, 3 * (k % 3))
+        docs.append(Document(blocks=blocks, title="t"))
+    docs.append(Document(blocks=synthetic_page(rng, 1, 0)[0][:1], title=""))  # one block
+    return docs
+
+
+def _tiny_model(folder: Path, seed: int = 0, **cfg: object) -> Path:
+    torch.manual_seed(seed)
+    BlockClassifier(tiny_config(**cfg)).eval().save(folder, {"threshold": 0.5, "confident": 0.5})
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", [{}, {"use_tag_path": False}, {"use_context": False}, {"positional": False}])
+def test_the_export_gives_the_torch_models_probabilities(tmp_path: Path, cfg: dict) -> None:
+    folder = _tiny_model(tmp_path / "m", **cfg)
+    docs = _docs()
+    check = export_model(folder, docs)
+    assert check.pages == len(docs) and check.max_diff < 1e-4 and check.kept_differ == 0
+    ours = ox.OnnxModelScorer.load(folder)
+    model = BlockClassifier.load(folder)
+    from bodyblocks.inference.model import collate, prepare_page
+
+    for doc in docs:  # several windows on the longer pages, one block on the last
+        ref = model.probabilities(collate([prepare_page(doc.blocks, model.cfg)]))[0]
+        got = ours.page_probabilities(ours.inputs(doc))
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_an_export_of_other_weights_is_refused_and_saving_weights_removes_it(tmp_path: Path) -> None:
+    folder = _tiny_model(tmp_path / "m")
+    export_model(folder, _docs(3))
+    other = _tiny_model(tmp_path / "other", seed=1)
+    for name in (ox.EMBED, ox.CONTEXT):
+        assert (folder / name).exists()
+    shutil.copy(other / "model.safetensors", folder / "model.safetensors")  # weights changed behind its back
+    with pytest.raises(ox.StaleExport, match="bodyblocks export"):
+        ox.OnnxModelScorer.load(folder)
+    BlockClassifier.load(other).save(folder, {"threshold": 0.5})  # the trainer's save drops the old export
+    assert not (folder / ox.EMBED).exists() and not (folder / ox.CONTEXT).exists()
+    assert choose_engine(folder, "auto", "cpu") == "torch"
+    with pytest.raises(ValueError, match="no ONNX export"):
+        choose_engine(folder, "onnx", "cpu")
+
+
+@pytest.mark.slow
+def test_an_export_that_differs_from_torch_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _tiny_model(tmp_path / "m")
+    real = ox.OnnxModelScorer.page_probabilities
+    monkeypatch.setattr(ox.OnnxModelScorer, "page_probabilities", lambda self, page: real(self, page) * 0.5)
+    with pytest.raises(ExportMismatch, match="differs from the torch model"):
+        export_model(folder, _docs(3))
+    assert not (folder / ox.EMBED).exists() and not (folder / ox.CONTEXT).exists()
+
+
+def test_the_trees_on_onnx_runtime_give_the_numpy_walks_answers(tmp_path: Path) -> None:
+    folder = tmp_path / "gbt"
+    shutil.copytree(SHIPPED / "gbt", folder)
+    (folder / ox.TREES).unlink(missing_ok=True)
+    assert GbtModel.load(folder).engine == "numpy"
+    docs = check_documents(SAMPLES)
+    check = export_trees(folder, docs)
+    assert check.max_diff < 1e-6 and check.kept_differ == 0
+    model = GbtModel.load(folder)
+    assert model.engine == "onnx"
+    rng = np.random.default_rng(0)
+    x = gbt_features(docs[0].blocks, model.cfg)
+    x = np.concatenate([x, np.where(rng.random(x.shape) < 0.2, np.nan, x)])  # missing values take their side
+    np.testing.assert_allclose(model.raw(x), model._numpy_raw(x), rtol=0, atol=1e-5)
+    model.save(folder)  # new trees: the old export goes
+    assert not (folder / ox.TREES).exists() and GbtModel.load(folder).engine == "numpy"
+
+
+def test_the_shipped_checkpoints_carry_current_exports() -> None:
+    """The release's ONNX files were made from the shipped weights (else extraction would need torch)."""
+    meta = read_ensemble(shipped("ensemble"))
+    scorer = ox.OnnxModelScorer.load(meta["model_path"])  # raises StaleExport otherwise
+    assert scorer.sessions()[0] is not None
+    assert GbtModel.load(meta["gbt_path"]).prepare_walk() == "onnx"
+    ex = load_extractor("ensemble", device="cpu")
+    assert ex.model.engine == "onnx" and ex.whole_pages
+
+
+def test_onnx_and_torch_engines_extract_the_same_text() -> None:
+    pages = [p.read_bytes() for p in sorted(SAMPLES.glob("*.html"))]
+    onnx_ex, torch_ex = load_extractor("ensemble", engine="onnx"), load_extractor("ensemble", engine="torch")
+    assert (onnx_ex.model.engine, torch_ex.model.engine) == ("onnx", "torch")
+    for page in pages:
+        a, b = onnx_ex.extract(page), torch_ex.extract(page)
+        assert a.text == b.text and a.kept == b.kept
+        np.testing.assert_allclose(a.probabilities, b.probabilities, rtol=0, atol=1e-4)
+        assert onnx_ex.extract(page, overlap=False).text == a.text
+
+
+_NO_TORCH = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "sklearn", "transformers", "scipy"):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+sys.meta_path.insert(0, Block())
+import importlib.util
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] in ("torch", "sklearn") else real(name, *a)
+"""
+
+
+@pytest.mark.slow
+def test_extraction_runs_without_torch_or_scikit_learn(tmp_path: Path) -> None:
+    """As after `pip install bodyblocks` without the training extra: the API and the CLI, same text as here."""
+    out = tmp_path / "out"
+    script = _NO_TORCH + f"""
+import json, bodyblocks
+from pathlib import Path
+from bodyblocks.cli import main
+ex = bodyblocks.extract(Path({str(SAMPLES / "article-utf8.html")!r}))
+rc = main(["extract", {str(SAMPLES)!r}, "--out", {str(out)!r}, "--no-progress", "--workers", "2"])
+print(json.dumps({{"text": ex.text, "rc": rc, "loaded": sorted(m for m in sys.modules
+                   if m.split(".")[0] in ("torch", "sklearn"))}}))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["rc"] == 0 and got["loaded"] == []
+    here = load_extractor("ensemble", engine="torch").extract((SAMPLES / "article-utf8.html").read_bytes())
+    assert got["text"] == here.text
+    assert (out / "article-utf8.txt").read_text(encoding="utf-8").rstrip("\n") == here.text
+
+
+@pytest.mark.slow
+def test_without_torch_a_model_with_no_export_says_what_to_do(tmp_path: Path) -> None:
+    folder = _tiny_model(tmp_path / "m")
+    script = _NO_TORCH + f"""
+from bodyblocks.cli import main
+raise SystemExit(main(["extract", {str(SAMPLES)!r}, "--out", {str(tmp_path / "o")!r}, "--extractor", "model",
+                       "--checkpoint", {str(folder)!r}, "--no-progress"]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "needs torch" in proc.stderr and "bodyblocks export" in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.datasets
+def test_the_shipped_export_matches_torch_on_dataset_pages(shared_datasets: Path) -> None:
+    """The export's own check, on the sample, synthetic and 200 dataset pages: |dP| < 1e-4, the same kept blocks."""
+    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.training.export import _check_model
+
+    folder = read_ensemble(shipped("ensemble"))["model_path"]
+    docs = check_documents()
+    assert len(docs) > 200
+    check = _check_model(folder, ModelScorer.load(folder, device="cpu", batch_size=1), docs)
+    assert check.max_diff < 1e-4 and check.kept_differ == 0
