@@ -188,3 +188,39 @@ def test_the_shipped_export_matches_torch_on_dataset_pages(shared_datasets: Path
     assert len(docs) > 200
     check = _check_model(folder, ModelScorer.load(folder, device="cpu", batch_size=1), docs)
     assert check.max_diff < 1e-4 and check.kept_differ == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_page_whose_classification_hangs_fails_alone_within_the_page_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """On the default CPU path the page's time limit covers its classification, and each page's seconds are
+    its own (the whole page runs in one worker)."""
+    import time
+
+    from tests.test_batch import ARTICLE
+
+    from bodyblocks.batch import BatchOptions, run_batch
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(4):
+        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    (src / "stuck.html").write_text(ARTICLE.replace("Tuesday", "the stuck day"), encoding="utf-8")
+    from bodyblocks.inference.blocks import BlockExtractor
+
+    real = BlockExtractor.forward
+
+    def slow(self: BlockExtractor, prepared: object) -> list[np.ndarray]:
+        if any("stuck day" in d.text for d in prepared.docs):  # type: ignore[attr-defined]
+            time.sleep(30)  # a forward pass that never ends, as far as the run can tell
+        return real(self, prepared)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BlockExtractor, "forward", slow)
+    start = time.perf_counter()
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", workers=workers, page_timeout=2,
+                                                             progress=False))
+    assert time.perf_counter() - start < 25
+    pages = {p["id"]: p for p in json.loads((tmp_path / "out" / "report.json").read_text())["pages"]}
+    assert (totals.ok, totals.failed) == (4, 1) and pages["stuck"]["error"].startswith("timeout")
+    assert all(pages[f"p{i}"]["seconds"] < 2 for i in range(4))  # its own time, not a share of a group's

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bodyblocks.batch.inputs import Job
+from bodyblocks.batch.system import release_free_memory
 from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor
@@ -30,6 +31,9 @@ _EXTRACTOR: Any = None  # the per-process extractor (baselines) or None (block p
 _SEGMENTER: Callable[[bytes | str], Document] | None = None  # the block path's HTML -> Document
 _LIMIT = 60
 _EXTRACT_OPTS: dict[str, Any] = {}  # keyword arguments of _EXTRACTOR.extract
+TRIM_EVERY = 16  # pages between two hand-backs of freed heap memory (system.release_free_memory)
+TRIM_AFTER_BYTES = 1 << 20  # ... and after every page this big
+_since_trim = 0
 
 
 def init_worker(extractor: Extractor | None, limit: int,
@@ -61,8 +65,10 @@ def work(job: Job) -> Result:
     if use_alarm:
         signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(max(1, _LIMIT))
+    global _since_trim
+    data: bytes | str = b""
     try:
-        data: bytes | str = job.html if job.html is not None else read_bytes(job.path or "")
+        data = job.html if job.html is not None else read_bytes(job.path or "")
         if _EXTRACTOR is None:
             result: Document | Extraction = (_SEGMENTER or segment)(data)
         else:
@@ -77,6 +83,10 @@ def work(job: Job) -> Result:
     finally:
         if use_alarm:
             signal.alarm(0)
+        _since_trim += 1
+        if _since_trim >= TRIM_EVERY or len(data) >= TRIM_AFTER_BYTES:  # a long-lived worker's RSS stays flat
+            _since_trim = 0
+            release_free_memory()
 
 
 def _in_main_thread() -> bool:

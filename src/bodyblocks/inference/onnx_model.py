@@ -31,13 +31,19 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import ModelConfig, from_dict
-from bodyblocks.inference import inputs as _inputs
 from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer, window_starts
 from bodyblocks.types import Document
 
 EMBED, CONTEXT, TREES = "embed.onnx", "context.onnx", "trees.onnx"
 WEIGHTS = "model.safetensors"  # what each export is made from, in the same folder
 SOURCE_KEY = "source_sha256"  # metadata of an exported file: the digest of WEIGHTS it was made from
+# Work per session call, so that ONNX Runtime's buffers (kept in its arena for the next call) stay small
+# whatever the page: blocks and hashed n-grams per embed.onnx call (the n-grams' rows are gathered at once,
+# 256 bytes each in float32), and windows per context.onnx call (each holds heads x window^2 attention scores:
+# 4 MB for 512 blocks)
+EMBED_ROWS = 4096
+EMBED_NGRAMS = 1 << 16
+CONTEXT_WINDOWS = 4
 
 
 class StaleExport(ValueError):
@@ -97,11 +103,11 @@ class _PerProcess:
         return self._value
 
 
-def sinusoidal(length: int, dim: int) -> np.ndarray:
-    """(length, dim) float32 sine/cosine encoding of block indices, computed as model.sinusoidal does."""
+def sinusoidal(start: int, stop: int, dim: int) -> np.ndarray:
+    """(stop - start, dim) float32 sine/cosine encoding of block indices start..stop, as model.sinusoidal."""
     freqs = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / dim))
-    angles = np.arange(length, dtype=np.float32)[:, None] * freqs[None, :]
-    return np.stack((np.sin(angles), np.cos(angles)), axis=-1).reshape(length, -1)[:, :dim]
+    angles = np.arange(start, stop, dtype=np.float32)[:, None] * freqs[None, :]
+    return np.stack((np.sin(angles), np.cos(angles)), axis=-1).reshape(stop - start, -1)[:, :dim]
 
 
 def bag_inputs(ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,30 +157,53 @@ class OnnxModelScorer(PageScorer):
                 result[i] = self.page_probabilities(page)
         return result
 
-    def _position(self, n: int) -> np.ndarray:
-        if len(self._positions) < n:
-            self._positions = sinusoidal(max(n, 2 * len(self._positions), 512), self.cfg.d_model)
-        return self._positions[:n]
+    def _position(self, a: int, b: int) -> np.ndarray:
+        """The encoding of blocks a..b (the first EMBED_ROWS computed once)."""
+        if b > EMBED_ROWS:
+            return sinusoidal(a, b, self.cfg.d_model)
+        if len(self._positions) < b:
+            self._positions = sinusoidal(0, EMBED_ROWS, self.cfg.d_model)
+        return self._positions[a:b]
 
     def page_probabilities(self, page: PageInputs) -> np.ndarray:
         """P(body) of one page's blocks (float32)."""
         if page.n == 0:
             return np.zeros(0, np.float32)
         embed, context = self.sessions()
-        cfg = self.cfg
-        feed = {"features": np.ascontiguousarray(page.features, dtype=np.float32)}
-        if cfg.use_tag_path:
-            feed["tag_ids"], feed["tag_owner"], feed["tag_count"] = bag_inputs(page.tag_ids, page.tag_offsets)
-        if cfg.use_text:
-            assert page.text_ids is not None and page.text_offsets is not None, "page lacks hash n-grams"
-            feed["text_ids"], feed["text_owner"], feed["text_count"] = bag_inputs(page.text_ids, page.text_offsets)
-        if cfg.use_context and cfg.positional:
-            feed["position"] = self._position(page.n)
-        x = embed.run(None, feed)[0]  # (n, d)
+        parts = [embed.run(None, self._embed_feed(page, a, b))[0] for a, b in self._embed_chunks(page)]
+        x = parts[0] if len(parts) == 1 else np.concatenate(parts)  # (n, d); the blocks are independent here
         logits = self._contextualise(context, x)
         z = logits - logits.max(axis=1, keepdims=True)
         e = np.exp(z)
         return (e[:, 1] / e.sum(axis=1)).astype(np.float32)
+
+    def _embed_chunks(self, page: PageInputs) -> list[tuple[int, int]]:
+        """Blocks a..b per embed.onnx call: up to EMBED_ROWS blocks and EMBED_NGRAMS n-grams (at least a block)."""
+        n, offsets = page.n, page.text_offsets
+        if offsets is None or page.text_ids is None or len(page.text_ids) <= EMBED_NGRAMS:
+            return [(a, min(n, a + EMBED_ROWS)) for a in range(0, n, EMBED_ROWS)]
+        chunks, a = [], 0
+        while a < n:
+            b = int(np.searchsorted(offsets, offsets[a] + EMBED_NGRAMS, side="right")) - 1  # last start within
+            b = min(n, a + EMBED_ROWS, max(b, a + 1))
+            chunks.append((a, b))
+            a = b
+        return chunks
+
+    def _embed_feed(self, page: PageInputs, a: int, b: int) -> dict[str, np.ndarray]:
+        """embed.onnx's inputs for blocks a..b of the page."""
+        cfg = self.cfg
+        feed = {"features": np.ascontiguousarray(page.features[a:b], dtype=np.float32)}
+        if cfg.use_tag_path:
+            feed["tag_ids"], feed["tag_owner"], feed["tag_count"] = bag_inputs(*_rows(page.tag_ids, page.tag_offsets,
+                                                                                       a, b))
+        if cfg.use_text:
+            assert page.text_ids is not None and page.text_offsets is not None, "page lacks hash n-grams"
+            feed["text_ids"], feed["text_owner"], feed["text_count"] = bag_inputs(
+                *_rows(page.text_ids, page.text_offsets, a, b))
+        if cfg.use_context and cfg.positional:
+            feed["position"] = self._position(a, b)
+        return feed
 
     def _contextualise(self, context: Any, x: np.ndarray) -> np.ndarray:
         """(n, d) -> (n, 2) logits, over overlapping windows past the model's window (as the torch model)."""
@@ -185,14 +214,20 @@ class OnnxModelScorer(PageScorer):
         if len(starts) == 1:
             return context.run(None, {"x": x[None]})[0][0]
         total, count = np.zeros((n, 2), np.float32), np.zeros(n, np.float32)
-        per = max(1, _inputs.MAX_WINDOW_ROWS)
-        for k in range(0, len(starts), per):
-            some = starts[k : k + per]
+        for k in range(0, len(starts), CONTEXT_WINDOWS):
+            some = starts[k : k + CONTEXT_WINDOWS]
             ys = context.run(None, {"x": np.stack([x[s : s + w] for s in some])})[0]
             for s, y in zip(some, ys, strict=True):
                 total[s : s + w] += y
                 count[s : s + w] += 1
         return total / count[:, None]
+
+
+def _rows(ids: np.ndarray, offsets: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The EmbeddingBag input (ids, offsets) of blocks a..b of a page's."""
+    start = int(offsets[a]) if a < len(offsets) else len(ids)
+    end = int(offsets[b]) if b < len(offsets) else len(ids)
+    return ids[start:end], offsets[a:b] - start
 
 
 def trees_session(folder: str | Path, threads: int = 1) -> _PerProcess | None:
