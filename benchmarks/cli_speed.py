@@ -141,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
 def report(results: dict[int, dict[str, list[Run]]], counts: dict[int, int], args: argparse.Namespace) -> str:
     med = {size: {name: Run(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall", "cpu", "rss_mb")))
                   for name, runs in by.items()} for size, by in results.items()}
-    lines = [f"Machine: {os.cpu_count()} cores; `python -m benchmarks.cli_speed --sizes {args.sizes} --rounds "
+    lines = ["# The whole command: `bodyblocks extract` against `trafilatura`", "",
+             "Written by benchmarks/cli_speed.py (its docstring says how each figure is taken).", "",
+             f"Machine: {os.cpu_count()} cores; `python -m benchmarks.cli_speed --sizes {args.sizes} --rounds "
              f"{args.rounds} --big-rounds {args.big_rounds}` (medians)", "",
              "| pages | command | wall s | CPU s | peak MB |", "|---|---|---|---|---|"]
     for size, by in med.items():

@@ -224,3 +224,41 @@ def test_a_page_whose_classification_hangs_fails_alone_within_the_page_timeout(
     pages = {p["id"]: p for p in json.loads((tmp_path / "out" / "report.json").read_text())["pages"]}
     assert (totals.ok, totals.failed) == (4, 1) and pages["stuck"]["error"].startswith("timeout")
     assert all(pages[f"p{i}"]["seconds"] < 2 for i in range(4))  # its own time, not a share of a group's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overlap", [True, False])
+def test_on_torch_a_batch_whose_forward_pass_hangs_fails_alone_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
+    """The staged path (torch: workers parse, this process classifies) gives each batch the page time limit
+    per page: overlapped, the stuck forward thread is abandoned for a fresh one; in line, SIGALRM stops it."""
+    import time
+
+    from tests.test_batch import ARTICLE
+
+    from bodyblocks.batch import BatchOptions, run_batch, runner
+    from bodyblocks.inference.blocks import BlockExtractor
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(4):
+        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    (src / "p2-stuck.html").write_text(ARTICLE.replace("Tuesday", "the stuck day"), encoding="utf-8")
+    real = BlockExtractor.forward
+
+    def slow(self: BlockExtractor, prepared: object) -> list[np.ndarray]:
+        if any("stuck day" in d.text for d in prepared.docs):  # type: ignore[attr-defined]
+            time.sleep(20)
+        return real(self, prepared)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BlockExtractor, "forward", slow)
+    monkeypatch.setattr(runner, "GROUP", 1)  # one page per batch: the stuck one fails alone
+    start = time.perf_counter()
+    opts = BatchOptions(extractor="model", extractor_opts={"engine": "torch"}, workers=1, page_timeout=2,
+                        overlap=overlap, progress=False)
+    totals = run_batch([src], tmp_path / "out", opts)
+    assert time.perf_counter() - start < 15
+    pages = {p["id"]: p for p in json.loads((tmp_path / "out" / "report.json").read_text())["pages"]}
+    assert (totals.ok, totals.failed) == (4, 1)
+    assert pages["p2-stuck"]["error"].startswith("timeout: its")
+    assert all("after three days" in (tmp_path / "out" / f"p{i}.txt").read_text() for i in range(4))

@@ -156,7 +156,7 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
     else:
         init_worker(*init)
     overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)
-    scheduler = Scheduler(extractor if staged else None, overlap, report.write)
+    scheduler = Scheduler(extractor if staged else None, overlap, report.write, opts.page_timeout)
     with overlapping(overlap):
         try:
             done = (lambda key: report.target_for(key).exists()) if opts.resume else None
