@@ -2,11 +2,11 @@
 
     python -m benchmarks.profile_stages --pages 300
 
-Same page sample as benchmarks/throughput.py, one process, torch with the usable cores (as `bodyblocks
-extract`; --threads to change), pages read into memory first. Prints ms/page per stage: segmenting,
-classifying with the model alone and with the ensemble (the model plus the boosted trees), and what the
-parts cost when measured alone; and the forward pass one page at a time, eager and traced
-(inference/traced.py), alone and while a second thread runs Python, as in `bodyblocks extract`.
+Same page sample as benchmarks/throughput.py, one process, pages read into memory first. Prints ms/page per
+stage: segmenting, classifying with the model alone (torch, with the usable cores; --threads to change) and
+with the ensemble as `bodyblocks extract` runs it on a CPU (ONNX Runtime), and what the parts cost when
+measured alone; and the forward pass one page at a time: torch eager and traced (inference/traced.py), alone
+and while a second thread runs Python (the torch engine's staged path), and on ONNX Runtime on one thread.
 """
 
 from __future__ import annotations
@@ -39,8 +39,13 @@ def main() -> None:
     threads = args.threads or default_threads(1)
     files = pick_pages(args.root, args.pages, Path(tempfile.mkdtemp(prefix="bb-profile-")))
     raw = [read_bytes(f) for f in files]
-    ex = load_extractor("model", args.checkpoint, device="cpu", threads=threads)
+    ex = load_extractor("model", args.checkpoint, device="cpu", threads=threads, engine="torch")
     scorer = ex.model  # the ModelScorer: .model the BlockClassifier, .single its traced one-page forward pass
+    from bodyblocks.inference.checkpoints import choose_engine, resolve
+
+    on_onnx = None  # the same model on ONNX Runtime (one thread), when the folder has its export
+    if choose_engine(resolve(args.checkpoint or "model"), "auto", "cpu") == "onnx":
+        on_onnx = load_extractor("model", args.checkpoint, device="cpu", engine="onnx")
     n = len(raw)
 
     def clock(fn) -> float:  # noqa: ANN001
@@ -56,6 +61,7 @@ def main() -> None:
     with torch.inference_mode():
         fwd = clock(lambda: [scorer.model(b) for b in batches])
     traced = clock(lambda: [scorer.single(b) for b in batches]) if scorer.single is not None else None
+    onnx_fwd = clock(lambda: [on_onnx.model.page_probabilities(i) for i in inputs]) if on_onnx else None
     beside = _beside_busy_thread(clock, scorer, batches)
     whole = clock(lambda: [ex.extract_documents([d]) for d in docs])
     blocks = sum(len(d.blocks) for d in docs) / n
@@ -66,17 +72,19 @@ def main() -> None:
     print(f"    forward pass (embed + Transformer)   {fwd:6.1f}")
     if traced is not None:
         print(f"    forward pass, traced (one page)      {traced:6.1f}")
+    if onnx_fwd is not None:
+        print(f"    forward pass, ONNX Runtime, 1 thread {onnx_fwd:6.1f}")
     for name, ms in beside.items():
         print(f"    forward pass, {name:6s} beside a busy Python thread (GIL) {ms:6.1f}")
     if shipped("ensemble") is not None and args.checkpoint is None:
-        ens = load_extractor("ensemble", device="cpu", threads=threads)
+        ens = load_extractor("ensemble", device="cpu")  # as bodyblocks extract runs it on a CPU (ONNX Runtime)
         pairs = list(zip(docs, inputs, strict=True))
         trees = clock(lambda: [ens.gbt.model.page_probabilities(d.blocks, i.features) for d, i in pairs])
         voted: list = []
         vote = clock(lambda: voted.extend(ens.page_segmenter(r) for r in raw))  # segment + the heuristic
         both = clock(lambda: [ens.extract_documents([d]) for d in voted])
         print(f"  segment + the heuristic's vote         {vote:6.1f}")
-        print(f"  classify, ensemble (model+trees+vote)  {both:6.1f}")
+        print(f"  classify, ensemble (model+trees+vote, {ens.model.engine}) {both:6.1f}")
         print(f"    trees (their features and walk)      {trees:6.1f}")
         print(f"  segment + classify: model {seg + whole:.1f}, ensemble {vote + both:.1f} "
               f"(without the vote {seg + both:.1f})")
