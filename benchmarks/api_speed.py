@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.cli_speed import write_pages  # the same pages as the whole-command benchmark
+
 API_LOOP = """
 import sys, time
 from pathlib import Path
@@ -31,32 +33,6 @@ for f in files[1:]:
     bodyblocks.extract(f)
 print(first, (len(files) - 1) / (time.perf_counter() - start - first))
 """
-
-
-def write_pages(folder: Path, n: int) -> int:
-    """`n` pages spread over the shared datasets' test splits (synthetic pages when they are absent)."""
-    from bodyblocks.files import datasets_root
-    from bodyblocks.training.datasets import page_from_record, read_records
-
-    folder.mkdir(parents=True, exist_ok=True)
-    root = datasets_root()
-    names = ("cleaneval-en", "daniel", "dragnet", "l3s-gn1", "wcxb-dev")
-    if root is not None and all((root / d / "pages.jsonl").exists() for d in names):
-        per = -(-n // len(names))
-        count = 0
-        for d in names:
-            records = read_records(root / d)
-            for rec in records[:: max(len(records) // per, 1)][:per]:
-                (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
-                count += 1
-        return count
-    import random
-
-    from bodyblocks.training.synth import synth_page
-
-    for i in range(n):
-        (folder / f"synth-{i}.html").write_bytes(synth_page(random.Random(i))[0])
-    return n
 
 
 def main(argv: list[str] | None = None) -> int:

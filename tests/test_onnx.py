@@ -190,6 +190,30 @@ def test_the_shipped_export_matches_torch_on_dataset_pages(shared_datasets: Path
     assert check.max_diff < 1e-4 and check.kept_differ == 0
 
 
+def _four_pages_and_a_stuck_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stuck: str) -> Path:
+    """Four article pages and one (`stuck`) whose forward pass never ends, as far as the run can tell."""
+    import time
+
+    from tests.test_batch import ARTICLE
+
+    from bodyblocks.inference.blocks import BlockExtractor
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(4):
+        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
+    (src / f"{stuck}.html").write_text(ARTICLE.replace("Tuesday", "the stuck day"), encoding="utf-8")
+    real = BlockExtractor.forward
+
+    def slow(self: BlockExtractor, prepared: object) -> list[np.ndarray]:
+        if any("stuck day" in d.text for d in prepared.docs):  # type: ignore[attr-defined]
+            time.sleep(20)
+        return real(self, prepared)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BlockExtractor, "forward", slow)
+    return src
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_page_whose_classification_hangs_fails_alone_within_the_page_timeout(
@@ -198,29 +222,13 @@ def test_a_page_whose_classification_hangs_fails_alone_within_the_page_timeout(
     its own (the whole page runs in one worker)."""
     import time
 
-    from tests.test_batch import ARTICLE
-
     from bodyblocks.batch import BatchOptions, run_batch
 
-    src = tmp_path / "in"
-    src.mkdir()
-    for i in range(4):
-        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
-    (src / "stuck.html").write_text(ARTICLE.replace("Tuesday", "the stuck day"), encoding="utf-8")
-    from bodyblocks.inference.blocks import BlockExtractor
-
-    real = BlockExtractor.forward
-
-    def slow(self: BlockExtractor, prepared: object) -> list[np.ndarray]:
-        if any("stuck day" in d.text for d in prepared.docs):  # type: ignore[attr-defined]
-            time.sleep(30)  # a forward pass that never ends, as far as the run can tell
-        return real(self, prepared)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(BlockExtractor, "forward", slow)
+    src = _four_pages_and_a_stuck_one(tmp_path, monkeypatch, "stuck")
     start = time.perf_counter()
     totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", workers=workers, page_timeout=2,
                                                              progress=False))
-    assert time.perf_counter() - start < 25
+    assert time.perf_counter() - start < 15
     pages = {p["id"]: p for p in json.loads((tmp_path / "out" / "report.json").read_text())["pages"]}
     assert (totals.ok, totals.failed) == (4, 1) and pages["stuck"]["error"].startswith("timeout")
     assert all(pages[f"p{i}"]["seconds"] < 2 for i in range(4))  # its own time, not a share of a group's
@@ -234,24 +242,9 @@ def test_on_torch_a_batch_whose_forward_pass_hangs_fails_alone_and_the_run_goes_
     per page: overlapped, the stuck forward thread is abandoned for a fresh one; in line, SIGALRM stops it."""
     import time
 
-    from tests.test_batch import ARTICLE
-
     from bodyblocks.batch import BatchOptions, run_batch, runner
-    from bodyblocks.inference.blocks import BlockExtractor
 
-    src = tmp_path / "in"
-    src.mkdir()
-    for i in range(4):
-        (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
-    (src / "p2-stuck.html").write_text(ARTICLE.replace("Tuesday", "the stuck day"), encoding="utf-8")
-    real = BlockExtractor.forward
-
-    def slow(self: BlockExtractor, prepared: object) -> list[np.ndarray]:
-        if any("stuck day" in d.text for d in prepared.docs):  # type: ignore[attr-defined]
-            time.sleep(20)
-        return real(self, prepared)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(BlockExtractor, "forward", slow)
+    src = _four_pages_and_a_stuck_one(tmp_path, monkeypatch, "p2-stuck")
     monkeypatch.setattr(runner, "GROUP", 1)  # one page per batch: the stuck one fails alone
     start = time.perf_counter()
     opts = BatchOptions(extractor="model", extractor_opts={"engine": "torch"}, workers=1, page_timeout=2,

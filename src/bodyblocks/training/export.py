@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,18 +180,23 @@ def _export(module: nn.Module, args: tuple[torch.Tensor, ...], inputs: Sequence[
 
 def _check_model(folder: Path, torch_scorer: ModelScorer, docs: Sequence[Document]) -> ExportCheck:
     onnx_scorer = ox.OnnxModelScorer.load(folder)
+    return _compare(folder, docs, lambda doc: onnx_scorer.page_probabilities(onnx_scorer.inputs(doc)),
+                    lambda doc: torch_scorer.forward([doc], torch_scorer.prepare([doc]))[0], "the torch model")
+
+
+def _compare(folder: Path, docs: Sequence[Document], ours: Callable[[Document], np.ndarray],
+             reference: Callable[[Document], np.ndarray], what: str) -> ExportCheck:
+    """The export's P(body) against the reference's on every page, and the blocks the folder's rule keeps."""
     rule = DecisionRule.from_meta(read_meta(folder))
     worst, differ, blocks = 0.0, 0, 0
     for doc in docs:
-        page = onnx_scorer.inputs(doc)
-        ours = onnx_scorer.page_probabilities(page)
-        ref = torch_scorer.forward([doc], torch_scorer.prepare([doc]))[0]
-        worst = max(worst, float(np.abs(ours - ref).max()))
+        mine, ref = ours(doc), reference(doc)
+        worst = max(worst, float(np.abs(mine - ref).max()))
         blocks += len(ref)
-        differ += rule.decide(doc, ours, "onnx").kept != rule.decide(doc, ref, "torch").kept
+        differ += rule.decide(doc, mine, "onnx").kept != rule.decide(doc, ref, "reference").kept
     check = ExportCheck(folder, len(docs), blocks, worst, differ)
     if worst > TOLERANCE or differ:
-        raise ExportMismatch(f"ONNX export differs from the torch model: {check}")
+        raise ExportMismatch(f"ONNX export differs from {what}: {check}")
     return check
 
 
@@ -326,19 +331,15 @@ def _check_trees(folder: Path, numpy_model: GbtModel, docs: Sequence[Document]) 
     onnx_model = GbtModel.load(folder)
     if onnx_model.engine != "onnx":
         raise ExportMismatch(f"{folder}: trees.onnx was written but is not used")
-    rule = DecisionRule.from_meta(read_meta(folder))
-    worst, differ, blocks = 0.0, 0, 0
-    for doc in docs:
-        x = gbt_features(doc.blocks, numpy_model.cfg)
-        ours = onnx_model.predict_proba(x).astype(np.float32)
-        ref = (1.0 / (1.0 + np.exp(-numpy_model._numpy_raw(x)))).astype(np.float32)
-        worst = max(worst, float(np.abs(ours - ref).max()))
-        blocks += len(ref)
-        differ += rule.decide(doc, ours, "onnx").kept != rule.decide(doc, ref, "numpy").kept
-    check = ExportCheck(folder, len(docs), blocks, worst, differ)
-    if worst > TOLERANCE or differ:
-        raise ExportMismatch(f"ONNX trees differ from the NumPy walk: {check}")
-    return check
+
+    def walked(model: GbtModel, numpy: bool) -> Callable[[Document], np.ndarray]:
+        def p(doc: Document) -> np.ndarray:
+            x = gbt_features(doc.blocks, model.cfg)
+            raw = model._numpy_raw(x) if numpy else model.raw(x)
+            return (1.0 / (1.0 + np.exp(-raw))).astype(np.float32)
+        return p
+
+    return _compare(folder, docs, walked(onnx_model, False), walked(numpy_model, True), "the NumPy walk")
 
 
 # ----------------------------------------------------------------------------------------- any folder
