@@ -114,8 +114,9 @@ class Scheduler:
 
     def __init__(self, extractor: StagedExtractor, overlap: bool, write: Write, page_budget_s: float | None = None
                  ) -> None:
-        """`page_budget_s`: with `overlap`, a forward pass that takes longer than this per page of its batch
-        fails the batch's pages (timeout) and the run goes on (the page's time limit: `--page-timeout`)."""
+        """`page_budget_s`: a batch whose forward pass (with `overlap`) or classification (without, on the main
+        thread) takes longer than this per page fails its pages (timeout) and the run goes on (the page's time
+        limit: `--page-timeout`)."""
         self.extractor, self.write, self.page_budget_s = extractor, write, page_budget_s
         self.executor = _ForwardThread() if overlap else None
         self.inflight: deque[_Batch | _Done] = deque()  # oldest first

@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import ModelConfig, from_dict
-from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer, window_starts
+from bodyblocks.inference.inputs import EXPORTS, ModelBatch, PageInputs, PageScorer, window_starts
 from bodyblocks.types import Document
 
-EMBED, CONTEXT, TREES = "embed.onnx", "context.onnx", "trees.onnx"
+EMBED, CONTEXT = EXPORTS  # a model folder's (the torch model's save removes them: model.py)
+TREES = "trees.onnx"  # a gbt folder's (GbtModel.save removes it)
 WEIGHTS = "model.safetensors"  # what each export is made from, in the same folder
 SOURCE_KEY = "source_sha256"  # metadata of an exported file: the digest of WEIGHTS it was made from
 # Work per session call, so that ONNX Runtime's buffers (kept in its arena for the next call) stay small
