@@ -48,8 +48,8 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                    help="worker processes (default: one per usable core; 1 with the torch engine, whose forward "
                         "pass then runs in this process beside the parsing); 1: one core")
     p.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
-                   help="run the model's forward pass on a second thread while the next pages are parsed "
-                        "(default: on)")
+                   help="torch engine: run the model's forward pass on a second thread while the next pages are "
+                        "parsed (default: on)")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads of the model's forward passes (default 0: 1 per ONNX Runtime worker; torch: "
                         "the usable cores less one for this thread when the forward pass overlaps)")
