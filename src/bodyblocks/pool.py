@@ -29,7 +29,7 @@ class WorkerStartError(RuntimeError):
 
 def _die_with_parent(parent: int) -> None:
     """Have the kernel kill this worker when the run's process dies (Linux): a worker left behind by a kill -9
-    would hold the output folder's lock it inherited, and the rerun would find the folder busy."""
+    would go on with its page for nobody (up to the page's time limit, or forever in code stuck in C)."""
     try:
         import ctypes
 

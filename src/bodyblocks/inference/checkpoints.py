@@ -240,7 +240,7 @@ def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
     if engine == "onnx":
         return onnx_model.OnnxModelScorer.load(folder, threads=opts["threads"], batch_size=opts["batch_size"])
     if importlib.util.find_spec("torch") is None:
-        raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[torch]'), or an ONNX "
+        raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
                           f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
     from bodyblocks.inference.model_scorer import ModelScorer
 

@@ -209,10 +209,8 @@ class OnnxModelScorer(PageScorer):
     def _contextualise(self, context: Any, x: np.ndarray) -> np.ndarray:
         """(n, d) -> (n, 2) logits, over overlapping windows past the model's window (as the torch model)."""
         n = len(x)
-        if not self.cfg.use_context:
-            return context.run(None, {"x": x[None]})[0][0]
         w, starts = self.cfg.window, window_starts(n, self.cfg.window, self.cfg.stride)
-        if len(starts) == 1:
+        if len(starts) == 1 or not self.cfg.use_context:  # (without the Transformer, no windows)
             return context.run(None, {"x": x[None]})[0][0]
         total, count = np.zeros((n, 2), np.float32), np.zeros(n, np.float32)
         for k in range(0, len(starts), CONTEXT_WINDOWS):

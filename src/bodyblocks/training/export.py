@@ -85,14 +85,13 @@ def check_documents(pages: str | Path | None = None) -> list[Document]:
 
 
 def _dataset_files(root: Path, n: int) -> list[Path]:
-    import json
+    from bodyblocks.training.datasets import read_records
 
     sets = sorted(p for p in root.iterdir() if (p / "pages.jsonl").is_file())
     per = max(1, n // max(1, len(sets)))
     files = []
     for ds in sets:
-        with open(ds / "pages.jsonl", encoding="utf-8") as fh:
-            recs = [json.loads(line) for line in fh if line.strip()]
+        recs = read_records(ds)
         step = max(1, len(recs) // per)
         files += [ds / r["html"] for r in recs[::step][:per] if "html" in r]
     return files
@@ -117,18 +116,15 @@ def export_model(folder: str | Path, docs: Sequence[Document] | None = None) -> 
         raise ValueError(f"{folder}: a model reading {model.cfg.encoder.kind} vectors cannot run without torch")
     digest = ox.weights_digest(folder)
     embed, names = _EmbedGraph.build(model)
-    d = model.cfg.d_model
-    n, w = 9, 7
-    example = _example_inputs(model, names, n)
     dims = {"n": torch.export.Dim("n", min=1, max=1 << 20), "k": torch.export.Dim("k", min=0, max=1 << 26),
             "m": torch.export.Dim("m", min=0, max=1 << 26)}
     shapes = tuple(_dynamic(name, dims) for name in names)
-    _export(embed, example, names, ("x",), (shapes,), folder / ox.EMBED, digest)  # (shapes,): the *tensors
-    context = _ContextGraph(model).eval()
     b_dim, w_dim = torch.export.Dim("b", min=1, max=1 << 16), torch.export.Dim("w", min=1, max=1 << 20)
-    _export(context, (torch.randn(2, w, d),), ("x",), ("logits",), ({0: b_dim, 1: w_dim},), folder / ox.CONTEXT,
-            digest)
-    try:
+    try:  # neither file stays unless both are written and pass the check
+        _export(embed, _example_inputs(model, names, 9), names, ("x",), (shapes,), folder / ox.EMBED,
+                digest)  # (shapes,): the *tensors
+        _export(_ContextGraph(model).eval(), (torch.randn(2, 7, model.cfg.d_model),), ("x",), ("logits",),
+                ({0: b_dim, 1: w_dim},), folder / ox.CONTEXT, digest)
         return _check_model(folder, ModelScorer.load(folder, device="cpu", batch_size=1),
                             docs if docs is not None else check_documents())
     except BaseException:

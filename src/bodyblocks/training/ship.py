@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from bodyblocks.config import ModelConfig, from_dict
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
 
@@ -36,7 +37,8 @@ def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
         (dst / stale).unlink(missing_ok=True)
     shipped = {"checkpoint": str(dst), "mib": round((dst / "model.safetensors").stat().st_size / 2**20, 1),
                "threshold": meta.get("threshold"), "rescue": meta.get("rescue")}
-    if not (meta["model"]["use_text"] and meta["model"]["encoder"]["kind"] != "hash"):  # frozen encoders: torch
+    cfg = from_dict(ModelConfig, meta["model"], prefix="model.")
+    if not (cfg.use_text and cfg.encoder.frozen):  # a frozen encoder's vectors need torch: nothing to export
         from bodyblocks.training.export import export_model
 
         shipped["onnx"] = str(export_model(dst))
