@@ -32,6 +32,7 @@ class Page:
     dataset: str | None = None  # dataset folder name
     labels_html: bytes | None = None  # L3S block-annotated copy, when present
     meta: dict[str, Any] = field(default_factory=dict)
+    block_labels: Any = None  # people's labels of its blocks (annotate.store.Annotation), when present
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 from bodyblocks.errors import InputError
 from bodyblocks.files import atomic_path
 from bodyblocks.segment import SEGMENTER_VERSION, segment
-from bodyblocks.training.datasets import page_from_record, read_records, resolve_dataset, site_of
+from bodyblocks.training.datasets import ANNOTATIONS, page_from_record, read_records, resolve_dataset, site_of
 from bodyblocks.training.labels import LABELS_VERSION, label_page
 from bodyblocks.training.splits import split_of
 from bodyblocks.types import Block, Page
@@ -75,7 +75,7 @@ def source_key(dataset_dir: str | Path) -> str:
     h = hashlib.sha256()
     h.update(f"{CACHE_FORMAT}|{SEGMENTER_VERSION}|{LABELS_VERSION}|{','.join(BLOCK_FIELDS)}|".encode())
     h.update((folder / "pages.jsonl").read_bytes())
-    for sub in ("html", "gold", "labels"):
+    for sub in ("html", "gold", "labels", ANNOTATIONS):
         if (folder / sub).is_dir():
             for entry in sorted(os.scandir(folder / sub), key=lambda e: e.name):
                 st = entry.stat()

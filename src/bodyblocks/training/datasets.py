@@ -21,6 +21,7 @@ from bodyblocks.files import datasets_root
 from bodyblocks.types import Page
 
 PAGE_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
+ANNOTATIONS = "annotations"  # a dataset's folder of people's block labels (annotate/store.py)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _LINK_HOST = re.compile(rb"""<a\s[^>]*href\s*=\s*["']?(https?://[^"'\s>/?#]+)""", re.IGNORECASE)
 # Hosts that many sites link to (sharing, ads, feeds): never a page's own site. Substrings of host names.
@@ -142,8 +143,23 @@ def page_from_record(dataset_dir: str | Path, rec: dict[str, Any], with_html: bo
     return Page(
         id=rec["id"], html=html, url=rec.get("url"), lang=rec.get("lang"), gold=gold,
         snippets=rec.get("snippets"), split=rec.get("split"), dataset=base.name,
-        labels_html=labels_html, meta=meta,
+        labels_html=labels_html, meta=meta, block_labels=_annotation(base, rec["id"], meta),
     )
+
+
+def _annotation(base: Path, page_id: str, meta: dict[str, Any]) -> Any:
+    """The page's block labels from DATASET/annotations/<id>.json (bodyblocks annotate), when done."""
+    path = base / ANNOTATIONS / f"{page_id}.json"
+    if not path.is_file():
+        return None
+    from bodyblocks.annotate.store import AnnotationError, read_annotation
+
+    try:
+        ann = read_annotation(path)
+    except AnnotationError as exc:
+        meta["annotation_error"] = str(exc)
+        return None
+    return ann if ann.done else None
 
 
 def read_pairs(folder: str | Path, with_html: bool = True) -> Iterator[Page]:
@@ -162,7 +178,8 @@ def read_pairs(folder: str | Path, with_html: bool = True) -> Iterator[Page]:
         except (InputError, OSError) as exc:
             meta["error"] = f"{type(exc).__name__}: {exc}"
         gold = read_gold(gold_path)[0] if gold_path.is_file() else None
-        yield Page(id=name, html=html, gold=gold, dataset=base.name, meta=meta)
+        yield Page(id=name, html=html, gold=gold, dataset=base.name, meta=meta,
+                   block_labels=_annotation(base, name, meta))
 
 
 def read_dataset(path: str | Path, with_html: bool = True) -> Iterator[Page]:

@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
@@ -275,12 +276,25 @@ def align_annotated(blocks: Sequence[Block], labels_html: bytes | str,
 
 
 def label_page(page: Page, blocks: Sequence[Block], threshold: float = BODY_THRESHOLD) -> Alignment:
-    """Labels for a page's blocks from its best reference: the L3S annotated copy, else the gold text."""
+    """Labels for a page's blocks from its best reference: people's block labels (bodyblocks annotate), the
+    L3S annotated copy, else the gold text."""
+    if page.block_labels is not None:
+        return align_labelled(blocks, page.block_labels)
     if page.labels_html:
         return align_annotated(blocks, page.labels_html, threshold)
     if page.gold is not None:
         return align_blocks(blocks, page.gold, threshold)
     return Alignment([0] * len(blocks), [0.0] * len(blocks), 0.0, "none")
+
+
+def align_labelled(blocks: Sequence[Block], annotation: Any) -> Alignment:
+    """Labels from an annotation of the blocks (annotate/store.py): exact where its keys and texts still
+    fit; gold_coverage is the share of blocks that do (a segmenter change moves blocks and lowers it)."""
+    from bodyblocks.annotate.store import apply_labels
+
+    labels, check = apply_labels(blocks, annotation)
+    fit = 1.0 - (check.changed + check.missing) / max(1, len(blocks))
+    return Alignment(labels, [float(y) for y in labels], fit, "blocks")
 
 
 def oracle_text(blocks: Sequence[Block], labels: Sequence[int]) -> str:

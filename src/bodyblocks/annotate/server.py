@@ -1,0 +1,291 @@
+"""`bodyblocks annotate`: a local web page for labelling a dataset's blocks (the standard library's HTTP server).
+
+Routes (JSON unless said otherwise):
+    GET  /                      the labelling page (ui.py), with this run's write token in it
+    GET  /api/pages             the dataset's pages: id, labelled, done, kind; and the next page to do
+    GET  /api/page/<id>         one page: its blocks in reading order (text, tag path, key, P(body) of the model),
+                                the stored labels (else the model's kept blocks as the starting labels), kind, note
+    GET  /render/<id>           the page itself, scripts and external loads removed, each block's element
+                                marked with data-bb="i j ..." (the labelling page highlights them)
+    POST /api/page/<id>         {"labels": [0/1 per block], "blocks": n, "done": bool, "kind": ..., "note": ...};
+                                needs the header X-Bodyblocks-Token: the token of this run
+
+Only the pages the dataset lists can be asked for (an id is looked up, never used as a path); requests whose
+Host is not this server's address are refused (DNS rebinding); bodies are capped at MAX_BODY bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from bodyblocks.annotate.store import AnnotationError, AnnotationStore, apply_labels, block_keys
+from bodyblocks.errors import InputError
+from bodyblocks.types import Block
+
+TOKEN_HEADER = "X-Bodyblocks-Token"
+MAX_BODY = 8 * 1024 * 1024  # a POST larger than this is refused (a page's labels are a few KB)
+CACHED_PAGES = 8  # segmented pages kept in memory
+_DROP_TAGS = ("script", "noscript", "iframe", "frame", "frameset", "object", "embed", "base", "link", "meta",
+              "form", "applet", "template")
+RENDER_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+              "frame-ancestors 'self'; form-action 'none'")
+
+
+@dataclass
+class PageView:
+    """A page as the labelling page shows it: its blocks, the model's P(body) and kept blocks, its render."""
+
+    id: str
+    url: str | None
+    title: str
+    blocks: list[Block]
+    probabilities: list[float]
+    kept: list[int]
+    render: bytes  # the page's HTML for the side pane
+
+
+class Annotator:
+    """What the HTTP handler calls: the store, the model's starting labels, pages cached as segmented."""
+
+    def __init__(self, store: AnnotationStore, extractor: Any = None) -> None:
+        """`extractor`: a block extractor whose P(body) and kept blocks start each page (None: all 0)."""
+        self.store = store
+        self.extractor = extractor
+        self.token = secrets.token_urlsafe(24)
+        self._lock = threading.Lock()
+        self._views: OrderedDict[str, PageView] = OrderedDict()
+
+    # ------------------------------------------------------------------------------------ page views
+    def view(self, page_id: str) -> PageView:
+        with self._lock:
+            if page_id in self._views:
+                self._views.move_to_end(page_id)
+                return self._views[page_id]
+        page = self.store.page(page_id)
+        view = make_view(page_id, page.html, page.url, self.extractor)
+        with self._lock:
+            self._views[page_id] = view
+            while len(self._views) > CACHED_PAGES:
+                self._views.popitem(last=False)
+        return view
+
+    def page_json(self, page_id: str) -> dict[str, Any]:
+        view = self.view(page_id)
+        ann = self.store.load(page_id)
+        kept = set(view.kept)
+        model_labels = [int(i in kept) for i in range(len(view.blocks))]
+        check = None
+        if ann is not None:
+            labels, fit = apply_labels(view.blocks, ann)
+            check = {"labelled": fit.labelled, "blocks": fit.blocks, "changed": fit.changed, "missing": fit.missing}
+            if fit.missing == len(view.blocks) and view.blocks:  # nothing fits any more: start from the model
+                labels = model_labels
+        else:
+            labels = model_labels
+        keys = block_keys(view.blocks)
+        return {
+            "id": page_id, "url": view.url, "title": view.title, "dataset": self.store.dataset.name,
+            "labelled": ann is not None, "done": bool(ann and ann.done), "kind": ann.kind if ann else None,
+            "note": ann.note if ann else "", "updated": ann.updated if ann else "", "check": check,
+            "kinds": list(self._kinds()),
+            "blocks": [
+                {"i": b.index, "key": k, "tag": b.tag, "path": b.tag_path, "depth": b.depth, "text": b.text,
+                 "heading": b.heading_level, "link_density": round(b.link_density, 3),
+                 "p": round(p, 4), "model": y, "label": lab}
+                for b, k, p, y, lab in zip(view.blocks, keys, view.probabilities, model_labels, labels, strict=True)
+            ],
+        }
+
+    @staticmethod
+    def _kinds() -> Sequence[str]:
+        from bodyblocks.annotate.store import KINDS
+
+        return KINDS
+
+    def pages_json(self) -> dict[str, Any]:
+        status = self.store.status()
+        return {"dataset": self.store.dataset.name, "labels": str(self.store.labels_dir), "pages": status,
+                "done": sum(s["done"] for s in status), "next": self.store.next_page()}
+
+    def save(self, page_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        view = self.view(page_id)
+        labels = body.get("labels")
+        if not isinstance(labels, list):
+            raise AnnotationError("labels must be a list of 0/1, one per block")
+        if body.get("blocks") is not None and body.get("blocks") != len(view.blocks):
+            raise AnnotationError(f"page {page_id} has {len(view.blocks)} blocks, not {body.get('blocks')}")
+        note = body.get("note") or ""
+        if not isinstance(note, str):
+            raise AnnotationError("note must be a string")
+        ann = self.store.save(page_id, view.blocks, [int(y) if isinstance(y, (bool, int)) else -1 for y in labels],
+                              done=bool(body.get("done")), kind=body.get("kind"), note=note)
+        return {"saved": page_id, "updated": ann.updated, "done": ann.done, "body_blocks": sum(ann.labels.values()),
+                "next": self.store.next_page(page_id)}
+
+
+def make_view(page_id: str, html: bytes | str, url: str | None, extractor: Any) -> PageView:
+    """Segment a page (the lxml tree kept for the render) and score it with the extractor."""
+    from bodyblocks.segment import segment_tree
+
+    try:
+        doc, tree = segment_tree(html)
+    except InputError as exc:
+        raise AnnotationError(f"page {page_id}: {exc.reason}: {exc}") from exc
+    probs: list[float] = [0.0] * len(doc.blocks)
+    kept: list[int] = []
+    if extractor is not None and doc.blocks:
+        ex = extractor.extract(html)
+        if ex.blocks is not None and len(ex.blocks) == len(doc.blocks):
+            probs = [float(p) for p in (ex.probabilities or probs)]
+            kept = list(ex.kept or [])
+    return PageView(page_id, url, doc.title, doc.blocks, probs, kept, render_page(tree, doc.blocks))
+
+
+def render_page(tree: Any, blocks: Sequence[Block]) -> bytes:
+    """The page for the side pane: the parsed tree without scripts, frames, forms or external loads, and each
+    block's element marked with data-bb (block indices). A page parsed by BeautifulSoup (nested deeper than
+    libxml2 allows) is shown as its blocks' text instead."""
+    import html as html_mod
+
+    import lxml.etree
+    import lxml.html
+
+    if tree is None:
+        rows = "".join(f'<p data-bb="{b.index}">{html_mod.escape(b.text)}</p>' for b in blocks)
+        return f"<!doctype html><meta charset=utf-8><body>{rows}</body>".encode()
+    root = lxml.html.fromstring(lxml.html.tostring(tree))  # a copy: the cached tree stays as parsed
+    for el in list(root.iter(*_DROP_TAGS, lxml.etree.Comment)):
+        el.drop_tree()
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for name in list(el.attrib):
+            low = name.lower()
+            if low.startswith("on") or low in ("src", "srcset", "href", "action", "formaction", "background",
+                                               "poster", "data-bb"):
+                if low in ("href",):
+                    el.attrib["data-href"] = el.attrib[name]
+                del el.attrib[name]
+    marks: dict[Any, list[int]] = {}
+    for b in blocks:
+        if "..." in b.xpath:
+            continue
+        try:
+            found = root.getroottree().xpath(b.xpath)
+        except Exception:  # noqa: BLE001 - an xpath lxml cannot evaluate is only left unmarked
+            continue
+        if found and isinstance(found[0].tag, str):
+            marks.setdefault(found[0], []).append(b.index)
+    for el, idx in marks.items():
+        el.attrib["data-bb"] = " ".join(map(str, idx))
+    out: bytes = lxml.html.tostring(root, encoding="utf-8", doctype="<!doctype html>")
+    return out.replace(b"<head>", b'<head><meta charset="utf-8">', 1)
+
+
+def _allowed_hosts(host: str, port: int) -> set[str]:
+    names = {host, "127.0.0.1", "localhost", "[::1]"} if host in ("127.0.0.1", "localhost", "::1") else {host}
+    return {f"{n}:{port}" for n in names}
+
+
+def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler]:
+    from bodyblocks.annotate.ui import index_html
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "bodyblocks-annotate"
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            pass
+
+        def _send(self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, obj: Any) -> None:
+            self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
+
+        def _error(self, status: int, message: str) -> None:
+            self._json(status, {"error": message})
+
+        def _host_ok(self) -> bool:
+            if self.headers.get("Host") not in hosts:
+                self._error(HTTPStatus.FORBIDDEN, "unknown Host")
+                return False
+            return True
+
+        def _page_id(self, prefix: str) -> str:
+            return unquote(urlsplit(self.path).path[len(prefix):])
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if not self._host_ok():
+                return
+            path = urlsplit(self.path).path
+            try:
+                if path == "/":
+                    self._send(HTTPStatus.OK, index_html(app.token).encode("utf-8"), "text/html; charset=utf-8",
+                               {"Content-Security-Policy": "default-src 'self'; script-src 'unsafe-inline'; "
+                                "style-src 'unsafe-inline'; frame-src 'self'; img-src 'self' data:"})
+                elif path == "/api/pages":
+                    self._json(HTTPStatus.OK, app.pages_json())
+                elif path.startswith("/api/page/"):
+                    self._json(HTTPStatus.OK, app.page_json(self._page_id("/api/page/")))
+                elif path.startswith("/render/"):
+                    view = app.view(self._page_id("/render/"))
+                    self._send(HTTPStatus.OK, view.render, "text/html; charset=utf-8",
+                               {"Content-Security-Policy": RENDER_CSP})
+                else:
+                    self._error(HTTPStatus.NOT_FOUND, "no such route")
+            except AnnotationError as exc:
+                self._error(HTTPStatus.NOT_FOUND, str(exc))
+
+        def do_POST(self) -> None:  # noqa: N802
+            if not self._host_ok():
+                return
+            path = urlsplit(self.path).path
+            if not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), app.token):
+                self._error(HTTPStatus.FORBIDDEN, f"missing or wrong {TOKEN_HEADER}")
+                return
+            try:
+                length = int(self.headers.get("Content-Length", "0"))
+            except ValueError:
+                length = -1
+            if length < 0 or length > MAX_BODY:
+                self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a body of at most {MAX_BODY} bytes")
+                return
+            if not path.startswith("/api/page/"):
+                self._error(HTTPStatus.NOT_FOUND, "no such route")
+                return
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not isinstance(body, dict):
+                    raise AnnotationError("the body must be a JSON object")
+                self._json(HTTPStatus.OK, app.save(self._page_id("/api/page/"), body))
+            except (AnnotationError, ValueError) as exc:
+                self._error(HTTPStatus.BAD_REQUEST, str(exc))
+
+    return Handler
+
+
+def make_server(app: Annotator, host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServer:
+    """The HTTP server (not started); port 0 picks a free one (server.server_address says which)."""
+    server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)
+    bound = server.server_address[1]
+    server.RequestHandlerClass = make_handler(app, _allowed_hosts(host, int(bound)))
+    server.daemon_threads = True
+    return server
