@@ -4,7 +4,8 @@ Order (first that succeeds wins):
   1. a byte-order mark (UTF-8, UTF-16, UTF-32);
   2. UTF-8, when the bytes hold multi-byte sequences and are strictly valid UTF-8 — legacy-encoded text
      is almost never valid UTF-8 by chance, and real pages declare gb2312 over UTF-8 bytes (daniel);
-  3. each charset the page declares (HTTP-equiv / meta charset / XML declaration), decoded strictly;
+  3. each charset declared for the page, decoded strictly: those given by the caller first (the HTTP
+     Content-Type of a WARC response), then the page's own (HTTP-equiv / meta charset / XML declaration);
   4. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
      looks like Chinese text, then cp1252;
   5. a detector (charset_normalizer) as a last resort, and finally UTF-8 with replacement characters,
@@ -18,6 +19,7 @@ import gzip
 import os
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, NotMarkup, TooLarge
@@ -207,17 +209,22 @@ def check_binary(data: bytes) -> None:
         raise BinaryInput(f"binary content ({controls} control bytes in the first {len(sample)})")
 
 
-def decode_bytes(data: bytes) -> Decoded:
-    """Decode page bytes to text, reporting the codec used and whether replacement was needed."""
+def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
+    """Decode page bytes to text, reporting the codec used and whether replacement was needed.
+
+    `declared`: charset labels declared for the page from outside it (the HTTP Content-Type's charset),
+    tried strictly before those the page declares itself, as the HTML standard ranks them.
+    """
     data = maybe_gunzip(data)
+    outside = [label.strip().lower() for label in declared if label and label.strip()]
     if not data.strip():
         raise EmptyInput("empty page")
     for bom, codec in _BOMS:
         if data.startswith(bom):
             text = data[len(bom) :].decode(codec, errors="replace")
-            return Decoded(text, codec, "\ufffd" in text, declared_charsets(data), bom=True)
+            return Decoded(text, codec, "\ufffd" in text, _merged(outside, declared_charsets(data)), bom=True)
     check_binary(data)
-    declared = declared_charsets(data)
+    declared = _merged(outside, declared_charsets(data))
     if not data.isascii():
         text = _strict(data, "utf-8")
         if text is not None:
@@ -240,6 +247,11 @@ def decode_bytes(data: bytes) -> Decoded:
         if text is not None and (codec != "gb18030" or _looks_chinese(text)):
             return Decoded(text, codec, False, declared)
     return _last_resort(data, declared)
+
+
+def _merged(first: list[str], then: list[str]) -> list[str]:
+    """Charset labels in order, each once."""
+    return list(dict.fromkeys([*first, *then]))
 
 
 # A UTF-8 page with a few bad bytes (a truncated upload, one stray Latin-1 character) is still UTF-8: at most
@@ -294,10 +306,31 @@ def page_source(page: str | bytes | os.PathLike[str]) -> str | bytes:
     return bytes(page) if isinstance(page, bytearray | memoryview) else page
 
 
-def to_text(html: str | bytes) -> Decoded:
-    """Accept either already-decoded text or raw bytes."""
+def to_text(html: str | bytes, declared: Sequence[str] = ()) -> Decoded:
+    """Accept either already-decoded text or raw bytes (`declared`: decode_bytes')."""
     if isinstance(html, str):
         if not html.strip():
             raise EmptyInput("empty page")
         return Decoded(html, "str", "\ufffd" in html)
-    return decode_bytes(html)
+    return decode_bytes(html, declared)
+
+
+_LANG_ATTR = re.compile(rb"<html\b[^>]*?\s(?:xml:)?lang\s*=\s*[\"']?\s*([A-Za-z]{2,3})(?:[-_][A-Za-z0-9-]*)?",
+                        re.IGNORECASE)
+_LANG_META = re.compile(rb"<meta[^>]+http-equiv\s*=\s*[\"']?content-language[\"']?[^>]*content\s*=\s*[\"']?\s*"
+                        rb"([A-Za-z]{2,3})\b", re.IGNORECASE)
+_LANG_CODE = re.compile(r"\s*([A-Za-z]{2,3})(?:[-_][A-Za-z0-9-]*)?\s*(?:[,;]|$)")
+
+
+def declared_language(page: str | bytes, header: str | None = None) -> str | None:
+    """The language a page declares, as a lower-case ISO 639 code ("zh" for "zh-CN"): the HTTP
+    Content-Language `header` (its first tag), else `<html lang>`, else a content-language meta tag in the
+    first 64 KiB; None when it declares none. What the page says, not a guess from its text."""
+    if header:
+        m = _LANG_CODE.match(header)
+        if m:
+            return m.group(1).lower()
+    head = page[:65536]
+    raw = head.encode("utf-8", "replace") if isinstance(head, str) else head
+    m = _LANG_ATTR.search(raw) or _LANG_META.search(raw)
+    return m.group(1).decode("ascii").lower() if m else None

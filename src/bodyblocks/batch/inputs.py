@@ -7,7 +7,10 @@ come lazily and in a stable order; a page that cannot even be found, read from i
 Job with its error. Keys are made safe (`safe_key`: always a relative path inside the output folder, whatever
 a file name or a dataset id holds) and unique within a run (`~2`, `~3` on a collision, e.g. `x.html` and
 `x.htm`, or two `index.html` given from two folders), so that no output overwrites another or lands
-elsewhere.
+elsewhere. A WARC file (batch/warc.py) gives a Job per HTML response, keyed `<warc-stem>/<position>`; its other
+records come as Jobs with `filtered` set (no page: counted, never written). Every Job also knows its input
+(`source`, a name unique in the run) and its place among that input's pages (`position`): a columnar output's
+shard (batch/columnar.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.batch.warc import is_warc, warc_stem
+
 HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 MAX_SEGMENT_BYTES = 120  # of one path segment of a key (file systems allow 255 bytes a name, suffix included)
 RESERVED_KEYS = frozenset(["report", "report.pages"])  # report.json and report.pages.jsonl are the run's
@@ -36,9 +41,17 @@ class Job:
 
     key: str  # output path relative to DIR, without suffix ("sub/page", a dataset id, a URL index)
     path: str | None = None  # page file
-    html: str | None = None  # already in memory (captured pages)
+    html: str | bytes | None = None  # already in memory (captured pages, a WARC record's payload)
     url: str | None = None
     error: str | None = None  # failed before extraction (e.g. capture)
+    record_id: str | None = None  # a WARC record's WARC-Record-ID
+    charset: str | None = None  # declared outside the page (the HTTP Content-Type), tried strictly first
+    # what the page declares (HTTP Content-Language, <html lang>): set by the WARC reader, or by the worker
+    language: str | None = None
+    truncated: bool = False  # the archive holds only the start of the page (WARC-Truncated)
+    source: str = ""  # the input it comes from, a name unique in the run (a columnar shard's prefix)
+    position: int = 0  # its place among that input's pages
+    filtered: str | None = None  # a WARC record that is no page (request-record, not-html, ...): counted only
 
 
 def printable(text: str) -> str:
@@ -112,14 +125,18 @@ def _is_url_list(path: Path) -> bool:
     return bool(lines) and urls * 2 > len(lines)
 
 
-def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int:
+def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int | None:
     """How many pages iter_jobs will yield for these inputs, counted cheaply (names and lines, nothing parsed):
-    the progress bar's total. `stop_at`: stop counting there (whether there are any pages: 1)."""
-    total = 0
+    the progress bar's total; None when an input is a WARC file (its pages are known once it is read).
+    `stop_at`: stop counting there (whether there are any pages: 1; a WARC file counts 1)."""
+    total, unknown = 0, False
     for raw in inputs:
         path = Path(raw)
         try:
-            if path.is_dir() and (path / "pages.jsonl").exists():
+            if path.is_file() and is_warc(path):
+                total += 1
+                unknown = stop_at is None
+            elif path.is_dir() and (path / "pages.jsonl").exists():
                 with open(path / "pages.jsonl", "rb") as fh:
                     total += sum(islice((1 for line in fh if line.strip()), stop_at))
             elif path.is_dir():
@@ -135,7 +152,7 @@ def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int
             total += 1
         if stop_at is not None and total >= stop_at:
             return total
-    return total
+    return None if unknown else total
 
 
 Name = Callable[[str], str]  # a raw key -> the job's safe and unique key (keys are handed out in job order)
@@ -148,23 +165,55 @@ def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None 
     `done(key)`: whether a page's output exists already (resume); a URL whose page is done is not captured
     again (its Job comes without HTML, to be reported as skipped).
     """
-    unique = UniqueKeys()
+    unique, sources = UniqueKeys(), UniqueKeys()
 
     def name(raw: str) -> str:
         return unique(safe_key(raw))
 
     for raw in inputs:
         path = Path(raw)
-        if path.is_dir() and (path / "pages.jsonl").exists():
-            yield from _dataset_jobs(path, name)
+        warc = path.is_file() and is_warc(path)
+        source = sources(safe_key(warc_stem(path) if warc else path.name if path.is_dir() else stem_of(path)))
+        if warc:
+            jobs = _warc_jobs(path, name, source)
+        elif path.is_dir() and (path / "pages.jsonl").exists():
+            jobs = _dataset_jobs(path, name)
         elif path.is_dir():
-            yield from _folder_jobs(path, name)
+            jobs = _folder_jobs(path, name)
         elif path.is_file() and _is_url_list(path):
-            yield from _url_jobs(path, capture_opts or {}, name, done)
+            jobs = _url_jobs(path, capture_opts or {}, name, done)
         elif path.is_file():
-            yield Job(key=name(stem_of(path)), path=str(path))
+            jobs = iter([Job(key=name(stem_of(path)), path=str(path))])
         else:
-            yield Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")
+            jobs = iter([Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")])
+        yield from _numbered(jobs, source)
+
+
+def _numbered(jobs: Iterator[Job], source: str) -> Iterator[Job]:
+    """The jobs of one input, each told its input and its position among the input's pages."""
+    position = 0
+    for job in jobs:
+        job.source = source
+        if job.filtered is None:
+            job.position = position
+            position += 1
+        yield job
+
+
+def _warc_jobs(path: Path, name: Name, source: str) -> Iterator[Job]:
+    """The records of a WARC file (batch/warc.py): a Job per HTML response or unreadable record, keyed
+    `<source>/<position>`, and a `filtered` Job for each record that is no page."""
+    from bodyblocks.batch.warc import iter_warc  # warcio: imported only for WARC inputs
+
+    position = 0
+    for item in iter_warc(path):
+        if item.skip is not None:
+            yield Job(key="", url=item.url, record_id=item.record_id, filtered=item.skip)
+            continue
+        yield Job(key=name(f"{source}/{position:07d}"), path=str(path), html=item.body, url=item.url,
+                  error=item.error, record_id=item.record_id, charset=item.charset, language=item.language,
+                  truncated=item.truncated)
+        position += 1
 
 
 def _folder_jobs(root: Path, name: Name) -> Iterator[Job]:

@@ -6,7 +6,8 @@
     report.write_report(seconds)                      # DIR/report.json: totals and every page of DIR
 
 Every file is written atomically (files.atomic_path); report.json is streamed from the journal, so memory
-stays flat however many pages there are, and it covers every page the folder's runs have done.
+stays flat however many pages there are, and it covers every page the folder's runs have done. The columnar
+formats (parquet, jsonl) write a row per page into shards (columnar.py: `page_row`) in place of a file per page.
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter, shard_name
 from bodyblocks.batch.inputs import Job, printable
-from bodyblocks.batch.journal import Journal
+from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.markdown import block_kind, folded, to_markdown
 from bodyblocks.types import Extraction
 
-FORMATS = {"txt": ".txt", "json": ".json", "md": ".md"}
+FORMATS = {"txt": ".txt", "json": ".json", "md": ".md", **COLUMNAR}
 
 
 @dataclass
@@ -38,9 +40,10 @@ class Totals:
     skipped: int = 0
     low_confidence: int = 0
     empty: int = 0
-    truncated: int = 0  # pages cut at the segmenter's size limit
+    truncated: int = 0  # pages cut at the segmenter's size limit, or by the crawler (WARC-Truncated)
     seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
+    filtered: dict[str, int] = field(default_factory=dict)  # WARC records that are no page, by kind (this run's)
 
 
 def render(ex: Extraction, fmt: str, key: str) -> str:
@@ -67,11 +70,27 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
     return json.dumps(rec, ensure_ascii=False, indent=1) + "\n"
 
 
+def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, Any]:
+    """One page's row of a columnar shard (columnar.COLUMNS); a failed page has its error and no text."""
+    flags = [] if ex is None else [name for name, on in (
+        ("low_confidence", ex.low_confidence), ("no_body", ex.no_body), ("truncated", ex.truncated),
+        ("replaced", ex.replaced)) if on]
+    return {
+        "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
+        "title": ex.title if ex else None, "text": ex.text if ex else None,
+        "markdown": render(ex, "md", job.key) if ex else None, "language": job.language,
+        "encoding": ex.encoding if ex else None, "confidence": ex.confidence if ex else None, "flags": flags,
+        "error": error and printable(error),
+    }
+
+
 def entry(job: Job, ex: Extraction | None, error: str | None, seconds: float, out: str | None) -> dict[str, Any]:
     """One page's line of the run report."""
     source = job.path or job.url
     rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
                            "seconds": round(seconds, 4)}
+    if job.record_id is not None:  # a WARC record's page
+        rec |= {"url": job.url and printable(job.url), "record_id": job.record_id}
     if ex is None:
         return rec | {"status": "failed", "error": error}
     kept = len(ex.kept) if ex.kept is not None else None
@@ -95,19 +114,36 @@ class Report:
     run's totals; report.json over every page of the folder at the end."""
 
     def __init__(self, out: Path, fmt: str, extractor: str, review: float = 0.0, progress: bool = False,
-                 settings: dict[str, Any] | None = None, resume: bool = True, total: int | None = None) -> None:
+                 settings: dict[str, Any] | None = None, resume: bool = True, total: int | None = None,
+                 shard_size: int = SHARD_SIZE) -> None:
         """`settings`: what the outputs depend on besides the extractor's name and the format (its checkpoint,
         its decision rule, ...), recorded in the journal; a resumed run must have the same. Raises
-        journal.FolderBusy and journal.SettingsMismatch. `total`: the pages expected (the progress bar's ETA)."""
+        journal.FolderBusy and journal.SettingsMismatch. `total`: the pages expected (the progress bar's ETA).
+        `shard_size`: pages per shard of a columnar format."""
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
         self.suffix = FORMATS[fmt]
         self.totals = Totals()  # this run's
-        self.journal = Journal(out, {"extractor": extractor, "format": fmt, **(settings or {})}, resume).__enter__()
+        self.shards = ShardWriter(out, fmt, shard_size) if fmt in COLUMNAR else None
+        settings = {"extractor": extractor, "format": fmt, **(settings or {})}
+        if self.shards is not None:
+            settings["shard_size"] = shard_size  # other shard sizes would cut other shards
+        self.journal = Journal(out, settings, resume).__enter__()
         self.bar = _progress(total) if progress else None
 
     def target(self, job: Job) -> Path:
-        """The page's output file."""
+        """The page's output file (a columnar format's: its shard)."""
+        if self.shards is not None:
+            return self.shards.path(shard_name(job.source, job.position, self.shards.shard_size))
         return self.target_for(job.key)
+
+    def is_done(self, job: Job) -> bool:
+        """Whether the page's output exists from an earlier run (a columnar format's: its complete shard)."""
+        return self.target(job).exists()
+
+    def filtered(self, job: Job) -> None:
+        """A WARC record that is no page (a request, an image): counted by kind, nothing written."""
+        kind = job.filtered or "filtered"
+        self.totals.filtered[kind] = self.totals.filtered.get(kind, 0) + 1
 
     def target_for(self, key: str) -> Path:
         """The output file of the page with this key."""
@@ -125,7 +161,9 @@ class Report:
     def write(self, job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
         """Write one page's output and journal line, and count it."""
         target = None
-        if ex is not None:
+        if self.shards is not None:
+            target = self._add_row(job, ex, error)
+        elif ex is not None:
             target = self.target(job)
             try:
                 write_atomic(target, render(ex, self.fmt, job.key))
@@ -140,13 +178,29 @@ class Report:
             self.bar.update(1)
             self.bar.set_postfix(failed=self.totals.failed, refresh=False)
 
+    def _add_row(self, job: Job, ex: Extraction | None, error: str | None) -> Path:
+        """The page's row into its shard (a failed page too: its row holds the error); returns the shard's file."""
+        assert self.shards is not None
+        try:
+            shard = self.shards.add(job.source, job.position, page_row(job, ex, error))
+        except OSError as exc:
+            raise OutputUnwritable(f"cannot write a shard in {self.out}: {exc.strerror or exc}") from exc
+        return self.shards.path(shard)
+
     def flush(self) -> None:
         """The journal lines written so far, on disk."""
         self.journal.sync()
 
-    def close(self) -> None:
-        """Close the journal (releasing the folder's lock) and the progress bar."""
-        self.journal.close()
+    def close(self, complete: bool = True) -> None:
+        """Finish the last shard (complete: the run went through its inputs; else it is dropped, to be redone),
+        close the journal (releasing the folder's lock) and the progress bar."""
+        try:
+            if self.shards is not None:
+                self.shards.close(complete)
+        except OSError as exc:
+            raise OutputUnwritable(f"cannot write a shard in {self.out}: {exc.strerror or exc}") from exc
+        finally:
+            self.journal.close()
         if self.bar is not None:
             self.bar.close()
 

@@ -4,12 +4,14 @@
 
 Stages of `run_batch`:
   1. discover inputs (inputs.py: files, folders, a dataset folder with pages.jsonl, a text file of URLs to
-     capture), skipping pages whose output already exists (resume);
+     capture, WARC files), skipping pages whose output already exists (resume; a columnar format's: whose
+     shard does);
   2. in worker processes (one per usable core by default), each page under a time limit (worker.py): block
      extractors on torch parse there, get the parsed Document back and classify groups of pages here
      (scheduler.py, the forward pass on a second thread); other extractors (ONNX Runtime's included) run
      whole pages in the workers;
-  3. write each output atomically and one report line per page, success or failure (outputs.py);
+  3. write each output atomically and one report line per page, success or failure (outputs.py; the
+     columnar formats a row per page into shards, columnar.py);
   4. finish with DIR/report.json (totals + every page) and optional review pages for a sample.
 Inputs are consumed in bounded windows, so memory stays flat however many pages there are.
 """
@@ -26,6 +28,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.batch.columnar import SHARD_SIZE
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.outputs import FORMATS, Report, Totals
@@ -72,6 +75,7 @@ class BatchOptions:
     review: float = 0.0  # share of pages that get a review page
     progress: bool = True
     capture_opts: dict[str, Any] = field(default_factory=dict)
+    shard_size: int = SHARD_SIZE  # pages per shard of the columnar formats (parquet, jsonl)
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -80,6 +84,8 @@ class BatchOptions:
             raise ValueError("review must be a share between 0 and 1")
         if self.batch_size < 1 or (self.workers is not None and self.workers < 0) or self.page_timeout < 1:
             raise ValueError("batch_size and page_timeout must be >= 1, workers >= 0")
+        if self.shard_size < 1:
+            raise ValueError("shard_size must be >= 1")
 
 
 def _build_extractor(opts: BatchOptions) -> Extractor:
@@ -111,7 +117,8 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs) if opts.progress else None
-    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total)
+    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total,
+                    opts.shard_size)
     start, status = time.perf_counter(), "complete"
     try:
         with _signals_stop_the_run():
@@ -123,7 +130,7 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         status = f"failed: {type(exc).__name__}: {exc}"
         raise
     finally:
-        report.close()
+        report.close(complete=status == "complete")  # a columnar format's last shard only after its last page
         try:
             report.write_report(time.perf_counter() - start, status)  # 4. report.json, whatever stopped the run
         except OSError as exc:
@@ -159,7 +166,8 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
     scheduler = Scheduler(extractor if staged else None, overlap, report.write, opts.page_timeout)
     with overlapping(overlap):
         try:
-            done = (lambda key: report.target_for(key).exists()) if opts.resume else None
+            # a URL list's page done already is not captured again (a columnar format knows shards, not pages)
+            done = (lambda key: report.target_for(key).exists()) if opts.resume and not report.shards else None
             for window in _windows(iter_jobs(inputs, opts.capture_opts, done)):  # 1. inputs, WINDOW at a time
                 todo = _not_done(window, report, opts.resume)
                 results = _in_order(pool, todo) if pool else map(work, todo)
@@ -224,7 +232,9 @@ def _not_done(window: list[Job], report: Report, resume: bool) -> list[Job]:
     """The window's jobs still to do; with `resume`, those whose output exists are reported as skipped."""
     todo = []
     for job in window:
-        if resume and not job.error and report.target(job).exists():
+        if job.filtered:
+            report.filtered(job)
+        elif resume and (report.shards is not None or not job.error) and report.is_done(job):
             report.skipped(job)
         else:
             todo.append(job)

@@ -16,7 +16,7 @@ from typing import Any
 
 from bodyblocks.batch.inputs import Job
 from bodyblocks.batch.system import release_free_memory
-from bodyblocks.decode import read_bytes
+from bodyblocks.decode import declared_language, decode_bytes, read_bytes
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor
 from bodyblocks.segment import segment
@@ -69,10 +69,19 @@ def work(job: Job) -> Result:
     data: bytes | str = b""
     try:
         data = job.html if job.html is not None else read_bytes(job.path or "")
+        if job.language is None:
+            job.language = declared_language(data)  # (the job goes back with the result)
+        decoded = None
+        if job.charset and isinstance(data, bytes):  # the HTTP charset: one more declared one, tried first
+            decoded = decode_bytes(data, [job.charset])
+        page = data if decoded is None else decoded.text
         if _EXTRACTOR is None:
-            result: Document | Extraction = (_SEGMENTER or segment)(data)
+            result: Document | Extraction = (_SEGMENTER or segment)(page)
         else:
-            result = _EXTRACTOR.extract(data, url=job.url, **_EXTRACT_OPTS)
+            result = _EXTRACTOR.extract(page, url=job.url, **_EXTRACT_OPTS)
+        if decoded is not None:  # decoded here: the codec is this decoding's, not "str"
+            result.encoding, result.replaced = decoded.encoding, decoded.replaced
+        result.truncated = result.truncated or job.truncated
         return job, result, None, time.perf_counter() - start
     except InputError as exc:
         return job, None, f"{exc.reason}: {exc}", time.perf_counter() - start

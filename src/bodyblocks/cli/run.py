@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 
 
 # --- segment (segment.py) -------------------------------------------------------------------------------------
@@ -28,7 +29,8 @@ def _run_segment(args: argparse.Namespace) -> int:
 def add_extract(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("extract", help="extract the body text of pages into one output file per page")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="page files (.html/.htm/.html.gz), folders, dataset folders, or a .txt file of URLs")
+                   help="page files (.html/.htm/.html.gz), folders, dataset folders, a .txt file of URLs, or WARC "
+                        "files (.warc.gz/.warc: each HTML response record is a page)")
     p.add_argument("--out", required=True, help="output folder (also gets report.json)")
     p.add_argument("--extractor", default=None,
                    help="ensemble (the default: the shipped model, trees and heuristic's vote), model, gbt, heuristic, "
@@ -36,7 +38,18 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", default=None,
                    help="a checkpoint folder for ensemble, model or gbt (default: $BODYBLOCKS_MODEL, else the "
                         "shipped one); without --extractor, the folder's kind decides")
-    p.add_argument("--format", choices=["txt", "json", "md"], default="txt")
+    p.add_argument("--format", choices=["txt", "json", "md", "parquet", "jsonl"], default=None,
+                   help="txt (the default), json or md: a file per page; parquet (the default with --ray) or jsonl: "
+                        "shards of --shard-size pages, a row per page (url, record_id, title, text, markdown, "
+                        "language, confidence, flags, error)")
+    p.add_argument("--shard-size", type=int, default=10_000, help="pages per parquet or jsonl shard")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run on Ray Data (pip install 'bodyblocks[scale]'): a local Ray started here, or the "
+                        "cluster at ADDRESS ('auto': the one this machine belongs to); writes parquet or jsonl")
+    p.add_argument("--ray-workers", type=int, default=None,
+                   help="--ray: CPU stage tasks at once (decode, segment, features; default: as the cluster allows)")
+    p.add_argument("--ray-actors", type=int, default=None,
+                   help="--ray: model actors (default: one per GPU, else one per 4 CPUs of the cluster)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--batch-size", type=int, default=None,
                    help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
@@ -69,6 +82,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.inputs import HTML_SUFFIXES, count_pages
     from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
+    from bodyblocks.batch.warc import is_warc
+    from bodyblocks.extras import require
     from bodyblocks.inference.checkpoints import engine_of, gpu_present, kind_of, resolve
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
@@ -94,15 +109,22 @@ def _run_extract(args: argparse.Namespace) -> int:
         batch_size = 1
         if name in TORCH and args.engine != "onnx":
             batch_size = 64 if args.device == "cuda" or (args.device == "auto" and gpu_present()) else 1
+    fmt = args.format or ("parquet" if args.ray is not None else "txt")
+    if args.ray is not None and fmt not in ("parquet", "jsonl"):
+        raise ValueError(f"--ray writes parquet or jsonl shards, not {fmt}")
     opts = BatchOptions(
-        extractor=name, extractor_opts=extractor_opts, fmt=args.format, workers=args.workers,
+        extractor=name, extractor_opts=extractor_opts, fmt=fmt, workers=args.workers,
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
-        capture_opts={"timeout": args.capture_timeout},
+        capture_opts={"timeout": args.capture_timeout}, shard_size=args.shard_size,
     )
     if count_pages(args.inputs, stop_at=1) == 0:  # before anything is written; run_batch counts them all
         raise ValueError(f"no pages in {' '.join(args.inputs)} (page files end in {', '.join(HTML_SUFFIXES)}; "
-                         "or give a dataset folder with pages.jsonl, or a file of URLs)")
+                         "or give a dataset folder with pages.jsonl, a file of URLs, or a WARC file)")
+    if any(is_warc(Path(i)) for i in args.inputs if Path(i).is_file()):
+        require("warcio", "reading WARC files")  # before anything is written
+    if args.ray is not None:
+        return _run_extract_ray(args, opts)
     try:
         totals = run_batch(args.inputs, args.out, opts)
     except (FolderBusy, SettingsMismatch) as exc:
@@ -118,9 +140,38 @@ def _run_extract(args: argparse.Namespace) -> int:
         return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
     print(f"{totals.ok} extracted, {totals.failed} failed, {totals.skipped} skipped (already done), "
           f"{totals.low_confidence} low-confidence; report: {args.out}/report.json", file=sys.stderr)
-    for reason, n in sorted(totals.reasons.items()):
-        print(f"  failed ({reason}): {n}", file=sys.stderr)
+    _print_reasons(totals.reasons, totals.filtered)
     return 1 if totals.failed else 0
+
+
+def _print_reasons(reasons: dict[str, int], filtered: dict[str, int]) -> None:
+    for reason, n in sorted(reasons.items()):
+        print(f"  failed ({reason}): {n}", file=sys.stderr)
+    for kind, n in sorted(filtered.items()):
+        print(f"  not a page ({kind}): {n}", file=sys.stderr)
+
+
+def _run_extract_ray(args: argparse.Namespace, opts: object) -> int:
+    """extract --ray: the same pages through Ray Data (scale/pipeline.py), into parquet or jsonl shards."""
+    from bodyblocks.batch.journal import FolderBusy, SettingsMismatch
+    from bodyblocks.scale.pipeline import RayOptions, run_ray
+
+    unsupported = [flag for flag, on in (("--fallback", args.fallback), ("--review", args.review),
+                                         ("--workers", args.workers is not None)) if on]
+    if unsupported:
+        raise ValueError(f"--ray does not take {', '.join(unsupported)} (use --ray-workers and --ray-actors)")
+    ray_opts = RayOptions(address=None if args.ray == "local" else args.ray, workers=args.ray_workers,
+                          actors=args.ray_actors)
+    try:
+        summary = run_ray(args.inputs, args.out, opts, ray_opts)  # type: ignore[arg-type]
+    except (FolderBusy, SettingsMismatch) as exc:
+        print(f"bodyblocks extract: {exc}", file=sys.stderr)
+        return 2
+    print(f"{summary.ok} extracted, {summary.failed} failed, {summary.skipped} skipped (in shards done already), "
+          f"{summary.low_confidence} low-confidence; {len(summary.shards)} shards written; report: "
+          f"{args.out}/report.json", file=sys.stderr)
+    _print_reasons(summary.reasons, summary.filtered)
+    return 1 if summary.failed else 0
 
 
 # --- end extract ----------------------------------------------------------------------------------------------
