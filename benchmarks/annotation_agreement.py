@@ -6,7 +6,8 @@ gold texts they make do to the extractors' scores.
 The first annotation is data/annotations/gne-pages (made with the shipped model's labels as the starting
 point, as `bodyblocks annotate` shows them); the second (data/annotations/gne-pages-second) was
 made with `bodyblocks annotate --no-model` (no starting labels) by another annotator, on every fourth page.
-Where the extractors score about the same against both, the model's starting labels did not bend the gold towards the model.
+Where the extractors score about the same against both, the model's starting labels did not bend the gold
+towards the model.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.annotate.store import annotated_pages, apply_labels, derived_gold
 from bodyblocks.evaluation.evaluate import run_one
 from bodyblocks.files import datasets_root, write_atomic
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import levenshtein_ratio, summarize
 from bodyblocks.segment import segment
+from bodyblocks.training.annotations import apply_labels, derived_gold
+from bodyblocks.training.datasets import annotated_pages
 
 FIRST = Path(__file__).resolve().parents[1] / "data" / "annotations" / "gne-pages"
 SECOND = FIRST.with_name("gne-pages-second")

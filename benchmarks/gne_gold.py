@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.annotate.store import annotated_pages, apply_labels, derived_gold
 from bodyblocks.evaluation.evaluate import run_one
 from bodyblocks.files import datasets_root, write_atomic
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import summarize
 from bodyblocks.segment import segment
+from bodyblocks.training.annotations import apply_labels, derived_gold
+from bodyblocks.training.datasets import annotated_pages
 
 DEFAULT_EXTRACTORS = ["ensemble", "model", "gbt", "heuristic", "density", "gne", "trafilatura", "readability"]
 LABELS = Path(__file__).resolve().parents[1] / "data" / "annotations" / "gne-pages"

@@ -143,6 +143,7 @@ class TrainConfig:
     device: str = "auto"  # "auto" | "cpu" | "cuda" | "cuda:N"
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
+    init: str = ""  # a model checkpoint folder whose weights start the run (fine-tuning); "": random init
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from bodyblocks.annotate.store import AnnotationError, AnnotationStore, apply_labels, block_keys
+from bodyblocks.annotate.store import KINDS, AnnotationError, AnnotationStore, apply_labels, block_keys
 from bodyblocks.errors import InputError
 from bodyblocks.types import Block
 
@@ -107,8 +107,6 @@ class Annotator:
 
     @staticmethod
     def _kinds() -> Sequence[str]:
-        from bodyblocks.annotate.store import KINDS
-
         return KINDS
 
     def pages_json(self) -> dict[str, Any]:

@@ -1,16 +1,8 @@
-"""Block labels made by people: one JSON file per page, keyed by the blocks' xpaths.
+"""The label store of `bodyblocks annotate`: a dataset's pages and the annotation files people make of them.
 
-A page's annotation, `<labels>/<id>.json`:
-
-    {"format": 1, "id": "gne-163-1", "segmenter": "6", "kind": "news", "done": true, "note": "",
-     "updated": "2026-12-01T17:02:11Z",
-     "blocks": [{"key": "/html[1]/body[1]/div[2]/p[3]", "label": 1, "fp": "3f09a1c2d4"}, ...]}
-
-`key` is the block's xpath; the second and later blocks of one element (text either side of a nested block)
-get `#2`, `#3`, ... after it. `fp` fingerprints the block's text (SHA-1 of its characters without white
-space, 10 hex digits), so a label file holds no page text and still notices when the segmenter's blocks
-moved (`check`). The labels folder is `DATASET/annotations/` by default; then the gold text derived from
-the labels (the body blocks' text, one block per line group) is written into the dataset too, where its
+The file format (one JSON per page, keyed by the blocks' xpaths, with text fingerprints) is
+training/annotations.py. The labels folder is `DATASET/annotations/` by default; then the gold text derived
+from the labels (the body blocks' text, one block per line group) is written into the dataset too, where its
 readers look for gold (`gold/<id>.txt` named by pages.jsonl, or `name.txt` beside `name.html`), unless the
 page already had gold the tool did not write. With another labels folder the dataset is only read.
 
@@ -20,138 +12,31 @@ listing: nothing named by a caller is used as a path.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bodyblocks.files import write_atomic
-from bodyblocks.segment import SEGMENTER_VERSION
-from bodyblocks.training.datasets import PAGE_SUFFIXES, page_from_record, read_records
+from bodyblocks.training.annotations import (
+    KINDS,
+    Annotation,
+    AnnotationError,
+    apply_labels,
+    block_keys,
+    derived_gold,
+    dump_annotation,
+    fingerprint,
+    now_utc,
+    read_annotation,
+)
+from bodyblocks.training.datasets import ANNOTATIONS, PAGE_SUFFIXES, annotated_pages, page_from_record, read_records
 from bodyblocks.types import Block, Page
 
-FORMAT = 1
-LABELS_DIRNAME = "annotations"
-KINDS = ("news", "government", "other")  # what a page is, as the annotator saw it (reports split by it)
-_GOLD_MARK = "written_gold"  # an annotation's field naming the gold file the tool wrote (it may rewrite it)
-
-
-class AnnotationError(ValueError):
-    """A bad request to the store: an unknown page, labels that do not fit its blocks, a bad value."""
-
-
-def block_keys(blocks: Sequence[Block]) -> list[str]:
-    """Each block's key: its xpath, with `#2`, `#3`, ... on later blocks of the same element."""
-    seen: dict[str, int] = {}
-    keys = []
-    for b in blocks:
-        n = seen.get(b.xpath, 0) + 1
-        seen[b.xpath] = n
-        keys.append(b.xpath if n == 1 else f"{b.xpath}#{n}")
-    return keys
-
-
-def fingerprint(text: str) -> str:
-    """10 hex digits of SHA-1 over the text without white space: notices a changed block, holds no text."""
-    return hashlib.sha1("".join(text.split()).encode("utf-8")).hexdigest()[:10]
-
-
-@dataclass
-class Annotation:
-    """One page's labels as stored."""
-
-    id: str
-    labels: dict[str, int]  # block key -> 1 body / 0 not body
-    fingerprints: dict[str, str] = field(default_factory=dict)  # block key -> fingerprint when labelled
-    kind: str | None = None
-    done: bool = False
-    note: str = ""
-    segmenter: str = SEGMENTER_VERSION
-    updated: str = ""
-    written_gold: str | None = None  # the gold file this tool wrote, relative to the dataset
-
-    def to_json(self, keys: Sequence[str]) -> dict[str, Any]:
-        rec: dict[str, Any] = {
-            "format": FORMAT, "id": self.id, "segmenter": self.segmenter, "kind": self.kind, "done": self.done,
-            "note": self.note, "updated": self.updated,
-            "blocks": [{"key": k, "label": self.labels[k], "fp": self.fingerprints.get(k, "")} for k in keys],
-        }
-        if self.written_gold:
-            rec[_GOLD_MARK] = self.written_gold
-        return rec
-
-    @classmethod
-    def from_json(cls, rec: dict[str, Any]) -> Annotation:
-        if rec.get("format") != FORMAT:
-            raise AnnotationError(f"annotation {rec.get('id')!r}: unknown format {rec.get('format')!r}")
-        blocks = rec.get("blocks") or []
-        return cls(
-            id=str(rec["id"]), labels={b["key"]: int(b["label"]) for b in blocks},
-            fingerprints={b["key"]: b.get("fp", "") for b in blocks}, kind=rec.get("kind"),
-            done=bool(rec.get("done")), note=str(rec.get("note") or ""),
-            segmenter=str(rec.get("segmenter", "")), updated=str(rec.get("updated", "")),
-            written_gold=rec.get(_GOLD_MARK),
-        )
-
-
-@dataclass
-class Check:
-    """How a stored annotation fits the blocks the segmenter makes of the page now."""
-
-    labelled: int  # blocks with a stored label
-    blocks: int  # blocks the page has now
-    changed: int  # blocks whose key has a label but whose text is not the text labelled
-    missing: int  # blocks with no stored label
-
-    @property
-    def exact(self) -> bool:
-        return self.changed == 0 and self.missing == 0
-
-
-def apply_labels(blocks: Sequence[Block], ann: Annotation) -> tuple[list[int], Check]:
-    """Per block 1/0 from an annotation (a block it does not label is 0), with how well they fit."""
-    keys = block_keys(blocks)
-    labels, changed, missing = [], 0, 0
-    for key, block in zip(keys, blocks, strict=True):
-        if key not in ann.labels:
-            missing += 1
-            labels.append(0)
-            continue
-        fp = ann.fingerprints.get(key)
-        if fp and fp != fingerprint(block.text):
-            changed += 1
-        labels.append(ann.labels[key])
-    return labels, Check(len(ann.labels), len(blocks), changed, missing)
-
-
-def derived_gold(blocks: Sequence[Block], labels: Sequence[int]) -> str:
-    """The gold text of labelled blocks: the body blocks' text, in order, one block per line group."""
-    return "\n".join(b.text.strip() for b, y in zip(blocks, labels, strict=True) if y and b.text.strip())
-
-
-def dump_annotation(rec: dict[str, Any]) -> str:
-    """An annotation's JSON: the page's fields first, then one line per block (small diffs, easy to read)."""
-    head = {k: v for k, v in rec.items() if k != "blocks"}
-    lines = [json.dumps(b, ensure_ascii=False) for b in rec["blocks"]]
-    body = json.dumps(head, ensure_ascii=False, indent=1)[:-2]
-    return body + ',\n "blocks": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
-
-
-def read_annotation(path: str | Path) -> Annotation:
-    """One annotation file."""
-    try:
-        rec = json.loads(Path(path).read_text(encoding="utf-8"))
-        return Annotation.from_json(rec)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise AnnotationError(f"{path}: not a readable annotation ({type(exc).__name__}: {exc})") from exc
-
-
-def now_utc() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+__all__ = ["KINDS", "Annotation", "AnnotationError", "AnnotationStore", "annotated_pages", "apply_labels",
+           "block_keys", "derived_gold", "fingerprint", "read_annotation"]
 
 
 @dataclass
@@ -177,8 +62,8 @@ class AnnotationStore:
         self.dataset = Path(dataset).resolve()
         if not self.dataset.is_dir():
             raise AnnotationError(f"no dataset folder {dataset}")
-        self.labels_dir = Path(labels).resolve() if labels is not None else self.dataset / LABELS_DIRNAME
-        self.writes_gold = labels is None or self.labels_dir == self.dataset / LABELS_DIRNAME
+        self.labels_dir = Path(labels).resolve() if labels is not None else self.dataset / ANNOTATIONS
+        self.writes_gold = labels is None or self.labels_dir == self.dataset / ANNOTATIONS
         self.entries: dict[str, _Entry] = {e.id: e for e in self._list()}
         if not self.entries:
             raise AnnotationError(f"{self.dataset}: no pages (neither pages.jsonl nor name.html files)")
@@ -293,19 +178,3 @@ class AnnotationStore:
         """pages.jsonl with the records as they are now (a page that gained gold names its file)."""
         lines = [json.dumps(e.record, ensure_ascii=False) for e in self.entries.values() if e.record is not None]
         write_atomic(self.dataset / "pages.jsonl", "\n".join(lines) + "\n")
-
-
-def annotated_pages(dataset: str | Path, labels: str | Path | None = None, *, done_only: bool = True
-                    ) -> Iterator[tuple[Page, Annotation]]:
-    """The dataset's pages that have annotations (done ones only by default), each with its annotation:
-    the loader that joins a labels folder kept elsewhere (e.g. data/annotations/gne-pages in this project)
-    with the dataset's pages."""
-    store = AnnotationStore(dataset, labels)
-    for page_id in store.ids():
-        ann = store.load(page_id)
-        if ann is None or (done_only and not ann.done):
-            continue
-        page = store.page(page_id)
-        page.meta["annotation_kind"] = ann.kind
-        page.block_labels = ann
-        yield page, ann

@@ -1,7 +1,7 @@
 """Command line: each subcommand is a thin wrapper over one function of the package.
 
 Sections are owned by areas of the pipeline (run.py: segment, extract, capture; train.py: train, tune,
-ensemble, train-gbt, ship, export; data.py: evaluate, data;
+ensemble, finetune, train-gbt, ship, export; data.py: evaluate, data;
 annotate.py: annotate); keep each subcommand's parser and handler together.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from bodyblocks.cli.annotate import add_annotate
 from bodyblocks.cli.data import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
-from bodyblocks.cli.train import add_ensemble, add_export, add_gbt, add_ship, add_train, add_tune
+from bodyblocks.cli.train import add_ensemble, add_export, add_finetune, add_gbt, add_ship, add_train, add_tune
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -31,6 +31,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_ship,
     add_export,
     add_annotate,
+    add_finetune,
 ]
 
 

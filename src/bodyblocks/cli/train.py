@@ -1,4 +1,4 @@
-"""Subcommands that make the learned parts: train, tune, ensemble, train-gbt, ship, export."""
+"""Subcommands that make the learned parts: train, tune, ensemble, finetune, train-gbt, ship, export."""
 
 from __future__ import annotations
 
@@ -95,6 +95,36 @@ def _run_tune(args: argparse.Namespace) -> int:
         return retune(args.checkpoint, cfg and cfg.data, cfg and cfg.ensemble)
 
     return _json_or_error("tune", call)
+
+
+def add_finetune(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("finetune", help="continue the shipped ensemble (or --from) on your own labelled pages "
+                                        "(bodyblocks annotate), and show it before and after on held-out sites")
+    p.add_argument("dataset", help="a dataset folder with annotations (DATASET/annotations or --labels)")
+    p.add_argument("--labels", default=None, metavar="DIR", help="the annotations folder, when not DATASET/annotations")
+    p.add_argument("--from", dest="base", default=None, metavar="CHECKPOINT",
+                   help="the ensemble to start from (default: the shipped one)")
+    p.add_argument("--out", required=True, help="folder for the run; OUT/ensemble is the new extractor. A rerun "
+                                                "with the same OUT resumes")
+    p.add_argument("--held-out", type=float, default=0.5, help="share of the pages (whole sites) held out (0.5)")
+    p.add_argument("--mix", type=int, default=300, help="the base model's own training pages mixed in (300; a "
+                                                        "third as many of its validation pages)")
+    p.add_argument("--user-share", type=float, default=0.3,
+                   help="share of the training pages that are yours, by repetition (0.3)")
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=_run_finetune)
+
+
+def _run_finetune(args: argparse.Namespace) -> int:
+    from bodyblocks.training.finetune import finetune
+
+    finetune(args.dataset, args.out, base=args.base, labels=args.labels, held_out=args.held_out, mix=args.mix,
+             user_share=args.user_share, epochs=args.epochs, lr=args.lr, seed=args.seed,
+             progress=not args.no_progress, say=lambda msg: print(msg, file=sys.stderr))
+    return 0
 
 
 # --- end train ------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
 from bodyblocks.files import datasets_root
+from bodyblocks.training.annotations import Annotation, AnnotationError, read_annotation
 from bodyblocks.types import Page
 
 PAGE_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
@@ -152,8 +153,6 @@ def _annotation(base: Path, page_id: str, meta: dict[str, Any]) -> Any:
     path = base / ANNOTATIONS / f"{page_id}.json"
     if not path.is_file():
         return None
-    from bodyblocks.annotate.store import AnnotationError, read_annotation
-
     try:
         ann = read_annotation(path)
     except AnnotationError as exc:
@@ -197,6 +196,25 @@ def read_dataset(path: str | Path, with_html: bool = True) -> Iterator[Page]:
             yield page_from_record(folder, rec, with_html)
     else:
         yield from read_pairs(folder, with_html)
+
+
+def annotated_pages(dataset: str | Path, labels: str | Path | None = None, *, done_only: bool = True
+                    ) -> Iterator[tuple[Page, Annotation]]:
+    """The dataset's pages that have annotations (done ones only by default), each with its annotation: the
+    loader that joins a labels folder kept elsewhere (e.g. this project's data/annotations/gne-pages) with
+    the dataset's pages. `labels`: the annotations folder (default DATASET/annotations)."""
+    folder = resolve_dataset(dataset)
+    labels_dir = Path(labels) if labels is not None else folder / ANNOTATIONS
+    for page in read_dataset(folder):
+        path = labels_dir / f"{page.id}.json"
+        if not path.is_file():
+            continue
+        ann = read_annotation(path)
+        if done_only and not ann.done:
+            continue
+        page.block_labels = ann
+        page.meta["annotation_kind"] = ann.kind
+        yield page, ann
 
 
 def _host(url: str | None) -> str | None:

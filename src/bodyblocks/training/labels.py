@@ -290,7 +290,7 @@ def label_page(page: Page, blocks: Sequence[Block], threshold: float = BODY_THRE
 def align_labelled(blocks: Sequence[Block], annotation: Any) -> Alignment:
     """Labels from an annotation of the blocks (annotate/store.py): exact where its keys and texts still
     fit; gold_coverage is the share of blocks that do (a segmenter change moves blocks and lowers it)."""
-    from bodyblocks.annotate.store import apply_labels
+    from bodyblocks.training.annotations import apply_labels
 
     labels, check = apply_labels(blocks, annotation)
     fit = 1.0 - (check.changed + check.missing) / max(1, len(blocks))

@@ -136,6 +136,14 @@ def load_state(out: Path, model: BlockClassifier, opt: torch.optim.Optimizer) ->
 
 
 # ----------------------------------------------------------------------------------------- the run
+def init_from(model: BlockClassifier, folder: str | Path) -> None:
+    """Start from a checkpoint's weights (fine-tuning): its model config must be this run's."""
+    start = BlockClassifier.load(folder)
+    if to_dict(start.cfg) != to_dict(model.cfg):
+        raise ValueError(f"train.init: {folder} has another model config than this run")
+    model.load_state_dict(start.state_dict(), strict=True)
+
+
 def seed_everything(seed: int) -> random.Random:
     """Seed Python, NumPy and torch; return the batch-order generator."""
     random.seed(seed)
@@ -193,6 +201,8 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     state = {"epoch": 0, "step": 0, "best_val": float("inf"), "best_f1": -1.0, "bad_epochs": 0, "best_epoch": -1}
     if resume and (out / "last" / "optimizer.safetensors").exists():
         state = load_state(out / "last", model, opt)
+    elif cfg.train.init:
+        init_from(model, cfg.train.init)
     return Run(cfg, out, device, splits, train_in, val_in, model, opt, steps_per_epoch, total, state,
                cfg.train.amp and device.type == "cuda")
 

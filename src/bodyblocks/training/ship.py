@@ -9,6 +9,7 @@ encoder is then exported for ONNX Runtime (training/export.py), checked against 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,12 @@ from safetensors.numpy import load_file, save_file
 from bodyblocks.config import ModelConfig, from_dict
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
+from bodyblocks.types import Document
 
 
-def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
-    """Write DST from the model checkpoint SRC; returns its size in MiB and its decision rule."""
+def ship_model(src: str | Path, dst: str | Path, check_docs: Sequence[Document] | None = None) -> dict[str, Any]:
+    """Write DST from the model checkpoint SRC; returns its size in MiB and its decision rule. `check_docs`: the
+    pages the ONNX export is checked on (default: export.check_documents)."""
     src, dst = Path(src), Path(dst)
     meta = read_checkpoint(src)
     meta.pop("train_state", None)
@@ -41,5 +44,5 @@ def ship_model(src: str | Path, dst: str | Path) -> dict[str, Any]:
     if not (cfg.use_text and cfg.encoder.frozen):  # a frozen encoder's vectors need torch: nothing to export
         from bodyblocks.training.export import export_model
 
-        shipped["onnx"] = str(export_model(dst))
+        shipped["onnx"] = str(export_model(dst, check_docs))
     return shipped

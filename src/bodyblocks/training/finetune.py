@@ -1,0 +1,292 @@
+"""Fine-tuning on a user's own labelled pages: `bodyblocks finetune DATASET --from CHECKPOINT --out DIR`.
+
+Stages (each writes into OUT and is skipped when its output is there, so a rerun resumes):
+  1. pages: the dataset's annotated pages (annotate/store.py; block labels taken as they are) are split by
+     site into a held-out part (`held_out` of the pages, never trained or tuned on) and the rest, whose sites
+     are split again into training and validation pages; a share of the base model's own training and
+     validation pages is mixed in (`mix` pages of each), and the user's training pages are repeated until
+     they make up `user_share` of the training pages. The split is written to OUT/split.json;
+  2. model: the Transformer continues from the base ensemble's model weights (training/loop.py with
+     train.init), a few epochs at a low learning rate, best epoch by validation per-page F1, shipped (fp16)
+     and exported for ONNX Runtime into OUT/model;
+  3. trees: the boosted trees retrained on the same pages into OUT/gbt (and exported);
+  4. ensemble: the blend and decision rule tuned on the validation pages (OUT/ensemble);
+  5. before and after: the base ensemble and the new one on the held-out pages (token F1, accuracy at
+     Levenshtein ratio 0.7 / 0.8 / 0.9), printed and written to OUT/finetune.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.config import Config, DataConfig, EnsembleConfig, GbtConfig, ModelConfig, TrainConfig, from_dict
+from bodyblocks.files import write_json
+from bodyblocks.metrics import score_page, summarize
+from bodyblocks.segment import segment
+from bodyblocks.training.cache import CachedPage, process_page
+from bodyblocks.training.data import load_pages, recorded_data
+from bodyblocks.training.datasets import annotated_pages
+from bodyblocks.types import Document, Page
+
+STAGES = ("pages", "model", "trees", "ensemble", "report")
+
+
+def split_sites(pages: Sequence[CachedPage], share: float, seed: int, kinds: dict[str, str | None]
+                ) -> tuple[list[CachedPage], list[CachedPage]]:
+    """(rest, held-out): whole sites, about `share` of the pages held out, for each page kind apart (so that
+    news and government pages are on both sides). Sites are taken in a seeded order; each goes to the side
+    further below its target."""
+    rest: list[CachedPage] = []
+    held: list[CachedPage] = []
+    for kind in sorted({kinds.get(cp.id) or "" for cp in pages}):
+        of_kind = [cp for cp in pages if (kinds.get(cp.id) or "") == kind]
+        sites: dict[str, list[CachedPage]] = {}
+        for cp in of_kind:
+            sites.setdefault(cp.site, []).append(cp)
+        order = sorted(sites, key=lambda s: (zlib.crc32(f"{seed}|{s}".encode()), s))
+        target = share * len(of_kind)
+        n_held = 0
+        for k, site in enumerate(order):
+            group = sites[site]
+            # the first site goes to the held-out side when a side must get one; then fill it to its target
+            if n_held + len(group) / 2 <= target or (k == len(order) - 1 and n_held == 0 and len(order) > 1):
+                held.extend(group)
+                n_held += len(group)
+            else:
+                rest.extend(group)
+    return rest, held
+
+
+def user_pages(dataset: str | Path, labels: str | Path | None) -> tuple[list[CachedPage], dict[str, Page]]:
+    """The dataset's annotated pages, segmented and labelled from their annotations (pages with no body
+    block are kept for the before/after figures but not trained on)."""
+    cached: list[CachedPage] = []
+    raw: dict[str, Page] = {}
+    for page, ann in annotated_pages(dataset, labels):
+        cp = process_page(page)
+        if cp.error:
+            continue
+        cp.meta["kind"] = ann.kind
+        cached.append(cp)
+        raw[page.id] = page
+    if not cached:
+        raise ValueError(f"{dataset}: no annotated page marked done (label some with `bodyblocks annotate`)")
+    return cached, raw
+
+
+def _sample(pages: Sequence[CachedPage], n: int, rng: random.Random) -> list[CachedPage]:
+    return list(pages) if n >= len(pages) else rng.sample(list(pages), n)
+
+
+def make_split(dataset: str | Path, labels: str | Path | None, base_data: DataConfig, *, held_out: float,
+               mix: int, user_share: float, seed: int) -> dict[str, Any]:
+    """Stage 1: the pages of every part, as ids (what OUT/split.json records)."""
+    pages, _ = user_pages(dataset, labels)
+    kinds = {cp.id: cp.meta.get("kind") for cp in pages}
+    trainable = [cp for cp in pages if any(cp.labels)]
+    rest, held = split_sites(pages, held_out, seed, kinds)
+    held_ids = {cp.id for cp in held}
+    rest = [cp for cp in rest if cp.id not in held_ids and any(cp.labels)]
+    fit, val = split_sites(rest, 0.25, seed + 1, kinds)  # a quarter of the rest's sites for validation
+    if not fit:
+        raise ValueError(f"{dataset}: {len(trainable)} labelled pages with body text leave none to train on")
+    rng = random.Random(seed)
+    base = load_pages(base_data) if mix else {"train": [], "val": []}
+    mixed_train = _sample(base["train"], mix, rng)
+    mixed_val = _sample(base["val"], max(1, mix // 3), rng)
+    repeat = 1
+    if mixed_train and user_share > 0:
+        repeat = max(1, math.ceil(user_share * len(mixed_train) / ((1 - user_share) * len(fit))))
+    return {
+        "dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,
+        "seed": seed, "held_out": [cp.id for cp in held], "train": [cp.id for cp in fit],
+        "val": [cp.id for cp in val], "repeat": repeat,
+        "sites": {part: sorted({cp.site for cp in group}) for part, group in
+                  (("held_out", held), ("train", fit), ("val", val))},
+        "kinds": kinds, "base_train": [[cp.dataset, cp.id] for cp in mixed_train],
+        "base_val": [[cp.dataset, cp.id] for cp in mixed_val],
+    }
+
+
+def _resolve_split(split: dict[str, Any], base_data: DataConfig) -> dict[str, Any]:
+    """The split's ids as pages again: user pages by part, base pages, the raw user pages."""
+    pages, raw = user_pages(split["dataset"], split["labels"])
+    by_id = {cp.id: cp for cp in pages}
+    base = load_pages(base_data) if split["base_train"] or split["base_val"] else {}
+    base_by_key = {(cp.dataset, cp.id): cp for part in base.values() for cp in part}
+    return {
+        "train": [by_id[i] for i in split["train"]], "val": [by_id[i] for i in split["val"]],
+        "held_out": [by_id[i] for i in split["held_out"]],
+        "base_train": [base_by_key[tuple(k)] for k in split["base_train"]],
+        "base_val": [base_by_key[tuple(k)] for k in split["base_val"]], "raw": raw,
+    }
+
+
+def _model_config(folder: Path) -> ModelConfig:
+    from bodyblocks.inference.checkpoints import read_meta
+
+    return from_dict(ModelConfig, read_meta(folder)["model"], prefix="model.")
+
+
+def train_model(parts: dict[str, Any], base_model: Path, out: Path, train: TrainConfig, repeat: int,
+                progress: bool) -> Path:
+    """Stage 2: continue the base model's training; OUT/model is the best epoch, shipped and exported."""
+    from bodyblocks.training.loop import train as train_loop
+    from bodyblocks.training.ship import ship_model
+
+    cfg = Config(model=_model_config(base_model), train=replace(train, out_dir=str(out / "run"),
+                                                                 init=str(base_model)))
+    splits = {"train": parts["base_train"] + parts["train"] * repeat, "val": parts["base_val"] + parts["val"],
+              "test": []}
+    train_loop(cfg, resume=(out / "run" / "last").is_dir(), progress=progress, splits=splits)
+    ship_model(out / "run" / "best", out / "model", check_documents(parts))
+    return out / "model"
+
+
+def check_documents(parts: dict[str, Any]) -> list[Document]:
+    """The pages the ONNX exports are checked on: the user's pages, segmented."""
+    return [segment(page.html) for page in parts["raw"].values()]
+
+
+def train_trees(parts: dict[str, Any], base_gbt: Path, out: Path, repeat: int) -> Path:
+    """Stage 3: the trees on the same pages, with the base trees' settings."""
+    from bodyblocks.inference.checkpoints import read_meta
+    from bodyblocks.training.export import export_trees
+    from bodyblocks.training.gbt import train_gbt
+
+    cfg = from_dict(GbtConfig, read_meta(base_gbt)["gbt"], prefix="gbt.")
+    model = train_gbt(parts["base_train"] + parts["train"] * repeat, parts["base_val"] + parts["val"], cfg)
+    model.save(out / "gbt", extra={"finetune": {"base": str(base_gbt)}})
+    export_trees(out / "gbt", check_documents(parts))
+    return out / "gbt"
+
+
+def _votes(user: Sequence[CachedPage], base: Sequence[CachedPage], raw: dict[str, Page], base_data: DataConfig
+           ) -> list[np.ndarray]:
+    """The heuristic's vote on the base pages (HTML read from their datasets), then on the user's pages."""
+    from bodyblocks.inference.vote import vote_on_blocks
+    from bodyblocks.training.tune import validation_html
+
+    html = validation_html(base, base_data) if base else {}
+    sources = [html[(cp.dataset, cp.id)] for cp in base] + [raw[cp.id].html for cp in user]
+    return [vote_on_blocks(f"{cp.dataset}/{cp.id}", [b.text for b in cp.blocks], src)
+            for cp, src in zip([*base, *user], sources, strict=True)]
+
+
+def tune_blend(parts: dict[str, Any], model: Path, gbt: Path, out: Path, base_data: DataConfig,
+               grid: EnsembleConfig) -> Path:
+    """Stage 4: the ensemble's blend and rule, tuned on the validation pages."""
+    from bodyblocks.training.tune import choose_blend, gbt_probabilities, model_probabilities, write_ensemble_folder
+
+    val = parts["base_val"] + parts["val"]
+    chosen = choose_blend(val, model_probabilities(model, val), gbt_probabilities(gbt, val),
+                          _votes(parts["val"], parts["base_val"], parts["raw"], base_data), grid)
+    chosen.pop("scores")
+    metrics = {"val_page_f1": chosen.pop("val_page_f1"),
+               "val_page_f1_without_container": chosen.pop("without_container"), "val_pages": len(val)}
+    folder = write_ensemble_folder(out / "ensemble", model, gbt, {**chosen, "metrics": metrics})
+    return folder
+
+
+def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:
+    """Stage 5: the base and the new ensemble on the held-out pages, against the gold their labels make."""
+    import bodyblocks
+    from bodyblocks.training.annotations import derived_gold
+
+    held = parts["held_out"]
+    out: dict[str, Any] = {"pages": len(held), "ids": [cp.id for cp in held]}
+    for name, folder in (("before", base), ("after", new)):
+        ex = bodyblocks.load(folder)
+        scores, by_kind = [], {}
+        for cp in held:
+            gold = derived_gold(cp.blocks, cp.labels)
+            s = score_page(gold, ex.extract(parts["raw"][cp.id].html).text)
+            scores.append(s)
+            by_kind.setdefault(cp.meta.get("kind") or "unknown", []).append(s)
+        out[name] = _figures(summarize(scores))
+        out[name]["by_kind"] = {k: _figures(summarize(v)) for k, v in sorted(by_kind.items())}
+    return out
+
+
+def _figures(summary: dict[str, Any]) -> dict[str, Any]:
+    keep = ("pages", "scored", "token_f1", "token_precision", "token_recall", "line_recall", "mean_ratio",
+            "acc@0.70", "acc@0.80", "acc@0.90")
+    return {k: summary.get(k) for k in keep}
+
+
+def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = None, labels: str | Path | None = None,
+             held_out: float = 0.5, mix: int = 300, user_share: float = 0.3, epochs: int = 4, lr: float = 1e-4,
+             seed: int = 0, progress: bool = True, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Fine-tune the ensemble at `base` (default: the shipped one) on a dataset's annotated pages; module
+    docstring. Returns what OUT/finetune.json holds."""
+    from tqdm import tqdm
+
+    from bodyblocks.inference.checkpoints import read_ensemble, resolve
+
+    if not 0.0 < held_out < 1.0 or not 0.0 <= user_share < 1.0 or mix < 0:
+        raise ValueError("held_out must be in (0, 1), user_share in [0, 1) and mix >= 0")
+    base_folder = resolve(base or "ensemble")
+    meta = read_ensemble(base_folder)
+    base_model, base_gbt = Path(meta["model_path"]).resolve(), Path(meta["gbt_path"]).resolve()
+    from bodyblocks.inference.checkpoints import read_meta
+
+    base_data = recorded_data(read_meta(base_model))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    train_cfg = TrainConfig(epochs=epochs, lr=lr, warmup_steps=20, patience=2, select="f1", seed=seed, batch_pages=16)
+    bar = tqdm(total=len(STAGES), desc="finetune", unit="stage", disable=not progress)
+
+    split_path = out / "split.json"
+    if split_path.is_file():
+        split = json.loads(split_path.read_text(encoding="utf-8"))
+    else:
+        split = make_split(dataset, labels, base_data, held_out=held_out, mix=mix, user_share=user_share, seed=seed)
+        write_json(split_path, split)
+    parts = _resolve_split(split, base_data)
+    say(f"pages: {len(parts['train'])} to train on (x{split['repeat']}), {len(parts['val'])} to validate, "
+        f"{len(parts['held_out'])} held out; {len(parts['base_train'])} + {len(parts['base_val'])} of the base "
+        "model's own pages mixed in")
+    bar.update()
+    model = out / "model"
+    if not (model / "model.safetensors").is_file():
+        train_model(parts, base_model, out, train_cfg, split["repeat"], progress)
+    bar.update()
+    gbt = out / "gbt"
+    if not (gbt / "trees.onnx").is_file():
+        train_trees(parts, base_gbt, out, split["repeat"])
+    bar.update()
+    ens = out / "ensemble"
+    if not (ens / "config.json").is_file():
+        tune_blend(parts, model, gbt, out, base_data, EnsembleConfig())
+    bar.update()
+    report = {"base": str(base_folder), "out": str(ens), "split": str(split_path),
+              "held_out": before_after(parts, base_folder, ens)}
+    write_json(out / "finetune.json", report)
+    bar.update()
+    bar.close()
+    say(format_report(report["held_out"]))
+    return report
+
+
+def format_report(res: dict[str, Any]) -> str:
+    """The before / after table of the held-out pages (markdown)."""
+    rows = [f"held-out pages: {res['pages']}", "",
+            "| held-out pages | model | token F1 | acc@0.7 | acc@0.8 | acc@0.9 |", "|---|---|---|---|---|---|"]
+    kinds = sorted(set(res["before"]["by_kind"]) | set(res["after"]["by_kind"]))
+    for group in ["all", *kinds]:
+        for name in ("before", "after"):
+            f = res[name] if group == "all" else res[name]["by_kind"].get(group)
+            if not f:
+                continue
+            rows.append(f"| {group} ({f['pages']}) | {name} | {f['token_f1'] or 0:.3f} | {f['acc@0.70'] or 0:.3f} | "
+                        f"{f['acc@0.80'] or 0:.3f} | {f['acc@0.90'] or 0:.3f} |")
+    return "\n".join(rows)
