@@ -1,8 +1,9 @@
 """The package's layout holds: no import cycle among its modules, and dependencies run one way only.
 
 Layers, lowest first (docs/ARCHITECTURE.md): core modules (types, decode, segment, features, baselines, ...)
--> inference -> batch -> training -> evaluation -> cli. A module may import its own layer and those below,
-never those above: inference never reaches training, training never reaches evaluation or the command line.
+-> inference -> batch -> scale -> training -> annotate -> evaluation -> cli. A module may import its own layer
+and those below, never those above: inference never reaches training, training never reaches evaluation or the
+command line.
 Every import counts, at the top of a module or inside a function (those dodge a cycle at run time, not in
 the design); only imports under `if TYPE_CHECKING:` are left out.
 """
@@ -16,7 +17,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "bodyblocks"
-LAYERS = ("core", "inference", "batch", "training", "evaluation", "cli")
+LAYERS = ("core", "inference", "batch", "scale", "training", "annotate", "evaluation", "cli")
 
 
 def module_files() -> dict[str, Path]:

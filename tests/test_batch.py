@@ -146,13 +146,13 @@ def test_options_are_validated() -> None:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_url_lists_are_known_by_their_content_and_pages_are_counted(tmp_path: Path) -> None:
-    from bodyblocks.batch.inputs import _is_url_list, count_pages
+    from bodyblocks.batch.inputs import count_pages, is_url_list
 
     (tmp_path / "list").write_text("https://a.example/1\nhttps://a.example/2\nnot a url\n", encoding="utf-8")
     (tmp_path / "notes.txt").write_text("some words\nmore words\n", encoding="utf-8")
     (tmp_path / "page.txt").write_text("<html><body><p>https://a.example/1</p></body></html>", encoding="utf-8")
     (tmp_path / "x.html").write_text("https://a.example/1\n", encoding="utf-8")  # named like a page: a page
-    assert [_is_url_list(tmp_path / n) for n in ("list", "notes.txt", "page.txt", "x.html")] == [
+    assert [is_url_list(tmp_path / n) for n in ("list", "notes.txt", "page.txt", "x.html")] == [
         True, False, False, False]
     folder = tmp_path / "pages"
     (folder / "sub").mkdir(parents=True)

@@ -110,7 +110,7 @@ def stem_of(path: Path) -> str:
     return path.stem
 
 
-def _is_url_list(path: Path) -> bool:
+def is_url_list(path: Path) -> bool:
     """A file (not named like a page) whose first non-comment lines are mostly URLs and hold no markup: a URL
     list, whatever its name; a line in it that is not a URL becomes a failed page (the capture rejects it)."""
     if path.name.lower().endswith(HTML_SUFFIXES):
@@ -142,7 +142,7 @@ def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int
             elif path.is_dir():
                 pages = (1 for _, _, files in os.walk(path) for f in files if f.lower().endswith(HTML_SUFFIXES))
                 total += sum(islice(pages, stop_at))
-            elif path.is_file() and _is_url_list(path):
+            elif path.is_file() and is_url_list(path):
                 from bodyblocks.capture import read_urls
 
                 total += len(read_urls(path))
@@ -165,38 +165,51 @@ def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None 
     `done(key)`: whether a page's output exists already (resume); a URL whose page is done is not captured
     again (its Job comes without HTML, to be reported as skipped).
     """
-    unique, sources = UniqueKeys(), UniqueKeys()
+    unique = UniqueKeys()
 
     def name(raw: str) -> str:
         return unique(safe_key(raw))
 
+    for path, source in input_sources(inputs):
+        yield from input_jobs(path, source, name, capture_opts, done)
+
+
+def input_sources(inputs: Iterable[str | Path]) -> list[tuple[Path, str]]:
+    """Each input with its name in the run (a WARC or page file's stem, a folder's name), made unique."""
+    sources = UniqueKeys()
+    out = []
     for raw in inputs:
         path = Path(raw)
-        warc = path.is_file() and is_warc(path)
-        source = sources(safe_key(warc_stem(path) if warc else path.name if path.is_dir() else stem_of(path)))
-        if warc:
-            jobs = _warc_jobs(path, name, source)
-        elif path.is_dir() and (path / "pages.jsonl").exists():
-            jobs = _dataset_jobs(path, name)
-        elif path.is_dir():
-            jobs = _folder_jobs(path, name)
-        elif path.is_file() and _is_url_list(path):
-            jobs = _url_jobs(path, capture_opts or {}, name, done)
-        elif path.is_file():
-            jobs = iter([Job(key=name(stem_of(path)), path=str(path))])
-        else:
-            jobs = iter([Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")])
-        yield from _numbered(jobs, source)
+        stem = warc_stem(path) if path.is_file() and is_warc(path) else path.name if path.is_dir() else stem_of(path)
+        out.append((path, sources(safe_key(stem))))
+    return out
+
+
+def input_jobs(path: Path, source: str, name: Name, capture_opts: dict[str, Any] | None = None,
+               done: Callable[[str], bool] | None = None) -> Iterator[Job]:
+    """The jobs of one input (iter_jobs'), each told its source and position."""
+    if path.is_file() and is_warc(path):
+        jobs = _warc_jobs(path, name, source)
+    elif path.is_dir() and (path / "pages.jsonl").exists():
+        jobs = _dataset_jobs(path, name)
+    elif path.is_dir():
+        jobs = _folder_jobs(path, name)
+    elif path.is_file() and is_url_list(path):
+        jobs = _url_jobs(path, capture_opts or {}, name, done)
+    elif path.is_file():
+        jobs = iter([Job(key=name(stem_of(path)), path=str(path))])
+    else:
+        jobs = iter([Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")])
+    return _numbered(jobs, source)
 
 
 def _numbered(jobs: Iterator[Job], source: str) -> Iterator[Job]:
-    """The jobs of one input, each told its input and its position among the input's pages."""
+    """The jobs of one input, each told its input and its position among the input's pages (a record that is
+    no page: the position the next page takes, so that it is counted with that page's shard)."""
     position = 0
     for job in jobs:
-        job.source = source
-        if job.filtered is None:
-            job.position = position
-            position += 1
+        job.source, job.position = source, position
+        position += job.filtered is None
         yield job
 
 

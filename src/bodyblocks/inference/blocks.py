@@ -37,7 +37,7 @@ from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
     from bodyblocks.inference.gbt import GbtScorer
-    from bodyblocks.inference.inputs import ModelBatch
+    from bodyblocks.inference.inputs import ModelBatch, PageInputs
     from bodyblocks.inference.model_scorer import ModelScorer
 
 Source = Callable[[], str | bytes]  # a page's HTML on demand
@@ -80,6 +80,14 @@ class Prepared:
     docs: Sequence[Document]
     batches: list[ModelBatch] = field(default_factory=list)
     gbt: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class PageParts:
+    """One page after step 1, apart from any batch (`prepare_pages`): its model inputs and its trees' P(body)."""
+
+    inputs: PageInputs | None = None
+    gbt: np.ndarray | None = None
 
 
 OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while a forward pass overlaps other work
@@ -201,14 +209,40 @@ class BlockExtractor:
     # ----------------------------------------------------------------------------------- the three steps
     def prepare(self, docs: Sequence[Document]) -> Prepared:
         """Step 1: the model's batches and inputs, and the trees' P(body) of every page."""
+        self._check_vote(docs)
+        prepared = self._prepare_model(docs)
+        self._prepare_trees(prepared)
+        return prepared
+
+    def prepare_pages(self, docs: Sequence[Document]) -> list[PageParts]:
+        """Step 1 page by page, without the forward passes' batches: each page's model inputs (None without a
+        model, for a page with no block, or when a frozen encoder makes them on the model's device) and its trees'
+        P(body). What the Ray pipeline's CPU stage sends to the model actors, where `prepared_from` makes them a
+        Prepared again; the probabilities are those of `prepare`."""
+        self._check_vote(docs)
+        inputs: list[PageInputs | None] = [None] * len(docs)
+        if self.model is not None and self.model.encoder is None:
+            inputs = [self.model.inputs(d) if d.blocks else None for d in docs]
+        gbt: dict[int, np.ndarray] = {}
+        if self.gbt is not None:  # from the model's inputs when there are some, as _prepare_trees
+            given = [(i, p) for i, p in enumerate(inputs) if docs[i].blocks] if self.model is not None else None
+            gbt = self.gbt.scores(docs, given)
+        return [PageParts(inputs[i], gbt.get(i)) for i in range(len(docs))]
+
+    def prepared_from(self, docs: Sequence[Document], parts: Sequence[PageParts]) -> Prepared:
+        """The Prepared of pages whose `prepare_pages` ran elsewhere: the forward passes' batches made here."""
+        prepared = Prepared(docs)
+        if self.model is not None:
+            prepared.batches = self.model.batches_from(docs, [p.inputs for p in parts])
+        prepared.gbt = {i: p.gbt for i, p in enumerate(parts) if p.gbt is not None}
+        return prepared
+
+    def _check_vote(self, docs: Sequence[Document]) -> None:
         if self.voting:
             lacking = [i for i, d in enumerate(docs) if d.blocks and VOTE not in d.extra]
             if lacking:
                 raise ValueError(f"{len(lacking)} pages lack the heuristic's vote: segment them with the "
                                  "extractor's page_segmenter (or pass sources= to extract_documents)")
-        prepared = self._prepare_model(docs)
-        self._prepare_trees(prepared)
-        return prepared
 
     def _prepare_model(self, docs: Sequence[Document]) -> Prepared:
         """Step 1, the model's part: its batches and inputs (NumPy)."""

@@ -122,6 +122,15 @@ class PageScorer:
         vectors = self.encoder.encode([b.text for b in doc.blocks]) if self.encoder is not None else None
         return prepare_page(doc.blocks, self.cfg, text_vectors=vectors)
 
+    def batches_from(self, docs: Sequence[Document], inputs: Sequence[PageInputs | None]) -> list[ModelBatch]:
+        """forward's batches of pages whose inputs were made elsewhere (the Ray pipeline's CPU stage); a page
+        given None is prepared here. The torch scorer collates them too."""
+        return [ModelBatch(idx, [self._given(docs, inputs, i) for i in idx]) for idx in self.batches(docs)]
+
+    def _given(self, docs: Sequence[Document], inputs: Sequence[PageInputs | None], i: int) -> PageInputs:
+        page = inputs[i]
+        return page if page is not None else self.inputs(docs[i])
+
     @staticmethod
     def page_inputs(batches: Sequence[ModelBatch]) -> list[tuple[int, PageInputs | None]]:
         """(page index, its inputs or None) of every page of the batches, in batch order."""

@@ -19,7 +19,7 @@ import torch
 
 from bodyblocks.cores import default_threads
 from bodyblocks.encoders import make_encoder, resolve_device
-from bodyblocks.inference.inputs import ModelBatch, PageScorer
+from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer
 from bodyblocks.inference.model import BlockClassifier, PageBatch, collate
 from bodyblocks.inference.traced import trace_single_page
 from bodyblocks.types import Document
@@ -68,6 +68,16 @@ class ModelScorer(PageScorer):
         for idx in self.batches(docs):
             pages = None if self.encoder is not None else [self.inputs(docs[i]) for i in idx]
             out.append(ModelBatch(idx, pages, None if pages is None else collate(pages)))
+        return out
+
+    def batches_from(self, docs: Sequence[Document], inputs: Sequence[PageInputs | None]) -> list[ModelBatch]:
+        """PageScorer.batches_from, collated here (a frozen encoder's pages are left to forward, as in prepare)."""
+        if self.encoder is not None:
+            return self.prepare(docs)
+        out = []
+        for idx in self.batches(docs):
+            pages = [self._given(docs, inputs, i) for i in idx]
+            out.append(ModelBatch(idx, pages, collate(pages)))
         return out
 
     def forward(self, docs: Sequence[Document], batches: Sequence[ModelBatch]) -> list[np.ndarray]:
