@@ -12,6 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
 from bodyblocks.annotate.store import AnnotationStore  # noqa: E402
+from bodyblocks.inference.checkpoints import SHIPPED  # noqa: E402
 from bodyblocks.segment import segment  # noqa: E402
 from bodyblocks.training.cache import CachedPage  # noqa: E402
 from bodyblocks.training.finetune import finetune, split_sites  # noqa: E402
@@ -67,7 +68,11 @@ def test_finetune_end_to_end_and_resume(tmp_path: Path) -> None:
         assert (out / part / "model.safetensors").is_file()
     assert (out / "model" / "embed.onnx").is_file() and (out / "gbt" / "trees.onnx").is_file()
     ens = json.loads((out / "ensemble" / "config.json").read_text())
-    assert ens["kind"] == "ensemble" and (out / "ensemble" / ens["model"]).resolve() == (out / "model").resolve()
+    choice = json.loads((out / "choice.json").read_text())
+    assert choice["kept"] in ("tuned", "base") and report["choice"] == choice
+    kept_model = (out / "model") if choice["kept"] == "tuned" else SHIPPED / "default"
+    assert ens["kind"] == "ensemble" and (out / "ensemble" / ens["model"]).resolve() == kept_model.resolve()
+    assert (choice["kept"] == "tuned") == (choice["tuned"]["score"] > choice["base"]["score"])
     held = report["held_out"]
     assert held["pages"] == len(split["held_out"])
     for name in ("before", "after"):
@@ -77,7 +82,7 @@ def test_finetune_end_to_end_and_resume(tmp_path: Path) -> None:
     import bodyblocks
 
     shipped = bodyblocks.load("ensemble", engine="onnx")
-    tuned = bodyblocks.load(out / "ensemble", engine="onnx")
+    tuned = bodyblocks.load(out / "tuned", engine="onnx")
     page = (data / "html" / f"{split['held_out'][0]}.html.gz").read_bytes()
     p0, p1 = shipped.extract(page).probabilities, tuned.extract(page).probabilities
     assert p0 != p1 and len(p0) == len(p1)

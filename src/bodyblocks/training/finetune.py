@@ -10,9 +10,14 @@ Stages (each writes into OUT and is skipped when its output is there, so a rerun
      train.init), a few epochs at a low learning rate, best epoch by validation per-page F1, shipped (fp16)
      and exported for ONNX Runtime into OUT/model;
   3. trees: the boosted trees retrained on the same pages into OUT/gbt (and exported);
-  4. ensemble: the blend and decision rule tuned on the validation pages (OUT/ensemble);
-  5. before and after: the base ensemble and the new one on the held-out pages (token F1, accuracy at
-     Levenshtein ratio 0.7 / 0.8 / 0.9), printed and written to OUT/finetune.json.
+  4. blend: the blend and decision rule tuned on the validation pages (OUT/tuned), the user's validation
+     pages repeated so that they weigh as much as the base model's;
+  5. choice: the tuned ensemble replaces the base one only when its mean token F1 on the validation pages
+     (the mean of the user's pages' and the base pages' means) is higher; OUT/ensemble points at the one
+     kept (OUT/choice.json says which, with both scores);
+  6. before and after: the base ensemble and OUT/ensemble on the held-out pages (token F1, accuracy at
+     Levenshtein ratio 0.7 / 0.8 / 0.9), printed and written to OUT/finetune.json (and the tuned one's
+     figures too when the base was kept).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from bodyblocks.training.data import load_pages, recorded_data
 from bodyblocks.training.datasets import annotated_pages
 from bodyblocks.types import Document, Page
 
-STAGES = ("pages", "model", "trees", "ensemble", "report")
+STAGES = ("pages", "model", "trees", "ensemble", "choose", "report")
 
 
 def split_sites(pages: Sequence[CachedPage], share: float, seed: int, kinds: dict[str, str | None]
@@ -106,15 +111,39 @@ def make_split(dataset: str | Path, labels: str | Path | None, base_data: DataCo
     repeat = 1
     if mixed_train and user_share > 0:
         repeat = max(1, math.ceil(user_share * len(mixed_train) / ((1 - user_share) * len(fit))))
+    # validation: the user's pages weigh as much as the base pages (each is a mean over pages)
+    val_repeat = max(1, round(len(mixed_val) / len(val))) if val and mixed_val else 1
     return {
         "dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,
         "seed": seed, "held_out": [cp.id for cp in held], "train": [cp.id for cp in fit],
-        "val": [cp.id for cp in val], "repeat": repeat,
+        "val": [cp.id for cp in val], "repeat": repeat, "val_repeat": val_repeat,
         "sites": {part: sorted({cp.site for cp in group}) for part, group in
                   (("held_out", held), ("train", fit), ("val", val))},
         "kinds": kinds, "base_train": [[cp.dataset, cp.id] for cp in mixed_train],
         "base_val": [[cp.dataset, cp.id] for cp in mixed_val],
     }
+
+
+def validation(parts: dict[str, Any]) -> list[CachedPage]:
+    """The validation pages: the base model's, then the user's repeated so that both weigh alike."""
+    return parts["base_val"] + parts["val"] * parts["val_repeat"]
+
+
+def validation_score(folder: Path, parts: dict[str, Any], base_data: DataConfig) -> dict[str, float]:
+    """An ensemble's mean token F1 on the user's validation pages and on the base pages (their gold text),
+    and their mean: what decides whether the fine-tuned ensemble replaces the base one."""
+    import bodyblocks
+    from bodyblocks.training.annotations import derived_gold
+    from bodyblocks.training.tune import validation_html
+
+    ex = bodyblocks.load(folder)
+    html = validation_html(parts["base_val"], base_data) if parts["base_val"] else {}
+    user = [score_page(derived_gold(cp.blocks, cp.labels), ex.extract(parts["raw"][cp.id].html).text).token_f1
+            for cp in parts["val"]]
+    base = [score_page(cp.gold, ex.extract(html[(cp.dataset, cp.id)]).text).token_f1 for cp in parts["base_val"]]
+    user_f1 = float(np.mean([f for f in user if f is not None])) if user else 0.0
+    base_f1 = float(np.mean([f for f in base if f is not None])) if base else user_f1
+    return {"user_val_f1": user_f1, "base_val_f1": base_f1, "score": (user_f1 + base_f1) / 2}
 
 
 def _resolve_split(split: dict[str, Any], base_data: DataConfig) -> dict[str, Any]:
@@ -128,6 +157,7 @@ def _resolve_split(split: dict[str, Any], base_data: DataConfig) -> dict[str, An
         "held_out": [by_id[i] for i in split["held_out"]],
         "base_train": [base_by_key[tuple(k)] for k in split["base_train"]],
         "base_val": [base_by_key[tuple(k)] for k in split["base_val"]], "raw": raw,
+        "val_repeat": split.get("val_repeat", 1),
     }
 
 
@@ -145,8 +175,7 @@ def train_model(parts: dict[str, Any], base_model: Path, out: Path, train: Train
 
     cfg = Config(model=_model_config(base_model), train=replace(train, out_dir=str(out / "run"),
                                                                  init=str(base_model)))
-    splits = {"train": parts["base_train"] + parts["train"] * repeat, "val": parts["base_val"] + parts["val"],
-              "test": []}
+    splits = {"train": parts["base_train"] + parts["train"] * repeat, "val": validation(parts), "test": []}
     train_loop(cfg, resume=(out / "run" / "last").is_dir(), progress=progress, splits=splits)
     ship_model(out / "run" / "best", out / "model", check_documents(parts))
     return out / "model"
@@ -164,7 +193,7 @@ def train_trees(parts: dict[str, Any], base_gbt: Path, out: Path, repeat: int) -
     from bodyblocks.training.gbt import train_gbt
 
     cfg = from_dict(GbtConfig, read_meta(base_gbt)["gbt"], prefix="gbt.")
-    model = train_gbt(parts["base_train"] + parts["train"] * repeat, parts["base_val"] + parts["val"], cfg)
+    model = train_gbt(parts["base_train"] + parts["train"] * repeat, validation(parts), cfg)
     model.save(out / "gbt", extra={"finetune": {"base": str(base_gbt)}})
     export_trees(out / "gbt", check_documents(parts))
     return out / "gbt"
@@ -182,19 +211,19 @@ def _votes(user: Sequence[CachedPage], base: Sequence[CachedPage], raw: dict[str
             for cp, src in zip([*base, *user], sources, strict=True)]
 
 
-def tune_blend(parts: dict[str, Any], model: Path, gbt: Path, out: Path, base_data: DataConfig,
+def tune_blend(parts: dict[str, Any], model: Path, gbt: Path, folder: Path, base_data: DataConfig,
                grid: EnsembleConfig) -> Path:
     """Stage 4: the ensemble's blend and rule, tuned on the validation pages."""
     from bodyblocks.training.tune import choose_blend, gbt_probabilities, model_probabilities, write_ensemble_folder
 
-    val = parts["base_val"] + parts["val"]
-    chosen = choose_blend(val, model_probabilities(model, val), gbt_probabilities(gbt, val),
-                          _votes(parts["val"], parts["base_val"], parts["raw"], base_data), grid)
+    val = validation(parts)
+    votes = _votes(parts["val"], parts["base_val"], parts["raw"], base_data)
+    votes = votes[: len(parts["base_val"])] + votes[len(parts["base_val"]):] * parts["val_repeat"]
+    chosen = choose_blend(val, model_probabilities(model, val), gbt_probabilities(gbt, val), votes, grid)
     chosen.pop("scores")
     metrics = {"val_page_f1": chosen.pop("val_page_f1"),
                "val_page_f1_without_container": chosen.pop("without_container"), "val_pages": len(val)}
-    folder = write_ensemble_folder(out / "ensemble", model, gbt, {**chosen, "metrics": metrics})
-    return folder
+    return write_ensemble_folder(folder, model, gbt, {**chosen, "metrics": metrics})
 
 
 def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:
@@ -231,6 +260,7 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     from tqdm import tqdm
 
     from bodyblocks.inference.checkpoints import read_ensemble, resolve
+    from bodyblocks.training.tune import write_ensemble_folder
 
     if not 0.0 < held_out < 1.0 or not 0.0 <= user_share < 1.0 or mix < 0:
         raise ValueError("held_out must be in (0, 1), user_share in [0, 1) and mix >= 0")
@@ -264,12 +294,35 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     if not (gbt / "trees.onnx").is_file():
         train_trees(parts, base_gbt, out, split["repeat"])
     bar.update()
+    tuned = out / "tuned"
+    if not (tuned / "config.json").is_file():
+        tune_blend(parts, model, gbt, tuned, base_data, EnsembleConfig())
+    bar.update()
+    choice_path = out / "choice.json"
+    if choice_path.is_file():
+        choice = json.loads(choice_path.read_text(encoding="utf-8"))
+    else:
+        choice = {"base": validation_score(base_folder, parts, base_data),
+                  "tuned": validation_score(tuned, parts, base_data)}
+        choice["kept"] = "tuned" if choice["tuned"]["score"] > choice["base"]["score"] else "base"
+        write_json(choice_path, choice)
     ens = out / "ensemble"
     if not (ens / "config.json").is_file():
-        tune_blend(parts, model, gbt, out, base_data, EnsembleConfig())
+        source = tuned if choice["kept"] == "tuned" else base_folder
+        settings = read_ensemble(source)
+        parts_of = (settings.pop("model_path"), settings.pop("gbt_path"))
+        settings.pop("model"), settings.pop("gbt"), settings.pop("kind"), settings.pop("format_version")
+        write_ensemble_folder(ens, *parts_of, settings)
+    say(f"validation (token F1, your pages / the base model's pages): base {choice['base']['user_val_f1']:.3f} / "
+        f"{choice['base']['base_val_f1']:.3f}, fine-tuned {choice['tuned']['user_val_f1']:.3f} / "
+        f"{choice['tuned']['base_val_f1']:.3f}: "
+        + ("the fine-tuned ensemble is kept" if choice["kept"] == "tuned" else
+           "no better than the base, which is kept (OUT/ensemble points at it; OUT/tuned is the fine-tuned one)"))
     bar.update()
-    report = {"base": str(base_folder), "out": str(ens), "split": str(split_path),
+    report = {"base": str(base_folder), "out": str(ens), "split": str(split_path), "choice": choice,
               "held_out": before_after(parts, base_folder, ens)}
+    if choice["kept"] == "base":
+        report["held_out_tuned"] = before_after(parts, base_folder, tuned)
     write_json(out / "finetune.json", report)
     bar.update()
     bar.close()
