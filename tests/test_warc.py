@@ -180,3 +180,21 @@ def test_a_warc_into_a_file_per_page(tmp_path: Path) -> None:
     assert main(["extract", str(warc), "--out", str(out), "--workers", "1", "--no-progress"]) == 1
     assert sorted(f.name for f in (out / "crawl").iterdir()) == [f"{i:07d}.txt" for i in (0, 1, 2, 6)]
     assert "Это абзац номер 0" in (out / "crawl" / "0000002.txt").read_text(encoding="utf-8")
+
+
+def test_a_warc_that_cannot_be_read_is_a_failed_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks.batch import warc as warc_module
+
+    path = tmp_path / "crawl.warc.gz"
+    write_warc(path, [Response("http://example.org/a", b"<html><body><p>a page</p></body></html>")])
+    real = warc_module.iter_warc
+
+    def failing(p, limit=warc_module.MAX_INPUT_BYTES):  # noqa: ANN001, ANN202 - one record, then a disk error
+        items = real(p, limit)
+        yield next(items)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(warc_module, "iter_warc", failing)
+    jobs = list(iter_jobs([path]))
+    assert [j.filtered for j in jobs] == ["request-record", None]
+    assert jobs[1].key == "crawl/0000000" and jobs[1].error == "unreadable: Input/output error"

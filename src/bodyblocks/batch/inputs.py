@@ -219,14 +219,17 @@ def _warc_jobs(path: Path, name: Name, source: str) -> Iterator[Job]:
     from bodyblocks.batch.warc import iter_warc  # warcio: imported only for WARC inputs
 
     position = 0
-    for item in iter_warc(path):
-        if item.skip is not None:
-            yield Job(key="", url=item.url, record_id=item.record_id, filtered=item.skip)
-            continue
-        yield Job(key=name(f"{source}/{position:07d}"), path=str(path), html=item.body, url=item.url,
-                  error=item.error, record_id=item.record_id, charset=item.charset, language=item.language,
-                  truncated=item.truncated)
-        position += 1
+    try:
+        for item in iter_warc(path):
+            if item.skip is not None:
+                yield Job(key="", url=item.url, record_id=item.record_id, filtered=item.skip)
+                continue
+            yield Job(key=name(f"{source}/{position:07d}"), path=str(path), html=item.body, url=item.url,
+                      error=item.error, record_id=item.record_id, charset=item.charset, language=item.language,
+                      truncated=item.truncated)
+            position += 1
+    except OSError as exc:  # the file cannot be opened or read: a failed page, not a failed run
+        yield Job(key=name(f"{source}/{position:07d}"), path=str(path), error=f"unreadable: {exc.strerror or exc}")
 
 
 def _folder_jobs(root: Path, name: Name) -> Iterator[Job]:

@@ -127,10 +127,12 @@ def _read_rows(batch: Any, shard_size: int, done: frozenset[str]) -> Iterator[An
             yield _table(rows, "read")
 
 
-def read_pages(inputs: Sequence[str | Path], shard_size: int = 10_000, done: frozenset[str] = frozenset()) -> Any:
+def read_pages(inputs: Sequence[str | Path], shard_size: int = 10_000, done: frozenset[str] = frozenset(),
+               workers: int | None = None) -> Any:
     """A ray.data.Dataset of the pages of these inputs (WARC files, page files, folders, dataset folders): a row
     per page, and per WARC record that is no page (`filtered`: counted, never written). `done`: shards to leave
-    out (complete already)."""
+    out (complete already); `workers`: read tasks at once (give extract_dataset's, RayOptions.workers, and Ray
+    fuses the two stages: the pages' bytes never pass through the object store)."""
     rd = require("ray.data", "--ray (Ray Data)")
     sources = input_sources(inputs)
     for path, _ in sources:
@@ -140,8 +142,13 @@ def read_pages(inputs: Sequence[str | Path], shard_size: int = 10_000, done: fro
             raise FileNotFoundError(f"no such file or folder: {path}")
     items = [{"path": str(path.resolve()), "source": source} for path, source in sources]
     ds = rd.from_items(items, override_num_blocks=max(1, len(items)))
-    return ds.map_batches(_read_rows, batch_size=1, batch_format="pyarrow",
+    return ds.map_batches(_read_rows, batch_size=1, batch_format="pyarrow", num_cpus=1, compute=_tasks(workers),
                           fn_kwargs={"shard_size": shard_size, "done": done})
+
+
+def _tasks(workers: int | None) -> Any:
+    """The CPU stages' compute: `workers` tasks at once, or as many as the cluster allows (None)."""
+    return None if workers is None else require("ray.data", "--ray (Ray Data)").TaskPoolStrategy(size=workers)
 
 
 # --------------------------------------------------------------------------------------- 2. CPU stage
@@ -284,8 +291,10 @@ def extract_dataset(ds: Any, opts: BatchOptions | None = None, ray_opts: RayOpti
     ray = _ray()
     opts, ray_opts = opts or BatchOptions(extractor="ensemble"), ray_opts or RayOptions()
     extractor = _build_extractor(opts)  # a bad name or checkpoint fails here, not in a worker
+    if not ray.is_initialized():  # (as Ray Data itself does on a first run: a local Ray)
+        ray.init(include_dashboard=False, log_to_driver=False)
     ds = ds.map_batches(_prepare_rows, batch_size=None, batch_format="pyarrow", fn_kwargs={"opts": opts},
-                        num_cpus=1, compute=ray.data.TaskPoolStrategy(size=ray_opts.workers))
+                        num_cpus=1, compute=_tasks(ray_opts.workers))
     resources = ray.cluster_resources()
     gpus = int(resources.get("GPU", 0))
     actors = ray_opts.actors or (gpus or max(1, int(resources.get("CPU", 1)) // CPUS_PER_ACTOR))
@@ -371,7 +380,7 @@ def run_ray(inputs: Sequence[str | Path], out_dir: str | Path, opts: BatchOption
                      include_dashboard=False, log_to_driver=False)
         try:
             ray.data.DataContext.get_current().enable_progress_bars = ray_opts.progress
-            ds = read_pages(inputs, opts.shard_size, frozenset(done))
+            ds = read_pages(inputs, opts.shard_size, frozenset(done), ray_opts.workers)
             rows = write_shards(extract_dataset(ds, opts, ray_opts), out, opts.fmt, opts.shard_size,
                                 partitions=max(1, min(64, 2 * len(list(inputs)))))
         finally:
