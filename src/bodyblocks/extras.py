@@ -9,7 +9,7 @@ import importlib
 from types import ModuleType
 
 # the extra of pyproject.toml that installs each optional module (by its top-level name)
-EXTRA_OF = {"warcio": "scale", "pyarrow": "scale", "ray": "scale"}
+EXTRA_OF = {"warcio": "scale", "pyarrow": "scale", "ray": "scale", "datatrove": "scale"}
 
 
 def require(module: str, purpose: str) -> ModuleType:

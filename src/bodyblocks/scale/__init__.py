@@ -4,6 +4,7 @@
 
 The WARC reader and the shard writer it uses are the single-process run's (batch/warc.py, batch/columnar.py);
 ray and pyarrow are imported when a function here runs (the `scale` extra: pip install 'bodyblocks[scale]').
+`datatrove_step.BodyblocksExtractor` is bodyblocks as a step of a datatrove pipeline (imported on its own).
 """
 
 from bodyblocks.scale.pipeline import RayOptions, RaySummary, extract_dataset, read_pages, run_ray, write_shards
