@@ -120,3 +120,19 @@ def test_without_the_scale_extra_parquet_is_one_line_naming_it(tmp_path: Path, m
     monkeypatch.setitem(sys.modules, "warcio", None)
     assert run(str(warc), "--out", str(tmp_path / "out2"), "--format", "txt") == 2
     assert "reading WARC files needs warcio" in capsys.readouterr().err
+
+
+def test_without_the_scale_packages_the_rest_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    for module in ("pyarrow", "pyarrow.parquet", "warcio", "ray", "ray.data"):
+        monkeypatch.setitem(sys.modules, module, None)
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "a.html").write_bytes(synth_page(random.Random(1))[0])
+    assert run(str(pages), "--out", str(tmp_path / "txt")) == 0  # files in, a file per page out: no extra needed
+    assert run(str(pages), "--out", str(tmp_path / "jsonl"), "--format", "jsonl") == 0  # JSON Lines needs none
+    assert read_shard(tmp_path / "jsonl" / "pages-00000.jsonl")[0]["text"]
+    capsys.readouterr()
+    assert main(["extract", str(pages), "--out", str(tmp_path / "ray"), "--ray", "--format", "jsonl"]) == 2
+    assert capsys.readouterr().err.strip() == ("bodyblocks extract: --ray (Ray Data) needs ray, which is not installed "
+                                               "(pip install 'bodyblocks[scale]')")
