@@ -234,6 +234,17 @@ def test_the_api_refuses_what_it_should(served) -> None:  # noqa: ANN001
     assert err.value.code == 403
 
 
+def test_the_hosts_a_request_may_name() -> None:
+    import socket
+
+    from bodyblocks.annotate.server import _allowed_hosts
+
+    local = _allowed_hosts("127.0.0.1", 8765)
+    assert {"127.0.0.1:8765", "localhost:8765"} <= local and "example.com:8765" not in local
+    everywhere = _allowed_hosts("0.0.0.0", 8765)
+    assert f"{socket.gethostname()}:8765" in everywhere and "example.com:8765" not in everywhere
+
+
 def test_the_render_has_no_scripts_and_marks_blocks(served) -> None:  # noqa: ANN001
     base, _, _ = served
     with urllib.request.urlopen(base + "/render/a", timeout=30) as resp:

@@ -190,8 +190,19 @@ def render_page(tree: Any, blocks: Sequence[Block]) -> bytes:
 
 
 def _allowed_hosts(host: str, port: int) -> set[str]:
-    names = {host, "127.0.0.1", "localhost", "[::1]"} if host in ("127.0.0.1", "localhost", "::1") else {host}
-    return {f"{n}:{port}" for n in names}
+    """The Host headers a request may carry: this server's address by the names it has. On every interface
+    (0.0.0.0, ::), the machine's own names and addresses; a name of another site (DNS rebinding) never."""
+    import socket
+
+    names = {host, "127.0.0.1", "localhost", "[::1]"}
+    if host in ("0.0.0.0", "::", ""):
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            names.add(name)
+            try:
+                names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+            except OSError:
+                pass
+    return {f"[{n}]:{port}" if ":" in n and not n.startswith("[") else f"{n}:{port}" for n in names}
 
 
 def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler]:
