@@ -26,6 +26,8 @@ from bodyblocks.annotate.store import (
 from bodyblocks.segment import segment
 from bodyblocks.training.cache import process_page
 from bodyblocks.training.datasets import read_dataset
+from bodyblocks.training.labels import label_page
+from bodyblocks.types import Page
 
 PAGE = """<!doctype html><html><head><title>港口新闻</title><script>var x = "脚本";</script></head><body>
 <div class="nav"><a href="/">首页</a> <a href="/n">新闻</a></div>
@@ -96,6 +98,57 @@ def test_save_load_and_derived_gold_in_the_dataset(tmp_path: Path) -> None:
     assert not list(ds.rglob(".*.tmp"))
 
 
+def test_gold_follows_the_done_mark_and_kind_can_be_unset(tmp_path: Path) -> None:
+    ds = _layout_dataset(tmp_path / "ds", {"a": PAGE})
+    store = AnnotationStore(ds)
+    blocks = segment(store.page("a").html).blocks
+    labels = _body_labels(blocks, {"记者从"})
+    store.save("a", blocks, labels, done=False, kind="news")
+    assert not (ds / "gold" / "a.txt").exists()  # an autosave of a page in progress makes no gold
+    store.save("a", blocks, labels, done=True)
+    assert (ds / "gold" / "a.txt").is_file() and store.load("a").written_gold == "gold/a.txt"
+    assert store.load("a").kind == "news"
+    store.save("a", blocks, labels, done=False, kind=None)  # un-done: the tool's gold goes, kind unset
+    assert not (ds / "gold" / "a.txt").exists() and store.load("a").written_gold is None
+    assert store.load("a").kind is None
+    assert json.loads((ds / "pages.jsonl").read_text().splitlines()[0])["gold"] is None
+
+
+def test_concurrent_saves_all_land(tmp_path: Path) -> None:
+    pages = {f"p{i}": PAGE for i in range(12)}
+    ds = _layout_dataset(tmp_path / "ds", pages)
+    store = AnnotationStore(ds)
+    blocks = segment(PAGE).blocks
+    labels = _body_labels(blocks, {"记者从"})
+    errors: list[BaseException] = []
+
+    def save(pid: str) -> None:
+        try:
+            store.save(pid, blocks, labels, done=True)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(pid,)) for pid in pages]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    recs = [json.loads(line) for line in (ds / "pages.jsonl").read_text().splitlines()]
+    assert all(r["gold"] == f"gold/{r['id']}.txt" for r in recs) and len(recs) == 12
+    assert all(store.load(pid).done for pid in pages)
+
+
+def test_pages_whose_files_leave_the_dataset_are_left_out(tmp_path: Path) -> None:
+    ds = _layout_dataset(tmp_path / "ds", {"a": PAGE})
+    recs = [json.loads(line) for line in (ds / "pages.jsonl").read_text().splitlines()]
+    recs.append({**recs[0], "id": "../../escape"})
+    recs.append({**recs[0], "id": "b", "html": "../outside.html.gz"})
+    recs.append({**recs[0], "id": "c", "gold": "/etc/passwd"})
+    (ds / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert AnnotationStore(ds).ids() == ["a"]
+
+
 def test_gold_the_tool_did_not_write_is_kept(tmp_path: Path) -> None:
     ds = _layout_dataset(tmp_path / "ds", {"a": PAGE}, gold={"a": "原来的金标准\n"})
     store = AnnotationStore(ds)
@@ -150,9 +203,14 @@ def test_a_changed_page_is_noticed(tmp_path: Path) -> None:
     ann = store.save("a", blocks, _body_labels(blocks, {"记者从"}), done=True)
     changed = segment(PAGE.replace("据介绍", "另据介绍").replace("<p>记者从", "<p>新增一段。</p><p>记者从")).blocks
     labels, check = apply_labels(changed, ann)
-    # the new <p> takes p[1]'s key, the first paragraph moves to p[2]'s, the last is p[3]: not labelled
-    assert (check.changed, check.missing, check.exact) == (2, 1, False)
+    # the new <p> takes p[1]'s key (changed: its label is not used); the first paragraph moves to p[2]'s key and
+    # keeps its label by its text; the edited last one is p[3]: missing
+    assert (check.changed, check.missing, check.moved, check.exact) == (1, 1, 1, False)
     assert len(labels) == len(changed)
+    assert [b.text[:3] for b, y in zip(changed, labels, strict=True) if y] == ["记者从"]
+    page = Page(id="a", html=b"", block_labels=ann)
+    assert label_page(page, changed).method == "none"  # not exact: training leaves the page out
+    assert label_page(page, blocks).method == "blocks"
 
 
 def test_datasets_read_done_annotations_and_training_takes_them(tmp_path: Path) -> None:
@@ -166,7 +224,8 @@ def test_datasets_read_done_annotations_and_training_takes_them(tmp_path: Path) 
     assert pages["a"].block_labels is not None and pages["b"].block_labels is None
     cp = process_page(pages["a"])
     assert cp.method == "blocks" and cp.labels == labels
-    assert process_page(pages["b"]).method == "gold"  # b has the derived gold file but no done labels
+    assert process_page(pages["b"]).method == "none"  # not done: no labels and no derived gold either
+    assert not (ds / "gold" / "b.txt").exists()
 
 
 # ------------------------------------------------------------------------------------------------- server
@@ -223,6 +282,8 @@ def test_the_api_refuses_what_it_should(served) -> None:  # noqa: ANN001
     assert _call(base + "/api/page/a", {"labels": [0] * n, "blocks": n + 1}, token)[0] == 400
     assert _call(base + "/api/page/a", b"not json", token)[0] == 400
     assert _call(base + "/api/page/a", b"[1, 2]", token)[0] == 400
+    assert _call(base + "/api/page/a", {"labels": [0] * n, "done": "false"}, token)[0] == 400
+    assert _call(base + "/api/page/a", {"labels": [0] * n}, {TOKEN_HEADER: "é"})[0] == 403
     big = urllib.request.Request(base + "/api/page/a", data=b"{}", method="POST",
                                  headers={**token, "Content-Length": str(10**9)})
     with pytest.raises(urllib.error.HTTPError) as err:
@@ -243,6 +304,23 @@ def test_the_hosts_a_request_may_name() -> None:
     assert {"127.0.0.1:8765", "localhost:8765"} <= local and "example.com:8765" not in local
     everywhere = _allowed_hosts("0.0.0.0", 8765)
     assert f"{socket.gethostname()}:8765" in everywhere and "example.com:8765" not in everywhere
+
+
+def test_the_render_marks_each_blocks_own_element() -> None:
+    """A hidden sibling is not counted in the walk's xpaths: the marks come from the walk's elements."""
+    from lxml import html as lxml_html
+
+    from bodyblocks.annotate.server import make_view
+
+    page = ("<html><body><form id='aspnetForm'><div style='display:none'>hidden</div><div>first visible</div>"
+            "<div>second visible</div><p><input value='x'> text by a control</p></form></body></html>")
+    view = make_view("x", page, None, None)
+    root = lxml_html.fromstring(view.render)
+    marked = {int(i): el.text_content().strip() for el in root.iter() if el.get("data-bb")
+              for i in el.get("data-bb").split()}
+    assert [b.text for b in view.blocks] == ["first visible", "second visible", "text by a control"]
+    assert marked == {0: "first visible", 1: "second visible", 2: "text by a control"}
+    assert b"<input" not in view.render and b"<form" not in view.render
 
 
 def test_the_render_has_no_scripts_and_marks_blocks(served) -> None:  # noqa: ANN001

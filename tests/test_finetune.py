@@ -53,6 +53,12 @@ def test_split_sites_keeps_sites_whole_and_holds_out_about_the_share() -> None:
         assert sites_held.isdisjoint(sites_rest)
     assert 12 <= len(held) <= 28
     assert [c.id for c in split_sites(pages, 0.5, 0, kinds)[1]] == [c.id for c in held]  # deterministic
+    # a site whose pages have two kinds is still on one side
+    mixed = [_cp(f"m{i}", "site-a") for i in range(5)] + [_cp(f"n{i}", f"s{i}") for i in range(6)]
+    kinds = {cp.id: ("government" if cp.id == "m0" else "news") for cp in mixed}
+    for seed in range(8):
+        rest, held = split_sites(mixed, 0.5, seed, kinds)
+        assert not ({c.site for c in rest} & {c.site for c in held})
 
 
 def test_finetune_end_to_end_and_resume(tmp_path: Path) -> None:
@@ -91,6 +97,20 @@ def test_finetune_end_to_end_and_resume(tmp_path: Path) -> None:
     again = finetune(data, out, mix=0, epochs=1, held_out=0.4, progress=False, say=lambda _: None)
     assert (out / "model" / "model.safetensors").stat().st_mtime_ns == stamp
     assert again["held_out"]["after"] == held["after"]
+
+
+def test_a_run_folder_is_not_reused_with_other_options(tmp_path: Path) -> None:
+    data = _labelled_corpus(tmp_path / "mine", 12)
+    out = tmp_path / "ft"
+    (out / "stages.json").parent.mkdir()
+    (out / "stages.json").write_text(json.dumps({"options": {"dataset": str(data), "seed": 5}, "done": ["pages"]}))
+    with pytest.raises(ValueError, match="other options"):
+        finetune(data, out, mix=0, epochs=1, progress=False, say=lambda _: None)
+    other = tmp_path / "busy"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty"):
+        finetune(data, other, mix=0, epochs=1, progress=False, say=lambda _: None)
 
 
 def test_finetune_needs_annotated_pages(tmp_path: Path) -> None:

@@ -237,8 +237,9 @@ class _Builder:
         p_children: the number of <p> children of a walk node (asked only of a block owner's parent).
     """
 
-    def __init__(self, p_children: Any) -> None:
+    def __init__(self, p_children: Any, owners: list[Any] | None = None) -> None:
         self.p_children = p_children
+        self.owners = owners  # when a list: each block's owning element is appended to it
         self.stack: list[_Open] = []
         self.blocks: list[Block] = []
         self.parts: list[str] = []  # text pieces of the current block
@@ -366,6 +367,8 @@ class _Builder:
         while k > 0 and not stack[k].boundary:
             k -= 1
         owner = stack[k] if stack else _Open("html", {}, None, 1)
+        if self.owners is not None:
+            self.owners.append(owner.node)
         paths = owner.paths if owner.paths is not None else (self._paths(k) if stack else ("", "/"))
         parent = stack[k - 1] if k > 0 else None
         if parent is not None and parent.p is None:
@@ -400,12 +403,13 @@ class _Builder:
         )
 
 
-def walk_blocks(tree: Any, parser: str, noscript: bool = False) -> list[Block]:
-    """The blocks of a parsed tree (`noscript`: as a browser without JavaScript displays it)."""
+def walk_blocks(tree: Any, parser: str, noscript: bool = False, owners: list[Any] | None = None) -> list[Block]:
+    """The blocks of a parsed tree (`noscript`: as a browser without JavaScript displays it). `owners`: a list
+    that gets each block's owning element (the element its tag path and xpath name), in block order."""
     if parser == "bs4":
-        builder = _Builder(_bs4_p_children)
+        builder = _Builder(_bs4_p_children, owners)
         _walk_bs4(tree, builder, noscript)
     else:
-        builder = _Builder(_lxml_p_children)
+        builder = _Builder(_lxml_p_children, owners)
         _walk_lxml(tree, builder, noscript)
     return builder.finish()

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from bodyblocks.annotate.store import KINDS, AnnotationError, AnnotationStore, apply_labels, block_keys
+from bodyblocks.annotate.store import KEEP, KINDS, AnnotationError, AnnotationStore, apply_labels, block_keys
 from bodyblocks.errors import InputError
 from bodyblocks.types import Block
 
@@ -35,7 +35,8 @@ TOKEN_HEADER = "X-Bodyblocks-Token"
 MAX_BODY = 8 * 1024 * 1024  # a POST larger than this is refused (a page's labels are a few KB)
 CACHED_PAGES = 8  # segmented pages kept in memory
 _DROP_TAGS = ("script", "noscript", "iframe", "frame", "frameset", "object", "embed", "base", "link", "meta",
-              "form", "applet", "template")
+              "applet", "template", "input", "select", "textarea")  # controls would take the label keys
+_UNWRAP_TAGS = ("form", "button")  # kept as their content
 RENDER_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
               "frame-ancestors 'self'; form-action 'none'")
 
@@ -124,8 +125,12 @@ class Annotator:
         note = body.get("note") or ""
         if not isinstance(note, str):
             raise AnnotationError("note must be a string")
+        done = body.get("done", False)
+        if not isinstance(done, bool):
+            raise AnnotationError("done must be true or false")
+        kind = body["kind"] if "kind" in body else KEEP  # an explicit null unsets it
         ann = self.store.save(page_id, view.blocks, [int(y) if isinstance(y, (bool, int)) else -1 for y in labels],
-                              done=bool(body.get("done")), kind=body.get("kind"), note=note)
+                              done=done, kind=kind, note=note)
         return {"saved": page_id, "updated": ann.updated, "done": ann.done, "body_blocks": sum(ann.labels.values()),
                 "next": self.store.next_page(page_id)}
 
@@ -133,11 +138,21 @@ class Annotator:
 def make_view(page_id: str, html: bytes | str, url: str | None, extractor: Any) -> PageView:
     """Segment a page (the lxml tree kept for the render) and score it with the extractor."""
     from bodyblocks.segment import segment_tree
+    from bodyblocks.walk import walk_blocks
 
     try:
         doc, tree = segment_tree(html)
     except InputError as exc:
         raise AnnotationError(f"page {page_id}: {exc.reason}: {exc}") from exc
+    owners: list[Any] = []
+    if tree is not None:  # each block's element, from the walk itself (its xpath counts only what it visits)
+        texts = [b.text for b in doc.blocks]
+        for noscript in (False, True):  # the segmenter walks again with <noscript> shown on an app shell
+            owners = []
+            if [b.text for b in walk_blocks(tree, "lxml", noscript, owners)] == texts:
+                break
+        else:
+            owners = []
     probs: list[float] = [0.0] * len(doc.blocks)
     kept: list[int] = []
     if extractor is not None and doc.blocks:
@@ -145,46 +160,52 @@ def make_view(page_id: str, html: bytes | str, url: str | None, extractor: Any) 
         if ex.blocks is not None and len(ex.blocks) == len(doc.blocks):
             probs = [float(p) for p in (ex.probabilities or probs)]
             kept = list(ex.kept or [])
-    return PageView(page_id, url, doc.title, doc.blocks, probs, kept, render_page(tree, doc.blocks))
+    return PageView(page_id, url, doc.title, doc.blocks, probs, kept, render_page(tree, doc.blocks, owners))
 
 
-def render_page(tree: Any, blocks: Sequence[Block]) -> bytes:
-    """The page for the side pane: the parsed tree without scripts, frames, forms or external loads, and each
-    block's element marked with data-bb (block indices). A page parsed by BeautifulSoup (nested deeper than
-    libxml2 allows) is shown as its blocks' text instead."""
+def render_page(tree: Any, blocks: Sequence[Block], owners: Sequence[Any] = ()) -> bytes:
+    """The page for the side pane: the parsed tree without scripts, frames, form controls or external loads,
+    and each block's element (`owners`, from the walk) marked with data-bb (block indices). A page parsed by
+    BeautifulSoup (nested deeper than libxml2 allows) is shown as its blocks' text instead."""
+    import copy
     import html as html_mod
 
     import lxml.etree
     import lxml.html
 
-    if tree is None:
+    if tree is None or len(owners) != len(blocks):
         rows = "".join(f'<p data-bb="{b.index}">{html_mod.escape(b.text)}</p>' for b in blocks)
         return f"<!doctype html><meta charset=utf-8><body>{rows}</body>".encode()
-    root = lxml.html.fromstring(lxml.html.tostring(tree))  # a copy: the cached tree stays as parsed
+    doc = tree.getroottree()
+    paths = [doc.getpath(el) if el is not None else None for el in owners]
+    root = copy.deepcopy(tree)  # the cached tree stays as parsed; the copy has the same paths
+    copied = root.getroottree()
+    for el in root.iter():
+        if isinstance(el.tag, str) and "data-bb" in el.attrib:  # the page's own: only ours may mark blocks
+            del el.attrib["data-bb"]
+    marks: dict[Any, list[int]] = {}
+    for b, path in zip(blocks, paths, strict=True):
+        found = copied.xpath(path) if path else []
+        if found and isinstance(found[0].tag, str):
+            marks.setdefault(found[0], []).append(b.index)
+    for el, idx in marks.items():
+        el.attrib["data-bb"] = " ".join(map(str, idx))
+    # lxml.html's elements (drop_tree, drop_tag) from the marked copy: the marks are attributes, so they stay
+    root = lxml.html.document_fromstring(lxml.etree.tostring(root, encoding="unicode", method="html"))
     for el in list(root.iter(*_DROP_TAGS, lxml.etree.Comment)):
         el.drop_tree()
+    for el in list(root.iter(*_UNWRAP_TAGS)):  # a form's content is the page (ASP.NET, government sites)
+        el.drop_tag()
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
         for name in list(el.attrib):
             low = name.lower()
             if low.startswith("on") or low in ("src", "srcset", "href", "action", "formaction", "background",
-                                               "poster", "data-bb"):
+                                               "poster", "autofocus", "tabindex", "contenteditable"):
                 if low in ("href",):
                     el.attrib["data-href"] = el.attrib[name]
                 del el.attrib[name]
-    marks: dict[Any, list[int]] = {}
-    for b in blocks:
-        if "..." in b.xpath:
-            continue
-        try:
-            found = root.getroottree().xpath(b.xpath)
-        except Exception:  # noqa: BLE001 - an xpath lxml cannot evaluate is only left unmarked
-            continue
-        if found and isinstance(found[0].tag, str):
-            marks.setdefault(found[0], []).append(b.index)
-    for el, idx in marks.items():
-        el.attrib["data-bb"] = " ".join(map(str, idx))
     out: bytes = lxml.html.tostring(root, encoding="utf-8", doctype="<!doctype html>")
     return out.replace(b"<head>", b'<head><meta charset="utf-8">', 1)
 
@@ -229,12 +250,14 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
         def _json(self, status: int, obj: Any) -> None:
             self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
 
-        def _error(self, status: int, message: str) -> None:
+        def _error(self, status: int, message: str, close: bool = False) -> None:
+            if close:  # a body left unread must not be parsed as the next request
+                self.close_connection = True
             self._json(status, {"error": message})
 
         def _host_ok(self) -> bool:
             if self.headers.get("Host") not in hosts:
-                self._error(HTTPStatus.FORBIDDEN, "unknown Host")
+                self._error(HTTPStatus.FORBIDDEN, "unknown Host", close=True)
                 return False
             return True
 
@@ -262,23 +285,26 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
                     self._error(HTTPStatus.NOT_FOUND, "no such route")
             except AnnotationError as exc:
                 self._error(HTTPStatus.NOT_FOUND, str(exc))
+            except Exception as exc:  # noqa: BLE001 - the page shows the error instead of a dropped connection
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
 
         def do_POST(self) -> None:  # noqa: N802
             if not self._host_ok():
                 return
             path = urlsplit(self.path).path
-            if not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), app.token):
-                self._error(HTTPStatus.FORBIDDEN, f"missing or wrong {TOKEN_HEADER}")
+            given = self.headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
+            if not secrets.compare_digest(given, app.token.encode()):
+                self._error(HTTPStatus.FORBIDDEN, f"missing or wrong {TOKEN_HEADER}", close=True)
                 return
             try:
                 length = int(self.headers.get("Content-Length", "0"))
             except ValueError:
                 length = -1
             if length < 0 or length > MAX_BODY:
-                self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a body of at most {MAX_BODY} bytes")
+                self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a body of at most {MAX_BODY} bytes", close=True)
                 return
             if not path.startswith("/api/page/"):
-                self._error(HTTPStatus.NOT_FOUND, "no such route")
+                self._error(HTTPStatus.NOT_FOUND, "no such route", close=True)
                 return
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -287,6 +313,8 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
                 self._json(HTTPStatus.OK, app.save(self._page_id("/api/page/"), body))
             except (AnnotationError, ValueError) as exc:
                 self._error(HTTPStatus.BAD_REQUEST, str(exc))
+            except Exception as exc:  # noqa: BLE001 - e.g. a labels folder that cannot be written: say so
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
 
     return Handler
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +38,10 @@ from bodyblocks.training.annotations import (
 from bodyblocks.training.datasets import ANNOTATIONS, PAGE_SUFFIXES, annotated_pages, page_from_record, read_records
 from bodyblocks.types import Block, Page
 
-__all__ = ["KINDS", "Annotation", "AnnotationError", "AnnotationStore", "annotated_pages", "apply_labels",
+KEEP: Any = object()  # save(kind=KEEP): the stored kind stays
+_ID = re.compile(r"[\w][\w.\-]*")  # a page id usable as a file name (no separators, no leading dot)
+
+__all__ = ["KEEP", "KINDS", "Annotation", "AnnotationError", "AnnotationStore", "annotated_pages", "apply_labels",
            "block_keys", "derived_gold", "fingerprint", "read_annotation"]
 
 
@@ -45,8 +51,8 @@ class _Entry:
 
     id: str
     record: dict[str, Any] | None  # the pages.jsonl record (shared layout), else None
-    html_path: Path  # the page file
-    gold_path: Path  # where its gold text is (or would be written), absolute
+    html_path: Path | None  # the page file (None: outside the dataset folder, so never used)
+    gold_path: Path | None  # where its gold text is (or would be written), absolute
 
 
 class AnnotationStore:
@@ -64,22 +70,46 @@ class AnnotationStore:
             raise AnnotationError(f"no dataset folder {dataset}")
         self.labels_dir = Path(labels).resolve() if labels is not None else self.dataset / ANNOTATIONS
         self.writes_gold = labels is None or self.labels_dir == self.dataset / ANNOTATIONS
+        if self.labels_dir.exists() and not self.labels_dir.is_dir():
+            raise AnnotationError(f"--labels {labels}: not a folder")
+        self._lock = threading.Lock()
         self.entries: dict[str, _Entry] = {e.id: e for e in self._list()}
         if not self.entries:
             raise AnnotationError(f"{self.dataset}: no pages (neither pages.jsonl nor name.html files)")
 
     # ------------------------------------------------------------------------------------------ pages
     def _list(self) -> Iterator[_Entry]:
+        """The dataset's pages; one whose id is not a plain name, or whose files would lie outside the dataset
+        folder (an absolute path, `..`, a symbolic link out of it), is left out with a warning."""
         if (self.dataset / "pages.jsonl").is_file():
             for rec in read_records(self.dataset):
-                gold = rec.get("gold") or f"gold/{rec['id']}.txt"
-                yield _Entry(str(rec["id"]), rec, self.dataset / rec["html"], self.dataset / gold)
+                page_id = str(rec.get("id"))
+                gold = rec.get("gold") or f"gold/{page_id}.txt"
+                entry = _Entry(page_id, rec, self._inside(rec.get("html")), self._inside(gold))
+                if self._usable(entry):
+                    yield entry
             return
         for path in sorted(self.dataset.iterdir()):
             suffix = next((s for s in PAGE_SUFFIXES if path.name.lower().endswith(s)), None)
             if suffix and path.is_file():
                 name = path.name[: -len(suffix)]
-                yield _Entry(name, None, path, self.dataset / f"{name}.txt")
+                entry = _Entry(name, None, self._inside(path.name), self._inside(f"{name}.txt"))
+                if self._usable(entry):
+                    yield entry
+
+    def _inside(self, rel: Any) -> Path | None:
+        """A path of the dataset's, resolved, when it stays inside the dataset folder."""
+        if not isinstance(rel, str) or not rel:
+            return None
+        path = (self.dataset / rel).resolve()
+        return path if path.is_relative_to(self.dataset) else None
+
+    def _usable(self, entry: _Entry) -> bool:
+        if _ID.fullmatch(entry.id) and entry.html_path is not None and entry.gold_path is not None:
+            return True
+        print(f"bodyblocks annotate: page {entry.id!r} left out: its id or its files' paths leave the dataset "
+              "folder", file=sys.stderr)
+        return False
 
     def ids(self) -> list[str]:
         """Page ids in the dataset's order."""
@@ -97,7 +127,7 @@ class AnnotationStore:
         if e.record is not None:
             page = page_from_record(self.dataset, e.record)
         else:
-            page = Page(id=e.id, html=e.html_path.read_bytes(), dataset=self.dataset.name)
+            page = Page(id=e.id, html=e.html_path.read_bytes(), dataset=self.dataset.name)  # type: ignore[union-attr]
         if page.meta.get("error"):
             raise AnnotationError(f"page {page_id}: {page.meta['error']}")
         return page
@@ -132,46 +162,62 @@ class AnnotationStore:
         return None
 
     def save(self, page_id: str, blocks: Sequence[Block], labels: Sequence[int], *, done: bool = False,
-             kind: str | None = None, note: str = "") -> Annotation:
+             kind: Any = KEEP, note: str = "") -> Annotation:
         """Store a page's labels (one 0/1 per block of `blocks`, the page's blocks as segmented now).
 
-        Writes `<labels>/<id>.json`, and in the dataset's own labels folder the derived gold text too.
+        Writes `<labels>/<id>.json`; in the dataset's own labels folder, a page marked done also gets the
+        derived gold text (and loses the gold the tool wrote when it is no longer done). `kind`: one of KINDS,
+        None to unset it, KEEP (default) to keep the stored one. Saves are serialised (the server's threads).
         """
         if len(labels) != len(blocks):
             raise AnnotationError(f"page {page_id}: {len(labels)} labels for {len(blocks)} blocks")
         if any(y not in (0, 1) for y in labels):
             raise AnnotationError(f"page {page_id}: labels must be 0 or 1")
-        if kind is not None and kind not in KINDS:
+        if kind is not KEEP and kind is not None and kind not in KINDS:
             raise AnnotationError(f"page {page_id}: kind must be one of {', '.join(KINDS)}")
         if len(note) > 2000:
             raise AnnotationError(f"page {page_id}: note longer than 2000 characters")
-        old = self.load(page_id)
-        keys = block_keys(blocks)
-        ann = Annotation(
-            id=page_id, labels=dict(zip(keys, (int(y) for y in labels), strict=True)),
-            fingerprints={k: fingerprint(b.text) for k, b in zip(keys, blocks, strict=True)},
-            kind=kind if kind is not None else (old.kind if old else None), done=done, note=note,
-            updated=now_utc(), written_gold=old.written_gold if old else None,
-        )
-        if self.writes_gold:
-            self._write_gold(ann, blocks, labels)
-        self.labels_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.labels_dir / f"{page_id}.json", dump_annotation(ann.to_json(keys)))
-        return ann
+        with self._lock:
+            old = self.load(page_id)
+            keys = block_keys(blocks)
+            ann = Annotation(
+                id=page_id, labels=dict(zip(keys, (int(y) for y in labels), strict=True)),
+                fingerprints={k: fingerprint(b.text) for k, b in zip(keys, blocks, strict=True)},
+                kind=(old.kind if old else None) if kind is KEEP else kind, done=done, note=note,
+                updated=now_utc(), written_gold=old.written_gold if old else None,
+            )
+            gold = self._gold_target(ann) if self.writes_gold else None
+            if gold is not None and done:
+                ann.written_gold = gold  # recorded first: a save cut short never leaves the tool's gold unowned
+            self.labels_dir.mkdir(parents=True, exist_ok=True)
+            target = self.labels_dir / f"{page_id}.json"
+            write_atomic(target, dump_annotation(ann.to_json(keys)))
+            if gold is not None:
+                self._set_gold(ann, gold, derived_gold(blocks, labels) if done else None)
+                if not done and ann.written_gold:  # the gold file is gone with the page's done mark
+                    ann.written_gold = None
+                    write_atomic(target, dump_annotation(ann.to_json(keys)))
+            return ann
 
-    def _write_gold(self, ann: Annotation, blocks: Sequence[Block], labels: Sequence[int]) -> None:
-        """The derived gold text into the dataset, unless the page has gold this tool did not write."""
+    def _gold_target(self, ann: Annotation) -> str | None:
+        """The gold file (relative to the dataset) the tool may write for this page, or None when the page has
+        gold that the tool did not write."""
         e = self.entry(ann.id)
         rel = os.path.relpath(e.gold_path, self.dataset)
-        has_own_gold = e.gold_path.is_file() and ann.written_gold != rel
-        if e.record is not None and e.record.get("gold") and ann.written_gold != rel:
-            has_own_gold = True
-        if has_own_gold:
-            return
-        write_atomic(e.gold_path, derived_gold(blocks, labels) + "\n")
-        ann.written_gold = rel
-        if e.record is not None and e.record.get("gold") != rel:
-            e.record["gold"] = rel
+        own = ann.written_gold == rel
+        if not own and (e.gold_path.exists() or (e.record is not None and e.record.get("gold"))):
+            return None
+        return rel
+
+    def _set_gold(self, ann: Annotation, rel: str, text: str | None) -> None:
+        """Write the derived gold (text) or remove the tool's gold (None), and name it in pages.jsonl."""
+        e = self.entry(ann.id)
+        if text is not None:
+            write_atomic(e.gold_path, text + "\n")
+        else:
+            e.gold_path.unlink(missing_ok=True)
+        if e.record is not None and e.record.get("gold") != (rel if text is not None else None):
+            e.record["gold"] = rel if text is not None else None
             self._write_records()
 
     def _write_records(self) -> None:

@@ -210,7 +210,7 @@ async function openPage(id) {
     }
   }
   const p = await api("/api/page/" + enc(id));
-  page = p; gen = savedGen = 0; undo = []; saveError = null; savedAt = p.updated || null;
+  page = p; gen = savedGen = 0; leftGen = -1; undo = []; saveError = null; savedAt = p.updated || null;
   xpaths = p.blocks.map(b => b.key.replace(/#\d+$/, ""));
   clearSel();
   $("pagesel").value = id;
@@ -417,10 +417,12 @@ function save() {
     throw e;
   });
 }
+let leftGen = -1;  // the change already sent by saveOnLeave (hidden, then pagehide: one request, not two)
 function saveOnLeave() {  // the tab is hidden or closing: a request that outlives the page
-  if (!page || !dirty()) return;
+  if (!page || !dirty() || leftGen === gen) return;
   clearTimeout(timer); timer = null;
   const p = page, g = gen;
+  leftGen = g;
   fetch("/api/page/" + enc(p.id), {method: "POST", keepalive: true, body: JSON.stringify(saveBody()),
     headers: {"Content-Type": "application/json", "X-Bodyblocks-Token": TOKEN}})
     .then(r => { if (r.ok && page === p) { savedGen = Math.max(savedGen, g); saveError = null; updateStats(); } })

@@ -32,7 +32,13 @@ def _run_annotate(args: argparse.Namespace) -> int:
 
         extractor = bodyblocks.load(args.model)
     app = Annotator(store, extractor)
-    server = make_server(app, args.host, args.port)
+    try:
+        server = make_server(app, args.host, args.port)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {args.host}:{args.port} ({exc.strerror}): give another --port") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"bodyblocks annotate: listening on {args.host}: anyone who can reach this machine can read the "
+              "dataset's pages and, from the labelling page, write labels", file=sys.stderr)
     host, port = server.server_address[:2]
     done = sum(s["done"] for s in store.status())
     print(f"bodyblocks annotate: {store.dataset.name}, {len(store.ids())} pages ({done} done), labels in "

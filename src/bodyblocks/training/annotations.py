@@ -95,28 +95,45 @@ class Check:
 
     labelled: int  # blocks with a stored label
     blocks: int  # blocks the page has now
-    changed: int  # blocks whose key has a label but whose text is not the text labelled
-    missing: int  # blocks with no stored label
+    changed: int  # blocks whose key has a label but whose text is not the text labelled (label not used)
+    missing: int  # blocks with no stored label under their key nor a unique stored text
+    moved: int = 0  # blocks under another key whose text is a labelled block's (one only): its label is used
 
     @property
     def exact(self) -> bool:
+        """Every block has its own label: the labels hold for these blocks as they are."""
         return self.changed == 0 and self.missing == 0
 
 
 def apply_labels(blocks: Sequence[Block], ann: Annotation) -> tuple[list[int], Check]:
-    """Per block 1/0 from an annotation (a block it does not label is 0), with how well they fit."""
+    """Per block 1/0 from an annotation, with how well they fit the blocks as the segmenter makes them now.
+
+    A block takes the label stored under its key when the stored fingerprint is its text's; else the label of
+    the one stored block with its text, when exactly one has it (the block moved: a sibling appeared or went);
+    else 0, counted as changed or missing. Callers train only on exact pages (labels.align_labelled)."""
     keys = block_keys(blocks)
-    labels, changed, missing = [], 0, 0
+    by_fp: dict[str, list[str]] = {}
+    for key, fp in ann.fingerprints.items():
+        if fp:
+            by_fp.setdefault(fp, []).append(key)
+    labels, changed, missing, moved = [], 0, 0, 0
     for key, block in zip(keys, blocks, strict=True):
-        if key not in ann.labels:
-            missing += 1
-            labels.append(0)
+        fp = fingerprint(block.text)
+        stored = ann.fingerprints.get(key)
+        if key in ann.labels and (not stored or stored == fp):
+            labels.append(ann.labels[key])
             continue
-        fp = ann.fingerprints.get(key)
-        if fp and fp != fingerprint(block.text):
+        same = by_fp.get(fp, [])
+        if len(same) == 1:
+            moved += 1
+            labels.append(ann.labels[same[0]])
+            continue
+        labels.append(0)
+        if key in ann.labels:
             changed += 1
-        labels.append(ann.labels[key])
-    return labels, Check(len(ann.labels), len(blocks), changed, missing)
+        else:
+            missing += 1
+    return labels, Check(len(ann.labels), len(blocks), changed, missing, moved)
 
 
 def derived_gold(blocks: Sequence[Block], labels: Sequence[int]) -> str:

@@ -25,7 +25,9 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 import zlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -47,18 +49,20 @@ STAGES = ("pages", "model", "trees", "ensemble", "choose", "report")
 
 def split_sites(pages: Sequence[CachedPage], share: float, seed: int, kinds: dict[str, str | None]
                 ) -> tuple[list[CachedPage], list[CachedPage]]:
-    """(rest, held-out): whole sites, about `share` of the pages held out, for each page kind apart (so that
-    news and government pages are on both sides). Sites are taken in a seeded order; each goes to the side
-    further below its target."""
+    """(rest, held-out): whole sites, about `share` of the pages held out, for each kind of site apart (so that
+    news and government sites are on both sides; a site's kind is the one most of its pages have). Sites are
+    taken in a seeded order; each goes to the held-out side while that stays below its target."""
     rest: list[CachedPage] = []
     held: list[CachedPage] = []
-    for kind in sorted({kinds.get(cp.id) or "" for cp in pages}):
-        of_kind = [cp for cp in pages if (kinds.get(cp.id) or "") == kind]
-        sites: dict[str, list[CachedPage]] = {}
-        for cp in of_kind:
-            sites.setdefault(cp.site, []).append(cp)
+    by_site: dict[str, list[CachedPage]] = {}
+    for cp in pages:
+        by_site.setdefault(cp.site, []).append(cp)
+    site_kind = {site: Counter(kinds.get(cp.id) or "" for cp in group).most_common(1)[0][0]
+                 for site, group in by_site.items()}  # a site is one kind: the kind most of its pages have
+    for kind in sorted(set(site_kind.values())):
+        sites = {site: group for site, group in by_site.items() if site_kind[site] == kind}
         order = sorted(sites, key=lambda s: (zlib.crc32(f"{seed}|{s}".encode()), s))
-        target = share * len(of_kind)
+        target = share * sum(len(g) for g in sites.values())
         n_held = 0
         for k, site in enumerate(order):
             group = sites[site]
@@ -76,13 +80,22 @@ def user_pages(dataset: str | Path, labels: str | Path | None) -> tuple[list[Cac
     block are kept for the before/after figures but not trained on)."""
     cached: list[CachedPage] = []
     raw: dict[str, Page] = {}
+    if labels is not None and not Path(labels).is_dir():
+        raise ValueError(f"--labels {labels}: no such folder")
+    unfit = 0
     for page, ann in annotated_pages(dataset, labels):
         cp = process_page(page)
         if cp.error:
             continue
+        if cp.method != "blocks":  # the segmenter's blocks moved since the labels were made
+            unfit += 1
+            continue
         cp.meta["kind"] = ann.kind
         cached.append(cp)
         raw[page.id] = page
+    if unfit:
+        print(f"bodyblocks finetune: {unfit} annotated pages left out: their labels no longer fit the segmenter's "
+              "blocks (open them in bodyblocks annotate and save them again)", file=sys.stderr)
     if not cached:
         raise ValueError(f"{dataset}: no annotated page marked done (label some with `bodyblocks annotate`)")
     return cached, raw
@@ -104,8 +117,22 @@ def make_split(dataset: str | Path, labels: str | Path | None, base_data: DataCo
     fit, val = split_sites(rest, 0.25, seed + 1, kinds)  # a quarter of the rest's sites for validation
     if not fit:
         raise ValueError(f"{dataset}: {len(trainable)} labelled pages with body text leave none to train on")
+    if not val:
+        print("bodyblocks finetune: too few sites to keep some of yours for validation: the model, the blend and "
+              "the choice are tuned on the base model's pages alone", file=sys.stderr)
+    if sum(cp.site.startswith("page:") for cp in pages) > len(pages) // 2:
+        print("bodyblocks finetune: most pages have no URL or canonical link, so each is its own site: pages of "
+              "one site may be on both sides of the split", file=sys.stderr)
     rng = random.Random(seed)
     base = load_pages(base_data) if mix else {"train": [], "val": []}
+    own = Path(dataset).resolve().name
+    sites = {cp.site for cp in pages}
+    if any(cp.dataset == own for part in base.values() for cp in part):
+        print(f"bodyblocks finetune: the base model's data includes the dataset {own!r}: its pages are left out of "
+              "the mix, but the base model may have been trained on them, so 'before' is not a held-out figure",
+              file=sys.stderr)
+    for part in ("train", "val"):  # none of the user's pages or sites in the mix (held-out pages least of all)
+        base[part] = [cp for cp in base[part] if cp.dataset != own and cp.site not in sites]
     mixed_train = _sample(base["train"], mix, rng)
     mixed_val = _sample(base["val"], max(1, mix // 3), rng)
     repeat = 1
@@ -270,49 +297,71 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     from bodyblocks.inference.checkpoints import read_meta
 
     base_data = recorded_data(read_meta(base_model))
+    options = {"dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,
+               "base": str(base_folder.resolve()), "held_out": held_out, "mix": mix, "user_share": user_share,
+               "epochs": epochs, "lr": lr, "seed": seed}
     out = Path(out)
+    state_path = out / "stages.json"
+    state = json.loads(state_path.read_text(encoding="utf-8")) if state_path.is_file() else None
+    if state is not None and state.get("options") != options:
+        changed = sorted(k for k in options if state.get("options", {}).get(k) != options[k])
+        raise ValueError(f"{out} holds a fine-tuning run with other options ({', '.join(changed)}): give another "
+                         "--out, or remove it to start again")
+    if state is None and out.exists() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty and holds no fine-tuning run: give another --out")
+    state = state or {"options": options, "done": []}
     out.mkdir(parents=True, exist_ok=True)
+
+    def done(stage: str) -> bool:
+        return stage in state["done"]
+
+    def finished(stage: str) -> None:  # the stage's outputs are complete; every later stage is to be made again
+        state["done"] = [s for s in STAGES[: STAGES.index(stage)] if s in state["done"]] + [stage]
+        write_json(state_path, state)
+
     train_cfg = TrainConfig(epochs=epochs, lr=lr, warmup_steps=20, patience=2, select="f1", seed=seed, batch_pages=16)
     bar = tqdm(total=len(STAGES), desc="finetune", unit="stage", disable=not progress)
-
     split_path = out / "split.json"
-    if split_path.is_file():
-        split = json.loads(split_path.read_text(encoding="utf-8"))
-    else:
+    if not done("pages"):
         split = make_split(dataset, labels, base_data, held_out=held_out, mix=mix, user_share=user_share, seed=seed)
         write_json(split_path, split)
+        finished("pages")
+    split = json.loads(split_path.read_text(encoding="utf-8"))
     parts = _resolve_split(split, base_data)
     say(f"pages: {len(parts['train'])} to train on (x{split['repeat']}), {len(parts['val'])} to validate, "
         f"{len(parts['held_out'])} held out; {len(parts['base_train'])} + {len(parts['base_val'])} of the base "
         "model's own pages mixed in")
     bar.update()
     model = out / "model"
-    if not (model / "model.safetensors").is_file():
+    if not done("model"):
         train_model(parts, base_model, out, train_cfg, split["repeat"], progress)
+        finished("model")
     bar.update()
     gbt = out / "gbt"
-    if not (gbt / "trees.onnx").is_file():
+    if not done("trees"):
         train_trees(parts, base_gbt, out, split["repeat"])
+        finished("trees")
     bar.update()
     tuned = out / "tuned"
-    if not (tuned / "config.json").is_file():
+    if not done("ensemble"):
         tune_blend(parts, model, gbt, tuned, base_data, EnsembleConfig())
+        finished("ensemble")
     bar.update()
     choice_path = out / "choice.json"
-    if choice_path.is_file():
-        choice = json.loads(choice_path.read_text(encoding="utf-8"))
-    else:
+    ens = out / "ensemble"
+    if not done("choose"):
         choice = {"base": validation_score(base_folder, parts, base_data),
                   "tuned": validation_score(tuned, parts, base_data)}
         choice["kept"] = "tuned" if choice["tuned"]["score"] > choice["base"]["score"] else "base"
         write_json(choice_path, choice)
-    ens = out / "ensemble"
-    if not (ens / "config.json").is_file():
         source = tuned if choice["kept"] == "tuned" else base_folder
         settings = read_ensemble(source)
         parts_of = (settings.pop("model_path"), settings.pop("gbt_path"))
-        settings.pop("model"), settings.pop("gbt"), settings.pop("kind"), settings.pop("format_version")
+        for key in ("model", "gbt", "kind", "format_version"):
+            settings.pop(key)
         write_ensemble_folder(ens, *parts_of, settings)
+        finished("choose")
+    choice = json.loads(choice_path.read_text(encoding="utf-8"))
     say(f"validation (token F1, your pages / the base model's pages): base {choice['base']['user_val_f1']:.3f} / "
         f"{choice['base']['base_val_f1']:.3f}, fine-tuned {choice['tuned']['user_val_f1']:.3f} / "
         f"{choice['tuned']['base_val_f1']:.3f}: "
@@ -324,6 +373,7 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     if choice["kept"] == "base":
         report["held_out_tuned"] = before_after(parts, base_folder, tuned)
     write_json(out / "finetune.json", report)
+    finished("report")
     bar.update()
     bar.close()
     say(format_report(report["held_out"]))

@@ -288,13 +288,15 @@ def label_page(page: Page, blocks: Sequence[Block], threshold: float = BODY_THRE
 
 
 def align_labelled(blocks: Sequence[Block], annotation: Any) -> Alignment:
-    """Labels from an annotation of the blocks (annotate/store.py): exact where its keys and texts still
-    fit; gold_coverage is the share of blocks that do (a segmenter change moves blocks and lowers it)."""
+    """Labels from an annotation of the blocks (training/annotations.py), method "blocks", when every block
+    still has its label (by key and text, or by its text alone when it moved); else method "none", so that
+    training leaves the page out rather than learn from labels on the wrong blocks. gold_coverage is the
+    share of blocks that fit."""
     from bodyblocks.training.annotations import apply_labels
 
     labels, check = apply_labels(blocks, annotation)
     fit = 1.0 - (check.changed + check.missing) / max(1, len(blocks))
-    return Alignment(labels, [float(y) for y in labels], fit, "blocks")
+    return Alignment(labels, [float(y) for y in labels], fit, "blocks" if check.exact else "none")
 
 
 def oracle_text(blocks: Sequence[Block], labels: Sequence[int]) -> str:
