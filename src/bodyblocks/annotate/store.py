@@ -1,10 +1,11 @@
 """The label store of `bodyblocks annotate`: a dataset's pages and the annotation files people make of them.
 
 The file format (one JSON per page, keyed by the blocks' xpaths, with text fingerprints) is
-training/annotations.py. The labels folder is `DATASET/annotations/` by default; then the gold text derived
-from the labels (the body blocks' text, one block per line group) is written into the dataset too, where its
-readers look for gold (`gold/<id>.txt` named by pages.jsonl, or `name.txt` beside `name.html`), unless the
-page already had gold the tool did not write. With another labels folder the dataset is only read.
+training/annotations.py. The labels folder is `DATASET/annotations/` by default; then, for a page marked done,
+the gold text derived from the labels (the body blocks' text, one block per line group) is written into the
+dataset too (and removed again when the page is no longer done), where its readers look for gold
+(`gold/<id>.txt` named by pages.jsonl, or `name.txt` beside `name.html`), unless the page already had gold
+the tool did not write. With another labels folder the dataset is only read.
 
 Every write is atomic (a temporary file renamed over the target). Page ids come from the dataset's own
 listing: nothing named by a caller is used as a path.

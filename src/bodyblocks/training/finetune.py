@@ -200,9 +200,11 @@ def train_model(parts: dict[str, Any], base_model: Path, out: Path, train: Train
     from bodyblocks.training.loop import train as train_loop
     from bodyblocks.training.ship import ship_model
 
-    cfg = Config(model=_model_config(base_model), train=replace(train, out_dir=str(out / "run"),
-                                                                 init=str(base_model)))
     splits = {"train": parts["base_train"] + parts["train"] * repeat, "val": validation(parts), "test": []}
+    steps = math.ceil(len(splits["train"]) / train.batch_pages) * train.epochs
+    warmup = max(1, min(train.warmup_steps, steps // 10))  # a few dozen pages make a few steps: warm up briefly
+    cfg = Config(model=_model_config(base_model), train=replace(train, out_dir=str(out / "run"),
+                                                                 init=str(base_model), warmup_steps=warmup))
     train_loop(cfg, resume=(out / "run" / "last").is_dir(), progress=progress, splits=splits)
     ship_model(out / "run" / "best", out / "model", check_documents(parts))
     return out / "model"
