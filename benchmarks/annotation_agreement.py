@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.gne_gold import gne_dataset
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.files import datasets_root, write_atomic
+from bodyblocks.files import write_atomic
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import levenshtein_ratio, summarize
 from bodyblocks.segment import segment
@@ -46,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--second", default=str(SECOND))
     ap.add_argument("--write", default=None)
     args = ap.parse_args(argv)
-    root = datasets_root()
-    dataset = Path(args.dataset) if args.dataset else (root / "gne-pages" if root else None)
-    if dataset is None or not dataset.is_dir():
+    dataset = gne_dataset(args.dataset)
+    if dataset is None:
         print("annotation_agreement: no gne-pages folder (set BODYBLOCKS_DATASETS or --dataset)", file=sys.stderr)
         return 2
     second = {p.id: ann for p, ann in annotated_pages(dataset, args.second)}

@@ -32,6 +32,13 @@ LABELS = Path(__file__).resolve().parents[1] / "data" / "annotations" / "gne-pag
 GROUPS = ("all", "news", "government", "other")
 
 
+def gne_dataset(path: str | None) -> Path | None:
+    """The gne-pages folder: `path` when given, else under the datasets root; None when it is not there."""
+    root = datasets_root()
+    dataset = Path(path) if path else (root / "gne-pages" if root else None)
+    return dataset if dataset is not None and dataset.is_dir() else None
+
+
 def gold_pages(dataset: Path, labels: Path, only: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """(pages with their derived gold, problems): one dict per page with id, kind, html, gold."""
     pages, problems = [], []
@@ -138,9 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="a finetune split.json: only its held-out pages")
     ap.add_argument("--write", default=None, help="markdown report (a .json beside it)")
     args = ap.parse_args(argv)
-    root = datasets_root()
-    dataset = Path(args.dataset) if args.dataset else (root / "gne-pages" if root else None)
-    if dataset is None or not dataset.is_dir():
+    dataset = gne_dataset(args.dataset)
+    if dataset is None:
         print("gne_gold: no gne-pages folder (set BODYBLOCKS_DATASETS or --dataset)", file=sys.stderr)
         return 2
     have = set(available_extractors())

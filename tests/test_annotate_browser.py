@@ -13,23 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.test_capture import _MISSING  # why Chromium cannot run here, or None
 
 from bodyblocks.annotate.server import TOKEN_HEADER, Annotator, make_server
 from bodyblocks.annotate.store import AnnotationStore, block_keys
-from bodyblocks.capture import CaptureUnavailable, check_available
 from bodyblocks.capture.chromium import CHROMIUM_FLAGS, QUIET_FLAGS
 from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM
 
-
-def _browser_missing() -> str | None:
-    try:
-        check_available()
-    except CaptureUnavailable as exc:
-        return str(exc)
-    return None
-
-
-_MISSING = _browser_missing()
 needs_browser = pytest.mark.skipif(_MISSING is not None,
                                    reason=f"needs Debian's chromium and chromium-driver: {_MISSING}")
 

@@ -180,9 +180,11 @@ def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHA
     return segment_tree(html, parser=parser, max_chars=max_chars)[0]
 
 
-def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS) -> tuple[Document, Any]:
+def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS,
+                 owners: list[Any] | None = None) -> tuple[Document, Any]:
     """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
-    segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again."""
+    segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again.
+    `owners`: a list that gets each block's owning element (walk.walk_blocks), in block order."""
     text, encoding, replaced, truncated = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
@@ -191,12 +193,15 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
             tree, parser = parse(text, "bs4"), "bs4"
     else:
         tree = parse(text, parser)
-    blocks = walk_blocks(tree, parser)
+    blocks = walk_blocks(tree, parser, owners=owners)
     shown = sum(b.text_len for b in blocks)
     if shown < NOSCRIPT_FALLBACK_CHARS and "<noscript" in text.lower():
-        with_noscript = walk_blocks(tree, parser, noscript=True)
+        noscript_owners: list[Any] | None = [] if owners is not None else None
+        with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
             blocks = with_noscript
+            if owners is not None and noscript_owners is not None:
+                owners[:] = noscript_owners
     doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated)
     return doc, (tree if parser == "lxml" else None)
 

@@ -97,7 +97,7 @@ class Annotator:
             "id": page_id, "url": view.url, "title": view.title, "dataset": self.store.dataset.name,
             "labelled": ann is not None, "done": bool(ann and ann.done), "kind": ann.kind if ann else None,
             "note": ann.note if ann else "", "updated": ann.updated if ann else "", "check": check,
-            "kinds": list(self._kinds()),
+            "kinds": list(KINDS),
             "blocks": [
                 {"i": b.index, "key": k, "tag": b.tag, "path": b.tag_path, "depth": b.depth, "text": b.text,
                  "heading": b.heading_level, "link_density": round(b.link_density, 3),
@@ -105,10 +105,6 @@ class Annotator:
                 for b, k, p, y, lab in zip(view.blocks, keys, view.probabilities, model_labels, labels, strict=True)
             ],
         }
-
-    @staticmethod
-    def _kinds() -> Sequence[str]:
-        return KINDS
 
     def pages_json(self) -> dict[str, Any]:
         status = self.store.status()
@@ -138,21 +134,12 @@ class Annotator:
 def make_view(page_id: str, html: bytes | str, url: str | None, extractor: Any) -> PageView:
     """Segment a page (the lxml tree kept for the render) and score it with the extractor."""
     from bodyblocks.segment import segment_tree
-    from bodyblocks.walk import walk_blocks
 
+    owners: list[Any] = []  # each block's element, from the walk itself (its xpath counts only what it visits)
     try:
-        doc, tree = segment_tree(html)
+        doc, tree = segment_tree(html, owners=owners)
     except InputError as exc:
         raise AnnotationError(f"page {page_id}: {exc.reason}: {exc}") from exc
-    owners: list[Any] = []
-    if tree is not None:  # each block's element, from the walk itself (its xpath counts only what it visits)
-        texts = [b.text for b in doc.blocks]
-        for noscript in (False, True):  # the segmenter walks again with <noscript> shown on an app shell
-            owners = []
-            if [b.text for b in walk_blocks(tree, "lxml", noscript, owners)] == texts:
-                break
-        else:
-            owners = []
     probs: list[float] = [0.0] * len(doc.blocks)
     kept: list[int] = []
     if extractor is not None and doc.blocks:

@@ -105,10 +105,11 @@ def _sample(pages: Sequence[CachedPage], n: int, rng: random.Random) -> list[Cac
     return list(pages) if n >= len(pages) else rng.sample(list(pages), n)
 
 
-def make_split(dataset: str | Path, labels: str | Path | None, base_data: DataConfig, *, held_out: float,
-               mix: int, user_share: float, seed: int) -> dict[str, Any]:
-    """Stage 1: the pages of every part, as ids (what OUT/split.json records)."""
-    pages, _ = user_pages(dataset, labels)
+def make_split(dataset: str | Path, labels: str | Path | None, pages: list[CachedPage],
+               base: dict[str, list[CachedPage]], *, held_out: float, mix: int, user_share: float, seed: int
+               ) -> dict[str, Any]:
+    """Stage 1: the pages of every part, as ids (what OUT/split.json records), from the user's pages
+    (user_pages) and the base model's (load_pages)."""
     kinds = {cp.id: cp.meta.get("kind") for cp in pages}
     trainable = [cp for cp in pages if any(cp.labels)]
     rest, held = split_sites(pages, held_out, seed, kinds)
@@ -124,17 +125,17 @@ def make_split(dataset: str | Path, labels: str | Path | None, base_data: DataCo
         print("bodyblocks finetune: most pages have no URL or canonical link, so each is its own site: pages of "
               "one site may be on both sides of the split", file=sys.stderr)
     rng = random.Random(seed)
-    base = load_pages(base_data) if mix else {"train": [], "val": []}
     own = Path(dataset).resolve().name
     sites = {cp.site for cp in pages}
     if any(cp.dataset == own for part in base.values() for cp in part):
         print(f"bodyblocks finetune: the base model's data includes the dataset {own!r}: its pages are left out of "
               "the mix, but the base model may have been trained on them, so 'before' is not a held-out figure",
               file=sys.stderr)
-    for part in ("train", "val"):  # none of the user's pages or sites in the mix (held-out pages least of all)
-        base[part] = [cp for cp in base[part] if cp.dataset != own and cp.site not in sites]
-    mixed_train = _sample(base["train"], mix, rng)
-    mixed_val = _sample(base["val"], max(1, mix // 3), rng)
+    # none of the user's pages or sites in the mix (held-out pages least of all)
+    allowed = {part: [cp for cp in base[part] if cp.dataset != own and cp.site not in sites]
+               for part in ("train", "val")}
+    mixed_train = _sample(allowed["train"], mix, rng)
+    mixed_val = _sample(allowed["val"], max(1, mix // 3), rng)
     repeat = 1
     if mixed_train and user_share > 0:
         repeat = max(1, math.ceil(user_share * len(mixed_train) / ((1 - user_share) * len(fit))))
@@ -173,11 +174,10 @@ def validation_score(folder: Path, parts: dict[str, Any], base_data: DataConfig)
     return {"user_val_f1": user_f1, "base_val_f1": base_f1, "score": (user_f1 + base_f1) / 2}
 
 
-def _resolve_split(split: dict[str, Any], base_data: DataConfig) -> dict[str, Any]:
+def _resolve_split(split: dict[str, Any], pages: list[CachedPage], raw: dict[str, Page],
+                   base: dict[str, list[CachedPage]]) -> dict[str, Any]:
     """The split's ids as pages again: user pages by part, base pages, the raw user pages."""
-    pages, raw = user_pages(split["dataset"], split["labels"])
     by_id = {cp.id: cp for cp in pages}
-    base = load_pages(base_data) if split["base_train"] or split["base_val"] else {}
     base_by_key = {(cp.dataset, cp.id): cp for part in base.values() for cp in part}
     return {
         "train": [by_id[i] for i in split["train"]], "val": [by_id[i] for i in split["val"]],
@@ -324,12 +324,16 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     train_cfg = TrainConfig(epochs=epochs, lr=lr, warmup_steps=20, patience=2, select="f1", seed=seed, batch_pages=16)
     bar = tqdm(total=len(STAGES), desc="finetune", unit="stage", disable=not progress)
     split_path = out / "split.json"
+    # read once for the split and its pages (a resumed run's options are checked to be this run's, above)
+    pages, raw = user_pages(dataset, labels)
+    base_pages = load_pages(base_data) if mix else {"train": [], "val": []}
     if not done("pages"):
-        split = make_split(dataset, labels, base_data, held_out=held_out, mix=mix, user_share=user_share, seed=seed)
+        split = make_split(dataset, labels, pages, base_pages, held_out=held_out, mix=mix, user_share=user_share,
+                           seed=seed)
         write_json(split_path, split)
         finished("pages")
     split = json.loads(split_path.read_text(encoding="utf-8"))
-    parts = _resolve_split(split, base_data)
+    parts = _resolve_split(split, pages, raw, base_pages)
     say(f"pages: {len(parts['train'])} to train on (x{split['repeat']}), {len(parts['val'])} to validate, "
         f"{len(parts['held_out'])} held out; {len(parts['base_train'])} + {len(parts['base_val'])} of the base "
         "model's own pages mixed in")
