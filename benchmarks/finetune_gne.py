@@ -22,16 +22,61 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
+from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.finetune import repeats
 
 
-def run(seed: int, out: Path, extra: list[str]) -> None:
+def same_site(split: dict[str, Any], pages: list[CachedPage], base: dict[str, list[CachedPage]]) -> dict[str, Any]:
+    """Every other page of each held-out site with two pages or more moves to the training pages: fine-tuning on
+    some pages of the sites it is then scored on (the held-out pages are still never trained on)."""
+    site = {cp.id: cp.site for cp in pages}
+    by_site: dict[str, list[str]] = {}
+    for pid in split["held_out"]:
+        by_site.setdefault(site[pid], []).append(pid)
+    moved = [pid for ids in by_site.values() if len(ids) > 1 for pid in ids[0::2]]
+    out = {**split, "train": split["train"] + moved, "held_out": [p for p in split["held_out"] if p not in moved]}
+    out["sites"] = {**split["sites"], "train": sorted(set(split["sites"]["train"]) | {site[p] for p in moved})}
+    out["repeat"], out["val_repeat"] = repeats(len(split["base_train"]), len(out["train"]), len(split["base_val"]),
+                                               len(split["val"]), USER_SHARE)
+    return out
+
+
+def same_language(split: dict[str, Any], pages: list[CachedPage], base: dict[str, list[CachedPage]]
+                  ) -> dict[str, Any]:
+    """The mix is every page of the base model's training and validation pages in the user's languages (on
+    gne-pages: daniel's Chinese pages, whose convention keeps the headline as ours does) instead of a sample
+    of all of them."""
+    langs, sites = {cp.lang for cp in pages}, {cp.site for cp in pages}
+    mixed = {part: [[cp.dataset, cp.id] for cp in base[part] if cp.lang in langs and cp.site not in sites]
+             for part in ("train", "val")}
+    out = {**split, "base_train": mixed["train"], "base_val": mixed["val"]}
+    out["repeat"], out["val_repeat"] = repeats(len(mixed["train"]), len(split["train"]), len(mixed["val"]),
+                                               len(split["val"]), USER_SHARE)
+    return out
+
+
+VARIANTS = {"same-site": same_site, "same-language": same_language}
+USER_SHARE = 0.3  # bodyblocks finetune's default, which the variants keep
+
+
+def run(seed: int, out: Path, extra: list[str], variant: str | None = None) -> None:
     root = datasets_root()
     if root is None:
         raise SystemExit("finetune_gne: no datasets folder (set BODYBLOCKS_DATASETS)")
-    cmd = ["bodyblocks", "finetune", str(root / "gne-pages"), "--labels", str(REPO_ROOT / "data/annotations/gne-pages"),
-           "--out", str(out), "--seed", str(seed), "--no-progress", *extra]
-    print(" ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, check=True)
+    dataset, labels = root / "gne-pages", REPO_ROOT / "data/annotations/gne-pages"
+    if variant is None:
+        cmd = ["bodyblocks", "finetune", str(dataset), "--labels", str(labels), "--out", str(out), "--seed", str(seed),
+               "--no-progress", *extra]
+        print(" ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True)
+        return
+    if extra:
+        raise SystemExit(f"finetune_gne: --variant {variant} runs with bodyblocks finetune's defaults")
+    from bodyblocks.training.finetune import finetune
+
+    print(f"finetune({dataset}, {out}, labels={labels}, seed={seed}, adjust_split={VARIANTS[variant].__name__})",
+          file=sys.stderr)
+    finetune(dataset, out, labels=labels, seed=seed, progress=False, adjust_split=VARIANTS[variant])
 
 
 def _f(x: dict[str, Any]) -> str:
@@ -50,7 +95,9 @@ def report(runs: list[Path]) -> str:
         train = json.loads((folder / "run" / "best" / "config.json").read_text(encoding="utf-8"))["train_config"]
         stages = folder / "stages.json"
         o = json.loads(stages.read_text(encoding="utf-8"))["options"] if stages.is_file() else None
-        settings = (f"seed {split['seed']}, --mix {len(split['base_train'])}, --epochs {train['epochs']}, "
+        variant = {v.__name__: k for k, v in VARIANTS.items()}.get((o or {}).get("adjust_split"))
+        settings = ((f"--variant {variant}, " if variant else "")
+                    + f"seed {split['seed']}, --mix {len(split['base_train'])}, --epochs {train['epochs']}, "
                     f"your pages x{split['repeat']}, warm-up {train['warmup_steps']} steps"
                     + (f", --user-share {o['user_share']}" if o else ""))
         rows.append(f"| {folder.name} ({settings}) | {held['pages']} | {_f(held['before'])} | {_f(tuned['after'])} | "
@@ -88,14 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1])
     ap.add_argument("--runs", nargs="*", default=None, help="run folders to report (default: the seeds' folders)")
+    ap.add_argument("--variant", choices=sorted(VARIANTS), default=None,
+                    help="same-site: train on half the pages of the held-out sites too; same-language: the mix is "
+                         "the base pages in the user's languages (both with finetune's defaults)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--write", default=None)
     args, extra = ap.parse_known_args(argv)
-    runs = [Path(r) for r in args.runs] if args.runs else [REPO_ROOT / f"runs/finetune-gne-s{s}" for s in args.seeds]
+    name = f"finetune-gne-{args.variant}" if args.variant else "finetune-gne"
+    runs = [Path(r) for r in args.runs] if args.runs else [REPO_ROOT / f"runs/{name}-s{s}" for s in args.seeds]
     if not args.report_only:
         for seed, folder in zip(args.seeds, runs, strict=False):
             if not (folder / "finetune.json").is_file():
-                run(seed, folder, extra)
+                run(seed, folder, extra, args.variant)
     text = report(runs)
     print(text)
     if args.write:

@@ -15,7 +15,7 @@ from bodyblocks.annotate.store import AnnotationStore  # noqa: E402
 from bodyblocks.inference.checkpoints import SHIPPED  # noqa: E402
 from bodyblocks.segment import segment  # noqa: E402
 from bodyblocks.training.cache import CachedPage  # noqa: E402
-from bodyblocks.training.finetune import finetune, split_sites  # noqa: E402
+from bodyblocks.training.finetune import finetune, repeats, split_sites  # noqa: E402
 from bodyblocks.training.labels import align_blocks  # noqa: E402
 from bodyblocks.training.synth import generate_corpus  # noqa: E402
 
@@ -128,3 +128,27 @@ def test_init_refuses_another_model_config(tmp_path: Path) -> None:
     small = BlockClassifier(ModelConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))
     with pytest.raises(ValueError, match="another model config"):
         init_from(small, SHIPPED / "default")
+
+
+def test_repeats_make_up_the_user_share_and_weigh_validation_alike() -> None:
+    assert repeats(300, 22, 100, 8, 0.3) == (6, 12)  # 22 x 6 = 132 of 432 training pages: >= 0.3
+    assert repeats(0, 22, 0, 8, 0.3) == (1, 1)  # no mix: the user's pages once
+    assert repeats(300, 22, 100, 0, 0.0) == (1, 1)
+
+
+def test_an_adjusted_split_is_the_one_written_and_is_part_of_the_run(tmp_path: Path) -> None:
+    data = _labelled_corpus(tmp_path / "mine", 16)
+    out = tmp_path / "ft"
+
+    def first_held_out_page_trained(split: dict, pages: list, base: dict) -> dict:
+        moved = split["held_out"][0]
+        return {**split, "train": split["train"] + [moved], "held_out": split["held_out"][1:]}
+
+    report = finetune(data, out, mix=0, epochs=1, held_out=0.4, progress=False, say=lambda _: None,
+                      adjust_split=first_held_out_page_trained)
+    split = json.loads((out / "split.json").read_text())
+    assert split["train"][-1] not in split["held_out"] and report["held_out"]["ids"] == split["held_out"]
+    options = json.loads((out / "stages.json").read_text())["options"]
+    assert options["adjust_split"] == "first_held_out_page_trained"
+    with pytest.raises(ValueError, match="adjust_split"):  # the same folder without it is another run
+        finetune(data, out, mix=0, epochs=1, held_out=0.4, progress=False, say=lambda _: None)

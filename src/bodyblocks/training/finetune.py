@@ -45,6 +45,7 @@ from bodyblocks.training.datasets import annotated_pages
 from bodyblocks.types import Document, Page
 
 STAGES = ("pages", "model", "trees", "ensemble", "choose", "report")
+SplitAdjuster = Callable[[dict[str, Any], list[CachedPage], dict[str, list[CachedPage]]], dict[str, Any]]
 
 
 def split_sites(pages: Sequence[CachedPage], share: float, seed: int, kinds: dict[str, str | None]
@@ -105,6 +106,15 @@ def _sample(pages: Sequence[CachedPage], n: int, rng: random.Random) -> list[Cac
     return list(pages) if n >= len(pages) else rng.sample(list(pages), n)
 
 
+def repeats(base_train: int, train: int, base_val: int, val: int, user_share: float) -> tuple[int, int]:
+    """How often the user's training pages are repeated (to make up `user_share` of the training pages) and
+    the user's validation pages (to weigh as much as the base pages: each part's score is a mean over pages)."""
+    repeat = 1
+    if base_train and train and user_share > 0:
+        repeat = max(1, math.ceil(user_share * base_train / ((1 - user_share) * train)))
+    return repeat, max(1, round(base_val / val)) if val and base_val else 1
+
+
 def make_split(dataset: str | Path, labels: str | Path | None, pages: list[CachedPage],
                base: dict[str, list[CachedPage]], *, held_out: float, mix: int, user_share: float, seed: int
                ) -> dict[str, Any]:
@@ -136,11 +146,7 @@ def make_split(dataset: str | Path, labels: str | Path | None, pages: list[Cache
                for part in ("train", "val")}
     mixed_train = _sample(allowed["train"], mix, rng)
     mixed_val = _sample(allowed["val"], max(1, mix // 3), rng)
-    repeat = 1
-    if mixed_train and user_share > 0:
-        repeat = max(1, math.ceil(user_share * len(mixed_train) / ((1 - user_share) * len(fit))))
-    # validation: the user's pages weigh as much as the base pages (each is a mean over pages)
-    val_repeat = max(1, round(len(mixed_val) / len(val))) if val and mixed_val else 1
+    repeat, val_repeat = repeats(len(mixed_train), len(fit), len(mixed_val), len(val), user_share)
     return {
         "dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,
         "seed": seed, "held_out": [cp.id for cp in held], "train": [cp.id for cp in fit],
@@ -283,9 +289,14 @@ def _figures(summary: dict[str, Any]) -> dict[str, Any]:
 
 def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = None, labels: str | Path | None = None,
              held_out: float = 0.5, mix: int = 300, user_share: float = 0.3, epochs: int = 4, lr: float = 1e-4,
-             seed: int = 0, progress: bool = True, say: Callable[[str], None] = print) -> dict[str, Any]:
+             seed: int = 0, progress: bool = True, say: Callable[[str], None] = print,
+             adjust_split: SplitAdjuster | None = None) -> dict[str, Any]:
     """Fine-tune the ensemble at `base` (default: the shipped one) on a dataset's annotated pages; module
-    docstring. Returns what OUT/finetune.json holds."""
+    docstring. Returns what OUT/finetune.json holds.
+
+    `adjust_split(split, pages, base_pages)` changes the split of stage 1 before it is written (the variants
+    of benchmarks/finetune_gne.py); its name is one of the run's options, so that a resume is the same run.
+    """
     from tqdm import tqdm
 
     from bodyblocks.inference.checkpoints import read_ensemble, resolve
@@ -302,11 +313,14 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     options = {"dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,
                "base": str(base_folder.resolve()), "held_out": held_out, "mix": mix, "user_share": user_share,
                "epochs": epochs, "lr": lr, "seed": seed}
+    if adjust_split is not None:
+        options["adjust_split"] = adjust_split.__name__
     out = Path(out)
     state_path = out / "stages.json"
     state = json.loads(state_path.read_text(encoding="utf-8")) if state_path.is_file() else None
     if state is not None and state.get("options") != options:
-        changed = sorted(k for k in options if state.get("options", {}).get(k) != options[k])
+        before = state.get("options", {})
+        changed = sorted(k for k in {*options, *before} if before.get(k) != options.get(k))
         raise ValueError(f"{out} holds a fine-tuning run with other options ({', '.join(changed)}): give another "
                          "--out, or remove it to start again")
     if state is None and out.exists() and any(out.iterdir()):
@@ -330,6 +344,8 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     if not done("pages"):
         split = make_split(dataset, labels, pages, base_pages, held_out=held_out, mix=mix, user_share=user_share,
                            seed=seed)
+        if adjust_split is not None:
+            split = adjust_split(split, pages, base_pages)
         write_json(split_path, split)
         finished("pages")
     split = json.loads(split_path.read_text(encoding="utf-8"))
