@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import lxml.html
 from lxml import etree
@@ -25,6 +26,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _SPACES = re.compile(r"[^\S\n]+")
 _PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
 _TITLE_SEPARATORS = re.compile(r"\s+[-|_–—·:]\s+|_|｜|\|")
+S = TypeVar("S")
 
 
 def parse(html: str | bytes) -> tuple[HtmlElement, Decoded]:
@@ -130,25 +132,29 @@ def text_blocks(el: etree._Element) -> list[tuple[str, str]]:
     def flush() -> None:
         text = "".join(parts)
         parts.clear()
-        if text.strip():
+        if text and not text.isspace():
             blocks.append((owners[-1], text))
 
     for event, node in etree.iterwalk(el, events=("start", "end")):
-        tag = tag_of(node)
+        tag = node.tag
+        tag = tag.lower() if isinstance(tag, str) else ""  # tag_of
         if event == "start":
             if tag in BASELINE_BLOCK_TAGS:
                 flush()
                 owners.append(tag)
             elif tag == "br":
                 parts.append("\n")
-            if tag and node.text:
-                parts.append(node.text)
+            if tag:
+                text = node.text
+                if text:
+                    parts.append(text)
         else:
             if tag in BASELINE_BLOCK_TAGS:
                 flush()
                 owners.pop()
-            if node is not el and node.tail:
-                parts.append(node.tail)
+            tail = node.tail
+            if tail and node is not el:
+                parts.append(tail)
     flush()
     return blocks
 
@@ -159,8 +165,9 @@ def clean_line(line: str) -> str:
 
 
 def block_lines(text: str) -> list[str]:
-    """Non-empty, white-space-normalised lines of one block's text."""
-    return [c for c in (clean_line(x) for x in text.split("\n")) if c]
+    """Non-empty, white-space-normalised lines of one block's text: clean_line of each line (str.split's
+    white space is the regex \\s, so a line's words joined by single spaces are its clean_line)."""
+    return [c for c in (" ".join(x.split()) for x in text.split("\n")) if c]
 
 
 def text_lines(el: etree._Element) -> list[str]:
@@ -226,10 +233,13 @@ def _zero(_text: str) -> int:
     return 0
 
 
-def drop_with_stats(doomed: list[etree._Element], stats: dict[etree._Element, NodeStats],
-                    punct: bool = True) -> None:
+def drop_with_stats(doomed: Iterable[etree._Element], stats: dict[etree._Element, S],
+                    recompute: Callable[[etree._Element], S]) -> None:
     """Remove the doomed elements (subtree and all, keeping their tails: remove_keep_tail) and bring
-    `stats` (node_stats of the tree, with the same `punct`) up to date, equal to a fresh node_stats.
+    `stats` (per-element statistics of the tree, built bottom-up in post-order, such as node_stats) up to
+    date, equal to a fresh walk: `recompute(node)` is a node's statistics from its children's in `stats`.
+    `doomed` may be a generator that reads `stats` as it goes: the removed subtrees have left it by then,
+    and the other entries keep their values until the last element is through.
 
     Linear in the tree, whatever its depth: the removed subtrees leave the dict (an element already gone
     with a removed ancestor is skipped); their ancestors are marked, each once (the climb stops at one
@@ -247,9 +257,8 @@ def drop_with_stats(doomed: list[etree._Element], stats: dict[etree._Element, No
             dirty.add(parent)
             parent = parent.getparent()
     if dirty:
-        count_p = count_punct if punct else _zero
         for node in [n for n in stats if n in dirty]:  # post-order: a node's children are up to date
-            stats[node] = _one_node(node, stats.get, count_p)
+            stats[node] = recompute(node)
 
 
 def body_of(root: HtmlElement) -> HtmlElement:

@@ -22,35 +22,78 @@ from lxml import etree
 
 from bodyblocks.baselines import rules as R
 from bodyblocks.baselines.dom import (
-    NodeStats,
     block_lines,
     body_of,
     class_id,
     drop_tags,
     drop_with_stats,
-    node_stats,
     page_title,
     parse,
     tag_of,
     text_blocks,
 )
-from bodyblocks.baselines.rules import count_chars
 from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
 from bodyblocks.types import Extraction
 
+# Counts: the heuristic's statistics of one element's subtree, a tuple indexed by these positions (text
+# counts exclude white space).
+CHARS, LINK_CHARS, PARAGRAPHS, KIND = range(4)
+Counts = tuple[int, int, int, int]
+LINK, PARAGRAPH, CONTAINER = 1, 2, 3  # KIND: <a>, a PARAGRAPH_TAGS element, a CONTAINER_TAGS element; else 0
+_KINDS = {"a": LINK, **dict.fromkeys(R.PARAGRAPH_TAGS, PARAGRAPH), **dict.fromkeys(R.CONTAINER_TAGS, CONTAINER)}
 
-def holds_body(s: NodeStats | None, page_chars: int) -> bool:
+
+def element_counts(el: etree._Element, counts: dict[etree._Element, Counts]) -> Counts:
+    """An element's Counts from its own text, its children's tails and its children's Counts."""
+    text = el.text
+    chars = sum(map(len, text.split())) if text else 0  # count_chars
+    link_chars = paragraphs = 0
+    if len(el):
+        get = counts.get
+        for child in el:
+            tail = child.tail
+            if tail and not tail.isspace():
+                chars += sum(map(len, tail.split()))
+            c = get(child)  # None for a comment, processing instruction or entity
+            if c is not None:
+                chars += c[CHARS]
+                link_chars += c[LINK_CHARS]
+                paragraphs += c[PARAGRAPHS]
+    kind = _KINDS.get(el.tag.lower(), 0)
+    if kind == LINK:
+        link_chars = chars
+    elif kind == PARAGRAPH and chars:
+        paragraphs += 1
+    return chars, link_chars, paragraphs, kind
+
+
+def subtree_counts(root: etree._Element) -> dict[etree._Element, Counts]:
+    """Counts of every element under (and including) root, computed bottom-up in one post-order walk."""
+    counts: dict[etree._Element, Counts] = {}
+    for _, el in etree.iterwalk(root, events=("end",)):
+        if isinstance(el.tag, str):
+            counts[el] = element_counts(el, counts)
+    return counts
+
+
+def holds_body(c: Counts, page_chars: int) -> bool:
     """The exception of steps 3-4: >= 3 paragraphs and > 35 % of the page's text."""
-    return s is not None and s.paragraphs >= R.KEEP_PARAGRAPHS and s.chars > R.KEEP_TEXT_SHARE * page_chars
+    return c[PARAGRAPHS] >= R.KEEP_PARAGRAPHS and c[CHARS] > R.KEEP_TEXT_SHARE * page_chars
 
 
-def prune(body: etree._Element, doomed: Callable[[etree._Element], bool], stats: dict[etree._Element, NodeStats],
-          candidates: Iterable[etree._Element], punct: bool) -> None:
+def prune(body: etree._Element, doomed: Callable[[etree._Element], bool], counts: dict[etree._Element, Counts],
+          candidates: Iterable[etree._Element]) -> None:
     """Drop the elements `doomed` names among `candidates` (document order), except containers that hold
-    the body; `stats` (node_stats of body, with the same `punct`) is kept up to date."""
-    page_chars = max(1, stats[body].chars)
-    drop_with_stats([el for el in candidates if el is not body and doomed(el)
-                     and not holds_body(stats.get(el), page_chars)], stats, punct)
+    the body; `counts` (subtree_counts of body) is kept up to date.
+
+    The candidates are tested as they are dropped: one no longer in `counts` (gone with an ancestor dropped
+    before it) is skipped untested, and the others' counts are still those of the unpruned tree, because
+    drop_with_stats recomputes the ancestors once the last candidate is through.
+    """
+    page_chars = max(1, counts[body][CHARS])
+    drop_with_stats((el for el in candidates if el in counts and el is not body and doomed(el)
+                     and not holds_body(counts[el], page_chars)),
+                    counts, lambda node: element_counts(node, counts))
 
 
 def is_boilerplate_tag(el: etree._Element) -> bool:
@@ -72,39 +115,43 @@ def weighted_score(chars: int, link_chars: int, paragraphs: int, el: etree._Elem
     return score + (R.POSITIVE_BONUS if hint and R.is_positive(hint) else 0.0)
 
 
-def direct_score(el: etree._Element, stats: dict[etree._Element, NodeStats]) -> float:
-    """Step 5: score of a container's own text and its non-container children (paragraphs, lists...)."""
-    chars, links, paragraphs = count_chars(el.text or ""), 0, 0
+def direct_score(el: etree._Element, counts: dict[etree._Element, Counts]) -> float:
+    """Step 5: score of a container's own text and its non-container children (paragraphs, lists...): its
+    subtree's counts less those of its container children."""
+    chars, links, _, _ = counts[el]
+    paragraphs = 0
     for child in el:
-        chars += count_chars(child.tail or "")
-        s = stats.get(child)
-        if s is None or tag_of(child) in R.CONTAINER_TAGS:
+        c = counts.get(child)
+        if c is None:
             continue
-        chars, links = chars + s.chars, links + s.link_chars
-        paragraphs += tag_of(child) in R.PARAGRAPH_TAGS and s.chars > 0
+        if c[KIND] == CONTAINER:
+            chars -= c[CHARS]
+            links -= c[LINK_CHARS]
+        elif c[KIND] == PARAGRAPH and c[CHARS]:
+            paragraphs += 1
     return weighted_score(chars, links, paragraphs, el)
 
 
-def subtree_score(el: etree._Element, s: NodeStats) -> float:
+def subtree_score(el: etree._Element, c: Counts) -> float:
     """Step 6: the same formula over the element's whole subtree."""
-    return weighted_score(s.chars, s.link_chars, s.paragraphs, el)
+    return weighted_score(c[CHARS], c[LINK_CHARS], c[PARAGRAPHS], el)
 
 
-def best_candidate(body: etree._Element, stats: dict[etree._Element, NodeStats]) -> etree._Element | None:
-    """Step 5: the container with the best direct score, if any has text."""
-    candidates = [el for el in stats if tag_of(el) in R.CONTAINER_TAGS and stats[el].chars > 0]
+def best_candidate(body: etree._Element, counts: dict[etree._Element, Counts]) -> etree._Element | None:
+    """Step 5: the container with the best direct score, if any has text (the first in post-order on a tie)."""
+    candidates = [el for el, c in counts.items() if c[KIND] == CONTAINER and c[CHARS] > 0]
     if not candidates:
         return None
-    return max(candidates, key=lambda el: direct_score(el, stats))
+    return max(candidates, key=lambda el: direct_score(el, counts))
 
 
-def promote(el: etree._Element, body: etree._Element, stats: dict[etree._Element, NodeStats]) -> etree._Element:
+def promote(el: etree._Element, body: etree._Element, counts: dict[etree._Element, Counts]) -> etree._Element:
     """Step 6: climb to the ancestor (up to body) whose subtree score beats the current one by PROMOTE_GAIN."""
-    best, best_score = el, subtree_score(el, stats[el])
+    best, best_score = el, subtree_score(el, counts[el])
     node = el
     while node is not body and node.getparent() is not None:
         node = node.getparent()
-        score = subtree_score(node, stats[node])
+        score = subtree_score(node, counts[node])
         if score >= R.PROMOTE_GAIN * best_score:
             best, best_score = node, score
     return best
@@ -115,7 +162,8 @@ def filter_lines(el: etree._Element) -> list[str]:
     kept: list[str] = []
     for tag, text in text_blocks(el):
         minimum = R.MIN_HEADING_CHARS if tag in HEADING_TAGS else R.MIN_LINE_CHARS
-        kept.extend(line for line in block_lines(text) if count_chars(line) >= minimum)
+        # a line of block_lines holds no white space but single spaces: its count_chars is len - spaces
+        kept.extend(line for line in block_lines(text) if len(line) - line.count(" ") >= minimum)
     return kept
 
 
@@ -132,22 +180,24 @@ class HeuristicExtractor:
         return Extraction(text, title, self.name, decoded.encoding, no_body=not text, replaced=decoded.replaced)
 
 
-def pruned_body(root: etree._Element, punct: bool = False) -> tuple[etree._Element, dict[etree._Element, NodeStats]]:
-    """Steps 3-4 on a parsed page, in place: the body element and the node_stats of what is left (with
-    punctuation counted only when `punct`: step 5 scores none)."""
+_CLASS_OR_ID = etree.XPath("descendant::*[@class or @id]")
+
+
+def pruned_body(root: etree._Element) -> tuple[etree._Element, dict[etree._Element, Counts]]:
+    """Steps 3-4 on a parsed page, in place: the body element and the subtree_counts of what is left."""
     drop_tags(root, BASELINE_INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
     body = body_of(root)
-    stats = node_stats(body, punct)
-    prune(body, is_boilerplate_tag, stats, body.iter(*R.BOILERPLATE_TAGS), punct)
-    prune(body, has_negative_hint, stats, body.xpath(".//*[@class or @id]"), punct)  # 4.
-    return body, stats
+    counts = subtree_counts(body)
+    prune(body, is_boilerplate_tag, counts, list(body.iter(*R.BOILERPLATE_TAGS)))
+    prune(body, has_negative_hint, counts, _CLASS_OR_ID(body))  # 4.
+    return body, counts
 
 
 def body_text(root: etree._Element) -> str:
     """Steps 3-7 on a parsed page (the tree is pruned in place): the body lines, "" when there is none."""
-    body, stats = pruned_body(root)
-    best = best_candidate(body, stats)  # 5.
-    return "\n".join(filter_lines(promote(best, body, stats)) if best is not None else [])  # 6., 7.
+    body, counts = pruned_body(root)
+    best = best_candidate(body, counts)  # 5.
+    return "\n".join(filter_lines(promote(best, body, counts)) if best is not None else [])  # 6., 7.
 
 
 def heuristic_text(html: str | bytes) -> str:

@@ -32,15 +32,15 @@ def heuristic_vote(blocks: Sequence[Block], answer: str) -> np.ndarray:
     whose blocks x answer characters exceed VOTE_SEARCH_LIMIT is matched by whole lines only (bounded time).
     """
     flat = "".join(answer.split())  # str.split's white space is the regex \s
-    out = np.zeros(len(blocks), np.float32)
     if not flat:
-        return out
-    lines = None if len(blocks) * len(flat) <= VOTE_SEARCH_LIMIT else {"".join(x.split()) for x in answer.splitlines()}
-    for i, b in enumerate(blocks):
-        text = "".join(b.text.split())
-        if text and (text in flat if lines is None else text in lines):
-            out[i] = 1.0
-    return out
+        return np.zeros(len(blocks), np.float32)
+    texts = ["".join(b.text.split()) for b in blocks]
+    if len(blocks) * len(flat) <= VOTE_SEARCH_LIMIT:
+        hits = [bool(t) and t in flat for t in texts]
+    else:
+        lines = {"".join(x.split()) for x in answer.splitlines()}
+        hits = [bool(t) and t in lines for t in texts]
+    return np.array(hits, np.float32)
 
 
 def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
