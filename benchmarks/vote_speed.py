@@ -1,0 +1,94 @@
+"""The heuristic's vote against the segmenter, in CPU ms per page, and against another revision's vote.
+
+    python -m benchmarks.vote_speed                       # 500 dataset pages (cli_speed's folder of them)
+    python -m benchmarks.vote_speed --against 23771da     # and that revision's vote, alternating, same pages
+
+Each page is segmented (segment.segment_tree) and voted on (inference/vote.add_vote, which prunes the tree the
+segmenter parsed), timed with process_time, for --rounds rounds. With --against, that revision's
+baselines/dom.py, baselines/heuristic.py and inference/vote.py (`git show REV:PATH`) are loaded beside this
+tree's in the same process, the two run in turn on every page (which goes first alternates), and the pages
+whose votes differ are counted: a change meant to be faster only must print 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.files import REPO_ROOT
+
+# the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
+MODULES = (("dom", "src/bodyblocks/baselines/dom.py", ()),
+           ("heuristic", "src/bodyblocks/baselines/heuristic.py", (("bodyblocks.baselines.dom", "dom"),)),
+           ("vote", "src/bodyblocks/inference/vote.py", (("bodyblocks.baselines.heuristic", "heuristic"),)))
+
+
+def revision_vote(rev: str) -> Any:
+    """The add_vote of revision `rev` (its vote modules as they are there, loaded under other names)."""
+    loaded: dict[str, types.ModuleType] = {}
+    for short, path, imports in MODULES:
+        src = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:{path}"], check=True,
+                             capture_output=True, text=True).stdout
+        for module, other in imports:
+            src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
+        name = f"_vote_speed_{rev}_{short}"
+        mod = types.ModuleType(name)
+        mod.__file__ = f"{rev}:{path}"
+        sys.modules[name] = mod
+        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+        loaded[short] = mod
+    return loaded["vote"].add_vote
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--against", default=None, help="a git revision whose vote to time beside this tree's")
+    args = ap.parse_args(argv)
+
+    from benchmarks.cli_speed import write_pages
+    from bodyblocks.inference.vote import VOTE, add_vote
+    from bodyblocks.segment import segment_tree
+
+    folder = Path(tempfile.mkdtemp(prefix="bb-vote-"))
+    write_pages(folder, args.pages)
+    pages = [p.read_bytes() for p in sorted(folder.glob("*.html"))]
+    votes = {"this tree": add_vote, **({args.against: revision_vote(args.against)} if args.against else {})}
+    seg = dict.fromkeys(votes, 0.0)
+    took = dict.fromkeys(votes, 0.0)
+    differ = 0
+    clock = time.process_time
+    for r in range(args.rounds):
+        for i, html in enumerate(pages):
+            names = list(votes) if (i + r) % 2 == 0 else list(votes)[::-1]
+            got = {}
+            for name in names:
+                t0 = clock()
+                doc, tree = segment_tree(html)
+                t1 = clock()
+                votes[name](doc, html, tree)
+                t2 = clock()
+                seg[name] += t1 - t0
+                took[name] += t2 - t1
+                got[name] = doc.extra[VOTE]
+            differ += len(got) > 1 and not np.array_equal(*got.values())
+    n = args.rounds * len(pages)
+    print(f"{len(pages)} pages x {args.rounds} rounds, CPU ms per page")
+    for name in votes:
+        print(f"  {name}: segment_tree {1000 * seg[name] / n:.2f}, vote {1000 * took[name] / n:.2f}")
+    if args.against:
+        print(f"  pages whose votes differ: {differ} of {n}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
