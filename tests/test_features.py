@@ -216,3 +216,158 @@ def test_gbt_features_with_context_add_its_columns() -> None:
     assert gbt_features(blocks, ctx).shape == (2, len(feature_names(ctx)))
     width = len(feature_names(plain))
     np.testing.assert_array_equal(gbt_features(blocks, ctx)[:, :width], gbt_features(blocks, plain))
+
+
+# ----------------------------------------------------------------------------------------- page-wide fast paths
+def tricky_page() -> list[Block]:
+    """Blocks the page-wide code paths must get right: empty and white-space-only texts, CJK mixed with Latin,
+    astral characters (emoji, Han extension B) and a lone surrogate, final sigma at a text's end, U+0130 (which
+    lower-cases to two characters), digits, newlines, trailing white space after a sentence end, texts over
+    max_chars, and long, cut ("..."), repeated and odd tag paths."""
+    long_path = ".../" + "/".join(f"div.level{i}-wrapBox" for i in range(40)) + "/p#Main_2.postBody"
+    texts = [
+        ("", "html/body/div#nav/ul/li"),
+        ("  \u3000\t ", "html/body/div#nav/ul/li"),
+        ("Breaking: 東京で大雨 warning issued 2024年7月3日.", "html/body/div.article/h1"),
+        ("ΟΔΟΣ ΣΟΦΙΑΣ", long_path),
+        ("İSTANBUL İzmir", long_path),
+        ("emoji 😀 here \U00020000\U00020001 and a lone \ud800 surrogate!", "div#a/b//p"),
+        ("First line\nsecond line\n\nlast line.   \n ", "html/body/div.article/p"),
+        ("x" * 50 + " tail words", "..."),
+        ("Ünïcödé ÀÉÎ ß straße ﬁ ŉ", ""),
+        ("한국어 텍스트 and カタカナ ひらがな」", "html/body/table/tr/td.cell-Main"),
+        ("UPPER lower MiXeD 12345 ６７８", "html/body/div.article/p"),
+    ]
+    return [block(i, text, path, punct_count=i % 3, punct_density=(i % 3) / 10, heading_level=i % 8,
+                  link_density=(i % 4) / 3, sibling_paragraphs=i, is_list_item=i % 2 == 0)
+            for i, (text, path) in enumerate(texts)]
+
+
+def reference_block_features(blocks: list[Block]) -> np.ndarray:
+    """block_features computed block by block in plain Python (the same formulas)."""
+    from bodyblocks.features import _SENTENCE_END
+
+    out = np.zeros((len(blocks), len(FEATURE_NAMES)), dtype=np.float32)
+    text_len = np.array([b.text_len for b in blocks], dtype=np.float64)
+    depth = np.array([b.depth for b in blocks], dtype=np.float64)
+    for i, b in enumerate(blocks):
+        kinds = char_kinds(codepoints(b.text)).tolist()
+        chars = max(sum(c not in " \t\n\r\xa0\u3000" for c in b.text), 1)
+        bmp = [ord(c) <= 0xFFFF for c in b.text]
+        upper = sum(c.isupper() and k == 1 and m for c, k, m in zip(b.text, kinds, bmp, strict=True))
+        alpha = sum(c.isalpha() and k == 1 and m for c, k, m in zip(b.text, kinds, bmp, strict=True))
+        row = out[i]
+        row[COL["log_text_len"]] = np.log1p(text_len[i]) / 8
+        row[COL["link_density"]] = min(max(b.link_density, 0.0), 1.0)
+        row[COL["punct_density"]] = min(b.punct_density, 1.0)
+        row[COL["log_punct"]] = np.log1p(b.punct_count) / 5
+        if 1 <= b.heading_level <= 6:
+            row[COL[f"h{b.heading_level}"]] = 1.0
+        row[COL["is_list_item"]], row[COL["is_table_cell"]] = b.is_list_item, b.is_table_cell
+        row[COL["log_sibling_p"]] = np.log1p(b.sibling_paragraphs) / 4
+        row[COL["depth"]] = min(depth[i], 64) / 32
+        row[COL["rel_depth"]] = np.clip((depth[i] - np.median(depth)) / 8, -2, 2)
+        row[COL["rel_position"]] = i / max(len(blocks) - 1, 1)
+        row[COL["in_link_only"]] = b.in_link_only
+        row[COL["log_lines"]] = np.log1p(b.text.count("\n") + 1) / 3
+        row[COL["cjk_share"]] = kinds.count(2) / chars
+        row[COL["digit_share"]] = sum(c.isdigit() and m for c, m in zip(b.text, bmp, strict=True)) / chars
+        row[COL["upper_share"]] = upper / max(alpha, 1)
+        row[COL["ends_sentence"]] = b.text.rstrip()[-1:] in _SENTENCE_END
+        row[COL["text_share"]] = text_len[i] / max(text_len.sum(), 1.0)
+        row[COL["log_page_blocks"]] = np.log1p(len(blocks)) / 8
+    return out
+
+
+def reference_ngrams(text: str, buckets: int, max_chars: int) -> list[int]:
+    """ngram_bags' ids of one text, n-gram by n-gram with Python integers (hashes modulo 2**64)."""
+    from bodyblocks.features import _CJK, _CJK_N, _LATIN, _LATIN_N, _P, _WORD
+
+    m64 = (1 << 64) - 1
+
+    def mix(h: int) -> int:
+        h ^= h >> 30
+        h = h * 0xBF58476D1CE4E5B9 & m64
+        h ^= h >> 27
+        h = h * 0x94D049BB133111EB & m64
+        return h ^ (h >> 31)
+
+    def ngram_id(seq: list[int], kind: int, n: int) -> int:
+        poly = sum(c * pow(_P, k, 1 << 64) for k, c in enumerate(seq)) & m64
+        salt = (kind * 0x9E3779B97F4A7C15 + n) & m64
+        return mix(poly ^ salt) % buckets
+
+    cps = [0x0A, *map(ord, text[:max_chars].lower()), 0x0A]
+    kinds = char_kinds(np.array(cps, dtype=np.uint32)).tolist()
+    cps = [0x30 if 0x30 <= c <= 0x39 else c for c in cps]
+    marked = [c if k == 1 else 0 for c, k in zip(cps, kinds, strict=True)]
+    ids, start = [], None
+    for j, k in enumerate(kinds):
+        if k == 1 and start is None:
+            start = j
+        elif k != 1 and start is not None:
+            ids.append(ngram_id(marked[start:j], _WORD, j - start))
+            start = None
+    for n in _LATIN_N:
+        ids += [ngram_id(marked[i : i + n], _LATIN * 8 + n, n) for i in range(len(cps) - n + 1)
+                if all(k == 1 for k in kinds[i + 1 : i + n - 1])]
+    for n in _CJK_N:
+        ids += [ngram_id(cps[i : i + n], _CJK * 8 + n, n) for i in range(len(cps) - n + 1)
+                if all(k == 2 for k in kinds[i : i + n])]
+    return ids
+
+
+def test_block_features_match_a_block_by_block_reference() -> None:
+    for blocks in (tricky_page(), tricky_page()[:1], tricky_page()[4:6], page()):
+        got = block_features(blocks)
+        assert got.dtype == np.float32 and np.array_equal(got, reference_block_features(blocks))
+
+
+def test_ngram_bags_match_a_text_by_text_reference() -> None:
+    texts = [b.text for b in tricky_page()] + ["ΣΑΣ", "σ", "Σ", "AΣ\nΣA", "İ" * 5, "", "ab"]
+    for buckets, max_chars in ((1 << 17, 2000), (1000, 12), (1 << 20, 1)):
+        ids, offsets = ngram_bags(texts, buckets, max_chars)
+        assert ids.dtype == np.int64 and offsets.dtype == np.int64 and len(offsets) == len(texts)
+        bags = np.split(ids, offsets[1:])
+        assert [b.tolist() for b in bags] == [reference_ngrams(t, buckets, max_chars) for t in texts]
+    empty_ids, empty_offsets = ngram_bags([], 1 << 17)
+    assert empty_ids.shape == empty_offsets.shape == (0,) and empty_ids.dtype == empty_offsets.dtype == np.int64
+
+
+def test_tag_bags_match_the_tokens_hashed_one_by_one() -> None:
+    blocks = tricky_page()
+    for buckets in (16384, 1000, 1):
+        ids, offsets = tag_bags(blocks, buckets)
+        assert ids.dtype == offsets.dtype == np.int64
+        expected = [[hash_token(t, buckets) for t in tag_path_tokens(b.tag_path)] for b in blocks]
+        assert [bag.tolist() for bag in np.split(ids, offsets[1:])] == expected
+    empty = tag_bags([], 16384)
+    assert empty[0].shape == empty[1].shape == (0,) and empty[0].dtype == empty[1].dtype == np.int64
+
+
+def test_gbt_features_match_the_columns_made_one_by_one() -> None:
+    """gbt_features written into one array: the neighbours' rows (NaN past the page's ends), the tag indicators
+    (from given ids of a multiple of the bucket count, or hashed anew) and the context columns."""
+    from bodyblocks.config import GbtConfig
+    from bodyblocks.context import context_features
+    from bodyblocks.inference.gbt import feature_names, gbt_features
+
+    for n in (1, 2, 3, 11):
+        blocks = tricky_page()[:n]
+        base = block_features(blocks).astype(np.float64)
+        for neighbours, tag_buckets, context in ((1, 128, False), (2, 64, True), (3, 0, False)):
+            cfg = GbtConfig(neighbours=neighbours, tag_buckets=tag_buckets, context=context)
+            parts = [base]
+            for k in range(1, neighbours + 1):
+                pad = np.full((k, base.shape[1]), np.nan)
+                parts += [np.concatenate((pad, base))[:n], np.concatenate((base, pad))[k : k + n]]
+            indicators = np.zeros((n, tag_buckets))
+            for i, b in enumerate(blocks):
+                for t in tag_path_tokens(b.tag_path) if tag_buckets else ():
+                    indicators[i, hash_token(t, 16384) % tag_buckets] = 1.0
+            parts += [indicators] + ([context_features(blocks).astype(np.float64)] if context else [])
+            expected = np.concatenate(parts, axis=1)
+            given = (*tag_bags(blocks, 16384), 16384)
+            for x in (gbt_features(blocks, cfg), gbt_features(blocks, cfg, base.astype(np.float32), given)):
+                assert x.shape == (n, len(feature_names(cfg))) and x.dtype == np.float64
+                assert np.array_equal(x, expected, equal_nan=True)

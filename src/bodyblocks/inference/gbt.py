@@ -67,21 +67,32 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
     """
     base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
     n, f = base.shape
-    parts = [base]
+    width = f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + (len(CONTEXT_NAMES) if cfg.context else 0)
+    out = np.empty((n, width))  # every column written below, in feature_names' order
+    out[:, :f] = base
     for k in range(1, cfg.neighbours + 1):
-        pad = np.full((k, f), np.nan)
-        parts.append(np.concatenate((pad, base[:-k] if k < n else base[:0]))[:n])  # block i - k
-        parts.append(np.concatenate((base[k:], pad))[:n])  # block i + k
-    indicators = np.zeros((n, cfg.tag_buckets))
+        prev, after = out[:, (2 * k - 1) * f : 2 * k * f], out[:, 2 * k * f : (2 * k + 1) * f]
+        kept = max(n - k, 0)  # rows with a block k before (after) them
+        prev[:k], prev[k:] = np.nan, base[:kept]  # block i - k
+        after[:kept], after[kept:] = base[k:], np.nan  # block i + k
+    tag_start = f * (1 + 2 * cfg.neighbours)
+    indicators = out[:, tag_start : tag_start + cfg.tag_buckets]
+    indicators[:] = 0.0
     if cfg.tag_buckets and n:
         if tags is not None and tags[2] % cfg.tag_buckets == 0:
-            ids, offsets = tags[0] % cfg.tag_buckets, tags[1]
+            ids, offsets = _bucket(tags[0], cfg.tag_buckets), tags[1]
         else:
             ids, offsets = tag_bags(blocks, cfg.tag_buckets)
         rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
         indicators[rows, ids] = 1.0
-    context = [context_features(blocks).astype(np.float64)] if cfg.context else []
-    return np.concatenate([*parts, indicators, *context], axis=1)
+    if cfg.context:
+        out[:, tag_start + cfg.tag_buckets :] = context_features(blocks)
+    return out
+
+
+def _bucket(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """ids % buckets: for a power of two, from a bit mask (the same values, negative ids included)."""
+    return ids & (buckets - 1) if buckets & (buckets - 1) == 0 else ids % buckets
 
 
 # ----------------------------------------------------------------------------------------- model
@@ -183,8 +194,9 @@ class GbtModel:
         if not pages:
             return []
         rows = [gbt_features(blocks, self.cfg, base, tags) for blocks, base, tags in pages if blocks]
-        p = self.predict_proba(np.concatenate(rows)).astype(np.float32) if rows else np.zeros(0, np.float32)
-        return np.split(p, np.cumsum([len(blocks) for blocks, _, _ in pages])[:-1])
+        x = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else None
+        p = self.predict_proba(x).astype(np.float32) if x is not None else np.zeros(0, np.float32)
+        return [p] if len(pages) == 1 else np.split(p, np.cumsum([len(blocks) for blocks, _, _ in pages])[:-1])
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
