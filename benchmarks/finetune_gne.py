@@ -128,8 +128,9 @@ def report(runs: list[Path]) -> str:
         "most often. With the base model's pages left out of the mix (--mix 0), validation rests on a handful of "
         "pages and let a much worse ensemble through. `--variant same-site` trains on every other page of the "
         "held-out sites that have two or more (the rest stay held out): it does no better, so it is not "
-        "the held-out sites' own markup that fine-tuning lacks. `--variant same-language` mixes in only the base model's Chinese pages "
-        "(daniel's), whose headline convention is ours: validation rises on both sides and the held-out pages fall. "
+        "the held-out sites' own markup that fine-tuning lacks. `--variant same-language` mixes in only the "
+        "base model's Chinese pages (daniel's), whose headline convention is ours: validation rises on both sides "
+        "and the held-out pages fall. "
         "The shipped ensemble is already at 0.96-0.97 token F1 on these pages, and what it gets wrong (a caption in "
         "a <p>, an editor line, a related-story link inside the article's container) is not learnt from twenty or "
         "thirty labelled pages.",
