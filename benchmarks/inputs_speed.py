@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.files import REPO_ROOT
+from benchmarks.revisions import revision_modules
 
 # the modules of the inputs, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("features", "src/bodyblocks/features.py", ()),
@@ -40,23 +39,6 @@ MODULES = (("features", "src/bodyblocks/features.py", ()),
            ("gbt", "src/bodyblocks/inference/gbt.py", (("bodyblocks.features", "features"),
                                                        ("bodyblocks.context", "context"))))
 PAGE_FIELDS = ("features", "tag_ids", "tag_offsets", "text_vectors", "text_ids", "text_offsets", "labels")
-
-
-def revision_modules(rev: str) -> dict[str, types.ModuleType]:
-    """Revision `rev`'s input modules as they are there, loaded under other names."""
-    loaded: dict[str, types.ModuleType] = {}
-    for short, path, imports in MODULES:
-        src = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:{path}"], check=True,
-                             capture_output=True, text=True).stdout
-        for module, other in imports:
-            src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
-        name = f"_inputs_speed_{rev}_{short}".replace("~", "_").replace("^", "_")
-        mod = types.ModuleType(name)
-        mod.__file__ = f"{rev}:{path}"
-        sys.modules[name] = mod
-        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-        loaded[short] = mod
-    return loaded
 
 
 def this_tree() -> dict[str, types.ModuleType]:
@@ -120,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = bodyblocks.load("ensemble")
     sides = {"this tree": Side(this_tree(), ex)}
     if args.against:
-        sides[args.against] = Side(revision_modules(args.against), ex)
+        sides[args.against] = Side(revision_modules(args.against, MODULES, "inputs_speed"), ex)
     differ = 0
     clock = time.process_time
     for r in range(args.rounds):

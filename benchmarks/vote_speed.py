@@ -13,17 +13,15 @@ whose votes differ are counted: a change meant to be faster only must print 0.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bodyblocks.files import REPO_ROOT
+from benchmarks.revisions import revision_modules
 
 # the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("dom", "src/bodyblocks/baselines/dom.py", ()),
@@ -33,19 +31,7 @@ MODULES = (("dom", "src/bodyblocks/baselines/dom.py", ()),
 
 def revision_vote(rev: str) -> Any:
     """The add_vote of revision `rev` (its vote modules as they are there, loaded under other names)."""
-    loaded: dict[str, types.ModuleType] = {}
-    for short, path, imports in MODULES:
-        src = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:{path}"], check=True,
-                             capture_output=True, text=True).stdout
-        for module, other in imports:
-            src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
-        name = f"_vote_speed_{rev}_{short}"
-        mod = types.ModuleType(name)
-        mod.__file__ = f"{rev}:{path}"
-        sys.modules[name] = mod
-        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-        loaded[short] = mod
-    return loaded["vote"].add_vote
+    return revision_modules(rev, MODULES, "vote_speed")["vote"].add_vote
 
 
 def main(argv: list[str] | None = None) -> int:
