@@ -253,3 +253,91 @@ def test_bs4_descendant_tags_in_document_order_read_lazily() -> None:
     deep = BeautifulSoup("<td>" + "<table><tr><td>" * 5000 + "x" + "</td></tr></table>" * 5000 + "</td>", "lxml")
     cell = deep.find("td")
     assert list(islice(_bs4_tags_below(cell), 3)) == ["table", "tr", "td"]
+
+
+def _builder_only_walk(root, builder, noscript: bool = False) -> None:  # noqa: ANN001
+    """The lxml walk with every element and text through _Builder.start, end, text and br: none of the cases
+    that walk._walk_lxml handles itself."""
+    from lxml import etree
+
+    from bodyblocks.walk import _boundary, _lxml_tags_below, _skip
+
+    walk = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    skipped = None
+    for event, el in walk:
+        if event == "start":
+            if not isinstance(el.tag, str) or _skip(el.tag.lower(), el, noscript,
+                                                    _lxml_tags_below(el) if el.tag.lower() == "button" else None):
+                walk.skip_subtree()
+                skipped = el
+                continue
+            name = el.tag.lower()
+            if name == "br":
+                builder.br()
+                walk.skip_subtree()
+                skipped = el
+                continue
+            builder.start(name, el, el, _boundary(name, _lxml_tags_below(el)))
+            if el.text:
+                builder.text(el.text)
+        else:
+            if event == "end":
+                if el is skipped:
+                    skipped = None
+                else:
+                    builder.end()
+            if el.tail:
+                builder.text(el.tail)
+
+
+TRICKY = [
+    PAGE,
+    "<p>a <a href='x'>link <b>bold <i>it</i></b> <span>s</span></a> tail <a><div>block in link</div>after</a></p>",
+    "<div><span>one</span><span><p>two</p></span><span>three<div>four</div></span><em><em><p>five</p></em></em></div>",
+    "<div><span hidden>h</span><span style='display:none'>n</span><span style='color:red'>shown</span>"
+    "<b style=''>empty style</b><div hidden id='S:1'><p>react</p></div><span>x</span><span><p>y</p></span></div>",
+    "<p>a&nbsp;b\u00a0\u00a0c\u3000d\u200be\ufeff f\u2060g \x1c h\t\ti\r\nj\x0bk\x0cl \u2028 m</p>"
+    "<p>\u200b</p><p>\x1c</p>",
+    "<pre>  keep\n   <b>these</b>\n\tspaces <a>in  link</a></pre><listing> listing  <i>x</i> </listing>",
+    "<ol start='3'><li>c</li><li><span>d</span></li><li><ol><li>inner</li></ol></li></ol>"
+    "<ul><li><a>only link</a></li></ul>",
+    "<table><tr><td>a <b>b</b></td><td><a>c</a></td><th><p>d</p></th><td>e<br>f</td></tr></table>",
+    "<h2><span>head</span> <a>ing</a></h2><h3><h4>nested</h4></h3><dl><dt><b>t</b></dt><dd><i>d</i></dd></dl>",
+    "<div>x<!-- c -->y<?pi z?>w<script>no</script>v<svg><text>no</text></svg>u<button>label</button>t</div>",
+    "<DIV><SPAN>Upper</SPAN><FOO><BAR>unknown tags</BAR></FOO><P>p</P></DIV>",
+    "<div>" + "<span><div>" * 30 + "deep" + "</div></span>" * 30 + "</div>",
+    "<p><a><a><a>nested links</a></a></a></p><p><a href='1'>x</a> y <a>z</a></p>",
+    "<body>text before any block<span> and a span</span><p>then a block</p>trailing</body>",
+]
+
+
+@pytest.mark.parametrize("noscript", [False, True])
+def test_lxml_walk_inlined_cases_match_the_builder(noscript: bool) -> None:
+    """The inline elements and white space that _walk_lxml handles itself give what the builder's own
+    start, end and text give: every field of every block, and the same owning elements."""
+    from dataclasses import astuple
+
+    from bodyblocks.segment import _prepare, parse
+    from bodyblocks.walk import _Builder, _lxml_p_children, walk_blocks
+
+    for html in TRICKY + [f"<noscript><p>{t}</p></noscript>{t}" for t in TRICKY[1:4]]:
+        tree = parse(_prepare(html, 10**6)[0], "lxml")
+        owners: list = []
+        fast = walk_blocks(tree, "lxml", noscript=noscript, owners=owners)
+        builder = _Builder(_lxml_p_children, owners=[])
+        _builder_only_walk(tree, builder, noscript)
+        assert [astuple(b) for b in fast] == [astuple(b) for b in builder.finish()], html
+        assert owners == builder.owners, html
+
+
+def test_white_space_runs_collapse_as_ws() -> None:
+    """_WS_RUN.sub(" ", text), which leaves a lone space alone, is WS.sub(" ", text)."""
+    import random
+
+    from bodyblocks.walk import _WS_RUN, WS
+
+    rng = random.Random(7)
+    alphabet = " \t\r\n\f\v\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\u200b\x1c\x85ab中"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _WS_RUN.sub(" ", text) == WS.sub(" ", text), repr(text)

@@ -41,10 +41,16 @@ def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool]:
     """Decode and cap the page; returns (text, encoding, replaced, truncated)."""
     decoded = to_text(html)
     text = _END_BODY.sub("", _XML_DECL.sub("", decoded.text, count=1).replace("\x00", ""))
-    if "</title" not in text.lower() and "<title" in text.lower():
+    if not _contains(text, "</title") and _contains(text, "<title"):
         text = _OPEN_TITLE.sub(r"\1</title>", text, count=1)
     truncated = len(text) > max_chars
     return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated
+
+
+def _contains(text: str, lowercase: str) -> bool:
+    """Whether `lowercase` is in text.lower(), the lowering skipped when it is in the text as it is (lower()
+    maps character by character, so a piece of the text is lowered into a piece of the lowered text)."""
+    return lowercase in text or lowercase in text.lower()
 
 
 class _TooDeep(Exception):
@@ -63,7 +69,7 @@ def parse(text: str, parser: str = "bs4") -> Any:
         from lxml import etree
 
         lxml_parser = _lxml_parser()
-        root = etree.fromstring(text, lxml_parser) if text.strip() else None
+        root = etree.fromstring(text, lxml_parser) if text and not text.isspace() else None  # text.strip(), uncopied
         if any(e.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in e.message for e in lxml_parser.error_log):
             raise _TooDeep("nesting deeper than libxml2's limit")
         if root is None:
@@ -143,24 +149,37 @@ def _lxml_parser() -> Any:
 
 
 def _title(tree: Any, parser: str) -> str:
-    """The title channel: og:title, else <title>, else the first <h1>."""
+    """The title channel: og:title, else <title>, else the first <h1> (each looked up only when those before
+    it give no text)."""
     if parser == "bs4":
-        og = tree.find("meta", attrs={"property": "og:title"})
-        cands = [og.get("content") if og else None]
-        t = tree.find("title")
-        cands.append(t.get_text() if t else None)
-        h1 = tree.find("h1")
-        cands.append(h1.get_text(" ") if h1 else None)
+        def og() -> Any:
+            meta = tree.find("meta", attrs={"property": "og:title"})
+            return meta.get("content") if meta else None
+
+        def title() -> Any:
+            t = tree.find("title")
+            return t.get_text() if t else None
+
+        def h1() -> Any:
+            h = tree.find("h1")
+            return h.get_text(" ") if h else None
     else:
-        og = tree.xpath("//meta[@property='og:title']/@content")
-        t = tree.xpath("//title")
-        h1 = tree.xpath("//h1")
-        cands = [og[0] if og else None, t[0].xpath("string()") if t else None, h1[0].xpath("string()") if h1 else None]
-    for c in cands:
+        def og() -> Any:
+            content = tree.xpath("//meta[@property='og:title']/@content")
+            return content[0] if content else None
+
+        def title() -> Any:
+            t = tree.xpath("//title")
+            return t[0].xpath("string()") if t else None
+
+        def h1() -> Any:
+            h = tree.xpath("//h1")
+            return h[0].xpath("string()") if h else None
+    for candidate in (og, title, h1):
+        c = candidate()
         if c and c.strip():
             return WS.sub(" ", str(c)).strip()
     return ""
-
 
 
 def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS) -> Document:
@@ -195,7 +214,7 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
         tree = parse(text, parser)
     blocks = walk_blocks(tree, parser, owners=owners)
     shown = sum(b.text_len for b in blocks)
-    if shown < NOSCRIPT_FALLBACK_CHARS and "<noscript" in text.lower():
+    if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
         noscript_owners: list[Any] | None = [] if owners is not None else None
         with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view

@@ -31,7 +31,12 @@ _REACT_SEGMENT = re.compile(r"S:\d+")  # <div hidden id="S:0">: streamed content
 # (a browser displays a button's content, so nothing is lost by walking it).
 SWALLOWING_BUTTON = 64
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-WS = re.compile(r"[ \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_WS_CHARS = r" \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+WS = re.compile(f"[{_WS_CHARS}]+")
+# The runs of WS that WS.sub(" ", text) changes: all but a lone space (the space between words, which
+# WS would match and replace with itself). Each run is matched from its first character, so
+# _WS_RUN.sub(" ", text) == WS.sub(" ", text), without a match per word.
+_WS_RUN = re.compile(f"[{_WS_CHARS[1:]}][{_WS_CHARS}]*| [{_WS_CHARS}]+")
 _SPACES = re.compile(r" {2,}")
 _CELL_GAP = re.compile(r" *\t *")  # the spaces around a cell separator
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
@@ -134,7 +139,7 @@ def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
 
 
 def _lxml_p_children(el: Any) -> int:
-    return len(el.findall("p"))
+    return len(list(el.iterchildren("p")))  # el.findall("p"), without ElementPath
 
 
 def _lxml_tags_below(el: Any) -> Iterator[str]:
@@ -142,53 +147,78 @@ def _lxml_tags_below(el: Any) -> Iterator[str]:
     return (d.tag for d in el.iterdescendants() if isinstance(d.tag, str))
 
 
+# Tags whose start or end does more than push or pop the walk's stack (and count links): block boundaries,
+# table cells (a tab), flags and counters (preformatted text, headings, list items, rows), list markers, line
+# breaks. Every other element is inline: the lxml walk opens and closes it itself, as _Builder.start and end do.
+_NOT_INLINE = BLOCK_TAGS | CELL_TAGS | PRE_TAGS | _COUNTED | {"ol", "li", "br"}
+
+
 def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
     """Walk an lxml.html tree with lxml's own iterator (text and tail handled as BeautifulSoup would).
 
-    An element is its own attribute mapping here (`el.get`): no attribute proxy is built per element.
+    An element is its own attribute mapping here (`el.get`): no attribute proxy is built per element. The two
+    commonest cases are handled here, as the builder handles them: an inline element (not in _NOT_INLINE) is
+    pushed on and popped off the builder's stack, and a text of ASCII white space only is one space.
     """
     from lxml import etree
 
     walk = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
-    # the only elements whose attributes can hide them, found by libxml2 (most elements have neither)
-    marked = set(root.xpath("//*[@hidden or @style]"))
+    skip_subtree = walk.skip_subtree
     skipped = None  # an element whose subtree was skipped: its end event only gives its tail
-    text, start, end = b.text, b.start, b.end
+    words, start, end = b.words, b.start, b.end
+    stack, parts = b.stack, b.parts
     for event, el in walk:
         if event == "start":
             tag = el.tag
             if tag.__class__ is not str:  # an entity or other non-element node: only its tail is visible
-                walk.skip_subtree()
+                skip_subtree()
                 skipped = el
                 continue
             name = tag.lower()
-            if name in INVISIBLE_TAGS or el in marked:
+            # only these can be invisible (_skip: an invisible tag, or a `hidden` or `style` attribute)
+            if name in INVISIBLE_TAGS or el.get("hidden") is not None or el.get("style"):
                 if _skip(name, el, noscript, _lxml_tags_below(el) if name == "button" else None):
-                    walk.skip_subtree()
+                    skip_subtree()
                     skipped = el
                     continue
-            if name == "br":
+            if name not in _NOT_INLINE and stack:  # _Builder.start of an inline element
+                parent = stack[-1]
+                counts = parent.child_counts
+                if counts is None:
+                    counts = parent.child_counts = {}
+                n = counts[name] = counts.get(name, 0) + 1
+                stack.append(_Open(name, el, el, n, False))
+                if name == "a":
+                    b.in_link += 1
+            elif name == "br":
                 b.br()
-                walk.skip_subtree()
+                skip_subtree()
                 skipped = el
                 continue
-            if name in CELL_TAGS:
-                boundary = _boundary(name, _lxml_tags_below(el))
+            elif name in CELL_TAGS:
+                start(name, el, el, _boundary(name, _lxml_tags_below(el)))
             else:
-                boundary = name in BLOCK_TAGS
-            start(name, el, el, boundary)
+                start(name, el, el, name in BLOCK_TAGS)
             t = el.text
             if t:
-                text(t)
+                if t.strip(_ASCII_WS):
+                    words(t)
+                else:  # _Builder.text of white space between tags
+                    parts.append(t if b.in_pre else " ")
         else:
             if event == "end":
                 if el is skipped:
                     skipped = None
-                else:
+                elif stack[-1].tag in _NOT_INLINE:
                     end()
+                elif stack.pop().tag == "a":  # _Builder.end of an inline element
+                    b.in_link -= 1
             t = el.tail  # of an element, or of a comment or processing instruction (its own text is not shown)
             if t:
-                text(t)
+                if t.strip(_ASCII_WS):
+                    words(t)
+                else:
+                    parts.append(t if b.in_pre else " ")
 
 
 # ----------------------------------------------------------------------------------------- block builder
@@ -210,8 +240,13 @@ class _Open:
 def _line(raw: str) -> str:
     """One line of a block: runs of spaces collapsed, cell separators without spaces around them, stripped
     (a row's first cell opens with a separator)."""
-    line = _SPACES.sub(" ", raw)
+    line = _SPACES.sub(" ", raw) if "  " in raw else raw
     return (_CELL_GAP.sub("\t", line) if "\t" in line else line).strip()
+
+
+def _join_lines(lines: list[str]) -> str:
+    """A block's lines, those with no visible character left out (a single line is kept as it is)."""
+    return "\n".join(ln for ln in lines if ln.strip()) if len(lines) > 1 else lines[0]
 
 
 def _path_segment(tag: str, attrs: Any) -> str:
@@ -223,11 +258,13 @@ def _path_segment(tag: str, attrs: Any) -> str:
     classes = attrs.get("class")
     if classes:
         names = classes.split() if isinstance(classes, str) else list(classes)
-        seg += "".join("." + c[:40] for c in names[:3])
+        for c in names[:3]:
+            seg += "." + c[:40]
     return seg
 
 
 _ASCII_WS = " \t\n\r\f\v"  # all in WS
+_FLAGS = frozenset(["a", *PRE_TAGS, *_COUNTED])  # the tags that _Builder.start and end count
 
 
 class _Builder:
@@ -260,15 +297,24 @@ class _Builder:
     def text(self, raw: str) -> None:
         if not raw.strip(_ASCII_WS):  # white space between tags: most text nodes
             self.parts.append(raw if self.in_pre else " ")
-            return
-        text = _ZERO_WIDTH.sub("", raw)
-        if not self.in_pre:
-            text = WS.sub(" ", text)
-        self.parts.append(text)
+        else:
+            self.words(raw)
+
+    def words(self, raw: str) -> None:
+        """A text with a character other than ASCII white space: zero-width characters dropped, each run of
+        white space one space (as written in preformatted text), its characters counted inside a link."""
+        text = raw if raw.isascii() and "\x00" not in raw else _ZERO_WIDTH.sub("", raw)
+        if self.in_pre:
+            self.parts.append(text)
+            if self.in_link:
+                self.link_chars += len(WS.sub("", text))
+        else:
+            text = _WS_RUN.sub(" ", text)  # WS.sub(" ", text): after which " " is its only white space
+            self.parts.append(text)
+            if self.in_link:
+                self.link_chars += len(text) - text.count(" ")
         if not self.has_text and text.strip():
             self.has_text = True
-        if self.in_link:
-            self.link_chars += len(WS.sub("", text))
 
     def start(self, tag: str, attrs: Any, node: Any, boundary: bool) -> None:
         if boundary:
@@ -292,6 +338,8 @@ class _Builder:
             self.parts.append(f"{parent.ol_start + n - 1}. ")  # the marker a browser displays
             self.has_text = True
         stack.append(opened)
+        if tag not in _FLAGS:
+            return
         if tag == "a":
             self.in_link += 1
         elif tag in PRE_TAGS:
@@ -307,6 +355,8 @@ class _Builder:
         if stack[-1].boundary:
             self._flush()  # before the pop: the closing element owns the text
         tag = stack.pop().tag
+        if tag not in _FLAGS:
+            return
         if tag == "a":
             self.in_link -= 1
         elif tag in PRE_TAGS:
@@ -318,21 +368,19 @@ class _Builder:
 
     def _flush(self) -> None:
         if not self.has_text:  # nothing visible: no block (white space and line breaks are dropped)
-            if self.parts:
-                self.parts = []
+            self.parts.clear()
             self.link_chars = 0
             return
         raw = "".join(self.parts)
-        self.parts = []
+        self.parts.clear()  # the same list: the lxml walk holds it
         self.has_text = False
         link_chars, self.link_chars = self.link_chars, 0
         if self.in_pre:
-            lines = [ln.rstrip() for ln in raw.split("\n")]
+            text = _join_lines([ln.rstrip() for ln in raw.split("\n")])
         elif "\n" not in raw:  # one line (the usual case); has_text: something is left after the strip
-            lines = [_line(raw)]
+            text = _line(raw)
         else:  # pieces were normalised one by one: collapse the spaces where they meet
-            lines = [_line(ln) for ln in raw.split("\n")]
-        text = "\n".join(ln for ln in lines if ln.strip()) if len(lines) > 1 else lines[0]
+            text = _join_lines([_line(ln) for ln in raw.split("\n")])
         if len(self.blocks) >= MAX_BLOCKS:
             raise TooLarge(f"more than {MAX_BLOCKS:,} text blocks: a page this fragmented is failed alone rather "
                            "than classified in gigabytes")
@@ -349,7 +397,7 @@ class _Builder:
         if k == 0:
             paths = (o.seg, f"/{o.tag}[{o.n}]")
         elif k < MAX_PATH_SEGMENTS:
-            head_path, head_x = self._paths(k - 1)
+            head_path, head_x = stack[k - 1].paths or self._paths(k - 1)
             paths = (f"{head_path}/{o.seg}", f"{head_x}/{o.tag}[{o.n}]")
         else:  # only the innermost segments (a 10,000-deep page must not build quadratic strings)
             path = stack[k + 1 - MAX_PATH_SEGMENTS : k + 1]
@@ -369,7 +417,7 @@ class _Builder:
         owner = stack[k] if stack else _Open("html", {}, None, 1)
         if self.owners is not None:
             self.owners.append(owner.node)
-        paths = owner.paths if owner.paths is not None else (self._paths(k) if stack else ("", "/"))
+        paths = owner.paths or (self._paths(k) if stack else ("", "/"))
         parent = stack[k - 1] if k > 0 else None
         if parent is not None and parent.p is None:
             parent.p = self.p_children(parent.node)
@@ -383,23 +431,23 @@ class _Builder:
             n_chars = len(text) - text.count(" ") - text.count("\n") - text.count("\t")
         link_chars = min(link_chars, n_chars)
         punct = len(_PUNCT_RE.findall(text))
-        return Block(
-            index=len(self.blocks),
-            text=text,
-            tag=owner.tag,
-            tag_path=paths[0] or "html",
-            xpath=paths[1],
-            depth=k,
-            text_len=n_chars,
-            link_len=link_chars,
-            link_density=link_chars / n_chars if n_chars else 0.0,
-            punct_count=punct,
-            punct_density=punct / n_chars if n_chars else 0.0,
-            heading_level=heading,
-            is_list_item=bool(opened["li"] or opened["dd"] or opened["dt"]),
-            is_table_cell=bool(opened["td"] or opened["th"] or opened["tr"]),
-            sibling_paragraphs=parent.p if parent is not None else 0,  # type: ignore[arg-type]
-            in_link_only=n_chars > 0 and link_chars >= n_chars,
+        return Block(  # by position, in field order (keywords cost four times as much to pass)
+            len(self.blocks),  # index
+            text,
+            owner.tag,  # tag
+            paths[0] or "html",  # tag_path
+            paths[1],  # xpath
+            k,  # depth
+            n_chars,  # text_len
+            link_chars,  # link_len
+            link_chars / n_chars if n_chars else 0.0,  # link_density
+            punct,  # punct_count
+            punct / n_chars if n_chars else 0.0,  # punct_density
+            heading,  # heading_level
+            bool(opened["li"] or opened["dd"] or opened["dt"]),  # is_list_item
+            bool(opened["td"] or opened["th"] or opened["tr"]),  # is_table_cell
+            parent.p if parent is not None else 0,  # type: ignore[arg-type]  # sibling_paragraphs
+            n_chars > 0 and link_chars >= n_chars,  # in_link_only
         )
 
 
