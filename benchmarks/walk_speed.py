@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
-import types
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.files import REPO_ROOT, datasets_root
+from benchmarks.revisions import revision_modules
+from bodyblocks.files import datasets_root
 
 # the segmenter's modules, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("walk", "src/bodyblocks/walk.py", ()),
@@ -35,18 +34,7 @@ MODULES = (("walk", "src/bodyblocks/walk.py", ()),
 
 def revision_segmenter(rev: str) -> tuple[Any, Any]:
     """(segment module, walk module) of revision `rev`, as they are there, loaded under other names."""
-    loaded: dict[str, types.ModuleType] = {}
-    for short, path, imports in MODULES:
-        src = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:{path}"], check=True,
-                             capture_output=True, text=True).stdout
-        for module, other in imports:
-            src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
-        name = f"_walk_speed_{rev}_{short}"
-        mod = types.ModuleType(name)
-        mod.__file__ = f"{rev}:{path}"
-        sys.modules[name] = mod
-        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-        loaded[short] = mod
+    loaded = revision_modules(rev, MODULES, "walk_speed")
     return loaded["segment"], loaded["walk"]
 
 
