@@ -5,9 +5,9 @@
                                           (("bodyblocks.baselines.dom", "dom"),))))
     loaded["heuristic"].body_text(tree)
 
-Each module's source is `git show REV:PATH`, loaded under a name of its own; the `from MODULE import` lines
-named in its imports are pointed at the copies loaded before it (so list a module after those it imports).
-Every other import is this tree's.
+Each module's source is `git show REV:PATH`, loaded under a name of its own; the imports named in its list are
+pointed at the copies loaded before it (so list a module after those it imports): "MODULE" for `from MODULE
+import ...`, "PACKAGE import NAME" for `from PACKAGE import NAME as ...`. Every other import is this tree's.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ def revision_modules(rev: str, modules: Modules, prefix: str) -> dict[str, types
         src = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{rev}:{path}"], check=True,
                              capture_output=True, text=True).stdout
         for module, other in imports:
-            src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
+            if " import " in module:  # from PACKAGE import NAME as ALIAS
+                src = src.replace(f"from {module} as", f"import {loaded[other].__name__} as")
+            else:
+                src = src.replace(f"from {module} import", f"from {loaded[other].__name__} import")
         name = re.sub(r"\W", "_", f"_{prefix}_{rev}_{short}")
         mod = types.ModuleType(name)
         mod.__file__ = f"{rev}:{path}"

@@ -5,9 +5,9 @@
 
 Each page is segmented (segment.segment_tree) and voted on (inference/vote.add_vote, which prunes the tree the
 segmenter parsed), timed with process_time, for --rounds rounds. With --against, that revision's
-baselines/dom.py, baselines/heuristic.py and inference/vote.py (`git show REV:PATH`) are loaded beside this
-tree's in the same process, the two run in turn on every page (which goes first alternates), and the pages
-whose votes differ are counted: a change meant to be faster only must print 0.
+baselines/rules.py, baselines/dom.py, baselines/heuristic.py and inference/vote.py (`git show REV:PATH`) are
+loaded beside this tree's in the same process, the two run in turn on every page (which goes first
+alternates), and the pages whose votes differ are counted: a change meant to be faster only must print 0.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import numpy as np
 from benchmarks.revisions import revision_modules
 
 # the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
-MODULES = (("dom", "src/bodyblocks/baselines/dom.py", ()),
-           ("heuristic", "src/bodyblocks/baselines/heuristic.py", (("bodyblocks.baselines.dom", "dom"),)),
+MODULES = (("rules", "src/bodyblocks/baselines/rules.py", ()),
+           ("dom", "src/bodyblocks/baselines/dom.py", (("bodyblocks.baselines.rules", "rules"),)),
+           ("heuristic", "src/bodyblocks/baselines/heuristic.py", (("bodyblocks.baselines.dom", "dom"),
+                                                                   ("bodyblocks.baselines import rules", "rules"))),
            ("vote", "src/bodyblocks/inference/vote.py", (("bodyblocks.baselines.heuristic", "heuristic"),)))
 
 

@@ -421,3 +421,19 @@ def test_heuristic_matches_the_reference_on_dataset_pages() -> None:
         except RecursionError:
             continue
         assert body_text(parse(html)[0]) == expected, path.name
+
+
+def test_the_hint_words_pattern_only_skips_strings_that_hit_no_word() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = [*rules.NEGATIVE_AFFIX, *rules.NEGATIVE_EXACT, *rules.POSITIVE_AFFIX, *rules.POSITIVE_EXACT,
+             *rules.STRONG_POSITIVE, *rules.INFLECTIONS]
+    pieces = [*words, "top", "x", "Nav", "MENU", "ed", "s", "-", "_", " ", ":", ".", "\u0130", "\u212a", "\u03a3"]
+    samples = ["topNav", "site-header", "comments", "authored", "shared", "hentry post tag-python author-kgs",
+               "ad", "address", "tagline", "Sidebar", "articleBody", "\u212aomment", "\u0130nav", "NAVΣ", ""]
+    samples += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(5000)]
+    for s in samples:
+        assert rules.is_negative(s) == rules.negative_tokens(s), s
+        assert rules.is_positive(s) == rules.positive_tokens(s), s
+    assert rules.is_negative("topNav") and rules.is_positive("articleBody") and not rules.is_negative("authored")

@@ -81,17 +81,39 @@ def _token_hits(token: str, affix: tuple[str, ...], exact: frozenset[str]) -> bo
     return token in exact or any(_affix_hit(token, w) for w in affix)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # pages repeat their class names; the answer depends on the string alone
-def is_negative(class_id: str) -> bool:
-    """Class/id names of navigation, sidebars, comments, ads and similar boilerplate."""
+def _any_word(words: frozenset[str] | tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern that finds any of the words in a lower-cased class/id string: each word a token hits holds
+    is in the string, so a string it does not find hits none (the words are ASCII, whose lower case does not
+    depend on the letters around them)."""
+    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
+
+
+_NEGATIVE_ANY = _any_word(NEGATIVE_AFFIX + tuple(NEGATIVE_EXACT))
+_POSITIVE_ANY = _any_word(POSITIVE_AFFIX + tuple(POSITIVE_EXACT))
+
+
+def negative_tokens(class_id: str) -> bool:
+    """is_negative's answer from the string's tokens."""
     tokens = hint_tokens(class_id)
     return _hits(tokens, NEGATIVE_AFFIX, NEGATIVE_EXACT) and not STRONG_POSITIVE.intersection(tokens)
+
+
+def positive_tokens(class_id: str) -> bool:
+    """is_positive's answer from the string's tokens."""
+    return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # pages repeat their class names; the answer depends on the string alone
+def is_negative(class_id: str) -> bool:
+    """Class/id names of navigation, sidebars, comments, ads and similar boilerplate (a string holding none
+    of the words is not split into tokens)."""
+    return _NEGATIVE_ANY.search(class_id.lower()) is not None and negative_tokens(class_id)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def is_positive(class_id: str) -> bool:
     """Class/id names of article bodies."""
-    return _hits(hint_tokens(class_id), POSITIVE_AFFIX, POSITIVE_EXACT)
+    return _POSITIVE_ANY.search(class_id.lower()) is not None and positive_tokens(class_id)
 
 
 # ------------------------------------------------------------------------------ heuristic (8 steps)
