@@ -191,22 +191,19 @@ class NodeStats:
         return self.link_chars / self.chars if self.chars else 0.0
 
 
-def node_stats(root: etree._Element, punct: bool = True) -> dict[etree._Element, NodeStats]:
-    """Statistics of every element's subtree, computed bottom-up in one post-order walk (`punct` False:
-    punctuation is not counted, NodeStats.punct stays 0)."""
-    count_p = count_punct if punct else _zero
+def node_stats(root: etree._Element) -> dict[etree._Element, NodeStats]:
+    """Statistics of every element's subtree, computed bottom-up in one post-order walk."""
     stats: dict[etree._Element, NodeStats] = {}
     for _, el in etree.iterwalk(root, events=("end",)):
         if isinstance(el.tag, str):
-            stats[el] = _one_node(el, stats.get, count_p)
+            stats[el] = _one_node(el, stats.get)
     return stats
 
 
-def _one_node(el: etree._Element, get: Callable[[etree._Element], NodeStats | None],
-              count_p: Callable[[str], int]) -> NodeStats:
+def _one_node(el: etree._Element, get: Callable[[etree._Element], NodeStats | None]) -> NodeStats:
     """An element's statistics from its own text, its children's tails and its children's statistics."""
     own = el.text
-    chars, marks = (count_chars(own), count_p(own)) if own else (0, 0)
+    chars, marks = (count_chars(own), count_punct(own)) if own else (0, 0)
     link_chars = tags = link_tags = paragraphs = 0
     for child in el:
         c = get(child)
@@ -220,17 +217,13 @@ def _one_node(el: etree._Element, get: Callable[[etree._Element], NodeStats | No
         tail = child.tail
         if tail:
             chars += count_chars(tail)
-            marks += count_p(tail)
+            marks += count_punct(tail)
     tag = el.tag.lower()
     if tag == "a":
         link_chars, link_tags = chars, link_tags + 1
     if tag in PARAGRAPH_TAGS and chars:
         paragraphs += 1
     return NodeStats(chars, link_chars, tags, link_tags, marks, paragraphs)
-
-
-def _zero(_text: str) -> int:
-    return 0
 
 
 def drop_with_stats(doomed: Iterable[etree._Element], stats: dict[etree._Element, S],
