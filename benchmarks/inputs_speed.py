@@ -17,20 +17,17 @@ segmented pages are frozen out of the garbage collector's passes (gc.freeze), as
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gc
 import sys
-import tempfile
 import time
 import types
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.revisions import revision_modules
+from benchmarks.revisions import comparison_args, in_turn, revision_modules, sample_pages
 
 # the modules of the inputs, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("features", "src/bodyblocks/features.py", ()),
@@ -84,19 +81,12 @@ class Side:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--against", default=None, help="a git revision whose inputs to time beside this tree's")
-    args = ap.parse_args(argv)
+    args = comparison_args(__doc__.splitlines()[0], "inputs").parse_args(argv)
 
     import bodyblocks
-    from benchmarks.cli_speed import write_pages
     from bodyblocks.segment import segment
 
-    folder = Path(tempfile.mkdtemp(prefix="bb-inputs-"))
-    write_pages(folder, args.pages)
-    docs = [segment(p.read_bytes()) for p in sorted(folder.glob("*.html"))]
+    docs = [segment(html) for html in sample_pages(args.pages, "bb-inputs-")]
     docs = [d for d in docs if d.blocks]
     gc.freeze()  # the pages held here stay out of the collector's passes: a run holds a few pages at a time
     ex = bodyblocks.load("ensemble")
@@ -107,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.process_time
     for r in range(args.rounds):
         for i, doc in enumerate(docs):
-            names = list(sides) if (i + r) % 2 == 0 else list(sides)[::-1]
-            got = {name: sides[name].run(doc, clock) for name in names}
+            got = {name: sides[name].run(doc, clock) for name in in_turn(list(sides), i, r)}
             if len(got) > 1:
                 a, b = got.values()
                 differ += not all(same(x, y) for x, y in zip(a, b, strict=True))

@@ -12,16 +12,13 @@ alternates), and the pages whose votes differ are counted: a change meant to be 
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.revisions import revision_modules
+from benchmarks.revisions import comparison_args, in_turn, revision_modules, sample_pages
 
 # the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("rules", "src/bodyblocks/baselines/rules.py", ()),
@@ -37,19 +34,12 @@ def revision_vote(rev: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--against", default=None, help="a git revision whose vote to time beside this tree's")
-    args = ap.parse_args(argv)
+    args = comparison_args(__doc__.splitlines()[0], "vote").parse_args(argv)
 
-    from benchmarks.cli_speed import write_pages
     from bodyblocks.inference.vote import VOTE, add_vote
     from bodyblocks.segment import segment_tree
 
-    folder = Path(tempfile.mkdtemp(prefix="bb-vote-"))
-    write_pages(folder, args.pages)
-    pages = [p.read_bytes() for p in sorted(folder.glob("*.html"))]
+    pages = sample_pages(args.pages, "bb-vote-")
     votes = {"this tree": add_vote, **({args.against: revision_vote(args.against)} if args.against else {})}
     seg = dict.fromkeys(votes, 0.0)
     took = dict.fromkeys(votes, 0.0)
@@ -57,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.process_time
     for r in range(args.rounds):
         for i, html in enumerate(pages):
-            names = list(votes) if (i + r) % 2 == 0 else list(votes)[::-1]
             got = {}
-            for name in names:
+            for name in in_turn(list(votes), i, r):
                 t0 = clock()
                 doc, tree = segment_tree(html)
                 t1 = clock()

@@ -15,16 +15,14 @@ meant to be faster only must print 0; the exit status is 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import tempfile
 import time
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
-from benchmarks.revisions import revision_modules
+from benchmarks.revisions import comparison_args, in_turn, revision_modules, sample_pages
 from bodyblocks.files import datasets_root
 
 # the segmenter's modules, with the imports that tie them together (renamed for the other revision's copy)
@@ -60,8 +58,7 @@ def time_pages(pages: list[bytes], segmenters: dict[str, tuple[Any, Any]], round
     differ = 0
     for r in range(rounds):
         for i, html in enumerate(pages):
-            names = list(segmenters) if (i + r) % 2 == 0 else list(segmenters)[::-1]
-            for name in names:
+            for name in in_turn(list(segmenters), i, r):
                 segment, walker = segmenters[name]
                 t0 = clock()
                 segment.segment_tree(html)
@@ -110,15 +107,11 @@ def compare_all(root: Path, segmenters: dict[str, tuple[Any, Any]]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--against", default=None, help="a git revision whose segmenter to time beside this tree's")
+    ap = comparison_args(__doc__.splitlines()[0], "segmenter")
     ap.add_argument("--all-pages", action="store_true", help="only compare output, on every dataset page")
     ap.add_argument("--root", type=Path, default=None, help="datasets root for --all-pages")
     args = ap.parse_args(argv)
 
-    from benchmarks.cli_speed import write_pages
     from bodyblocks import segment, walk
 
     segmenters = {"this tree": (segment, walk), **({args.against: revision_segmenter(args.against)}
@@ -128,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         if root is None or len(segmenters) < 2:
             raise SystemExit("--all-pages needs --against REV and a datasets root (BODYBLOCKS_DATASETS or --root)")
         return 1 if compare_all(root, segmenters) else 0
-    folder = Path(tempfile.mkdtemp(prefix="bb-walk-"))
-    write_pages(folder, args.pages)
-    pages = [p.read_bytes() for p in sorted(folder.glob("*.html"))]
+    pages = sample_pages(args.pages, "bb-walk-")
     return 1 if time_pages(pages, segmenters, args.rounds) else 0
 
 
