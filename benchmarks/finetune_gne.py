@@ -17,6 +17,7 @@ its validation score (OUT/ensemble), on the held-out pages.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from typing import Any
 
 from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
 from bodyblocks.training.cache import CachedPage
-from bodyblocks.training.finetune import repeats
+from bodyblocks.training.finetune import finetune, repeats
 
 
 def same_site(split: dict[str, Any], pages: list[CachedPage], base: dict[str, list[CachedPage]]) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def same_language(split: dict[str, Any], pages: list[CachedPage], base: dict[str
 
 
 VARIANTS = {"same-site": same_site, "same-language": same_language}
-USER_SHARE = 0.3  # bodyblocks finetune's default, which the variants keep
+USER_SHARE = inspect.signature(finetune).parameters["user_share"].default  # the variants run with it
 
 
 def run(seed: int, out: Path, extra: list[str], variant: str | None = None) -> None:
@@ -74,8 +75,6 @@ def run(seed: int, out: Path, extra: list[str], variant: str | None = None) -> N
         return
     if extra:
         raise SystemExit(f"finetune_gne: --variant {variant} runs with bodyblocks finetune's defaults")
-    from bodyblocks.training.finetune import finetune
-
     print(f"finetune({dataset}, {out}, labels={labels}, seed={seed}, adjust_split={VARIANTS[variant].__name__})",
           file=sys.stderr)
     finetune(dataset, out, labels=labels, seed=seed, progress=False, adjust_split=VARIANTS[variant])
