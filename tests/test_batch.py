@@ -441,3 +441,88 @@ def test_free_heap_memory_goes_back_after_every_window(tmp_path: Path, monkeypat
     src = make_inputs(tmp_path)  # 5 page files: 3 windows of at most 2
     totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="heuristic", progress=False))
     assert totals.pages == 5 and len(calls) == 3
+
+
+# ------------------------------------------------------------------------------------------ what workers send back
+def _block_extraction(key: str) -> Extraction:
+    """A block extractor's answer on ARTICLE (blocks, probabilities, kept) with a flag or two set by `key`."""
+    doc = segment(ARTICLE)
+    probs = np.linspace(0.05, 0.95, len(doc.blocks)).astype(np.float32)
+    ex = DecisionRule(0.5, 0.8 if key.endswith("1") else 0.5).decide(doc, probs, "ensemble")
+    ex.truncated = key.endswith("2")
+    return ex
+
+
+@pytest.mark.parametrize("fmt,review", [("txt", 0.0), ("json", 0.0), ("md", 1.0), ("jsonl", 0.5)])
+def test_a_page_rendered_in_a_worker_is_written_as_its_extraction_is(tmp_path: Path, fmt: str, review: float) -> None:
+    import pickle
+
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import Rendered, Report
+
+    def run(out: Path, rendered: bool) -> None:
+        out.mkdir()
+        report = Report(out, fmt, "ensemble", review=review, resume=False, shard_size=2)
+        for i in range(5):
+            job = Job(key=f"page-{i}", path=f"/in/page-{i}.html", source="in", position=i, language="en")
+            ex = _block_extraction(job.key)
+            if rendered:  # as a worker process sends it back
+                sent = pickle.loads(pickle.dumps(report.renderer(job, ex)))
+                assert isinstance(sent, Rendered) and (sent.ex is not None) == bool(review)
+                report.write(job, sent, None, 0.5)
+            else:
+                report.write(job, ex, None, 0.5)
+        report.write(Job(key="gone", path="/in/gone.html", source="in", position=5), None, "not-found: x", 0.0)
+        report.close()
+        report.write_report(1.0)
+
+    run(tmp_path / "a", rendered=False)
+    run(tmp_path / "b", rendered=True)
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert len(files) > 3
+    for rel in files:
+        if rel.name != ".bodyblocks.lock":
+            a = (tmp_path / "a" / rel).read_bytes().replace(str(tmp_path / "a").encode(), b"OUT")
+            assert a == (tmp_path / "b" / rel).read_bytes().replace(str(tmp_path / "b").encode(), b"OUT"), rel
+
+
+def test_a_worker_renders_its_extraction_for_the_report(tmp_path: Path) -> None:
+    from bodyblocks.batch import worker
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import Renderer
+    from bodyblocks.inference.registry import get_extractor
+
+    page = tmp_path / "good.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    extractor = get_extractor("heuristic")
+    render = Renderer("json")
+    try:
+        worker.init_worker(extractor, 60, None, render)
+        job, sent, error, _ = worker.work(Job(key="good", path=str(page)))
+        assert error is None and sent == render(job, extractor.extract(page.read_bytes()))
+        worker.init_worker(extractor, 60)  # no renderer: the Extraction itself comes back
+        assert isinstance(worker.work(Job(key="good", path=str(page)))[1], Extraction)
+    finally:
+        worker.init_worker(None, 60)
+
+
+def _freeze_count(_task: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_a_worker_gets_its_next_task_before_the_results_are_handed_out() -> None:
+    from bodyblocks.pool import WorkerPool
+
+    pool = WorkerPool(1, _freeze_count)
+    try:
+        seen = []
+        for task, result, failure in pool.run(range(3)):
+            w = pool.workers[0]
+            seen.append((task, w.busy and w.task, failure))
+            assert result > 0  # what the worker inherits is frozen: its collections skip it
+        assert seen == [(0, 1, None), (1, 2, None), (2, False, None)]
+    finally:
+        pool.close()

@@ -12,6 +12,7 @@ contrast, never returns the task of a worker killed under it: the whole run wait
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -44,6 +45,9 @@ def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] 
           parent: int) -> None:
     """A worker: set up and say so (or why not), then answer tasks until None."""
     _die_with_parent(parent)
+    # what the worker inherits (modules, the parent's models) lives as long as it does: its collections of the
+    # old generation skip it (each such collection walked all of it: ~20 ms, or 0.3 ms a page of a run's 30)
+    gc.freeze()
     try:
         if init is not None:
             init(*init_args)
@@ -120,30 +124,40 @@ class WorkerPool:
 
     def run(self, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any, str | None]]:
         """(task, fn(task), None) for each task as it finishes, or (task, None, reason) for one whose worker
-        died or overran; the workers stay up for the next call."""
+        died or overran; the workers stay up for the next call. A worker that finished gets its next task before
+        the results are handed out: it works while the caller deals with them (the batch runner writes each
+        page's output; handed out first, the worker waited for that, ~2 ms a page, 6% of its time)."""
         queue = iter(tasks)
-        exhausted = False
+        exhausted = self._feed(queue, False)
         while True:
-            for i, w in enumerate(self.workers):
-                if not w.busy and not w.proc.is_alive():  # died while idle: nothing of ours was lost
-                    w.stop()
-                    self.workers[i] = w = self._spawn()
-                if not w.busy and not exhausted:
-                    task = next(queue, _END)
-                    if task is _END:
-                        exhausted = True
-                    else:
-                        w.send(task, self.deadline_s)
             busy = [w for w in self.workers if w.busy]
             if not busy:
                 return
             timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
             ready = wait([w.conn for w in busy], timeout=timeout)
+            finished = []
             for i, w in enumerate(self.workers):
                 if w.busy:
                     done = self._collect(i, w, ready)
                     if done is not None:
-                        yield done
+                        finished.append(done)
+            exhausted = self._feed(queue, exhausted)
+            yield from finished
+
+    def _feed(self, queue: Iterator[Any], exhausted: bool) -> bool:
+        """The next task to each idle worker (a worker that died while idle replaced first: nothing of ours was
+        lost); returns whether the tasks have run out."""
+        for i, w in enumerate(self.workers):
+            if not w.busy and not w.proc.is_alive():
+                w.stop()
+                self.workers[i] = w = self._spawn()
+            if not w.busy and not exhausted:
+                task = next(queue, _END)
+                if task is _END:
+                    exhausted = True
+                else:
+                    w.send(task, self.deadline_s)
+        return exhausted
 
     def _collect(self, i: int, w: _Worker, ready: list[Any]) -> tuple[Any, Any, str | None] | None:
         """The finished (or failed) task of worker i, replacing the worker when it died or overran."""
@@ -164,7 +178,9 @@ class WorkerPool:
         return task, None, failure
 
     def close(self) -> None:
-        """Stop every worker."""
+        """Stop every worker (all killed first: they exit at once, not one after the other)."""
+        for w in self.workers:
+            w.proc.kill()
         for w in self.workers:
             w.stop()
 

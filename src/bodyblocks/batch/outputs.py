@@ -86,21 +86,57 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
 
 def entry(job: Job, ex: Extraction | None, error: str | None, seconds: float, out: str | None) -> dict[str, Any]:
     """One page's line of the run report."""
-    source = job.path or job.url
-    rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
-                           "seconds": round(seconds, 4)}
-    if job.record_id is not None:  # a WARC record's page
-        rec |= {"url": job.url and printable(job.url), "record_id": job.record_id}
-    if ex is None:
-        return rec | {"status": "failed", "error": error}
+    return _line(job, None if ex is None else outcome(ex), error, seconds, out)
+
+
+def outcome(ex: Extraction) -> dict[str, Any]:
+    """The fields of a done page's report line that come from its extraction (`entry`)."""
     kept = len(ex.kept) if ex.kept is not None else None
     dropped = len(ex.blocks) - kept if ex.blocks is not None and kept is not None else None
-    return rec | {
+    return {
         "status": "ok", "error": None, "encoding": ex.encoding, "chars": len(ex.text), "title": ex.title,
         "blocks_kept": kept, "blocks_dropped": dropped, "confidence": ex.confidence,
         "low_confidence": ex.low_confidence, "no_body": ex.no_body, "replaced": ex.replaced,
         "truncated": ex.truncated,
     }
+
+
+def _line(job: Job, fields: dict[str, Any] | None, error: str | None, seconds: float, out: str | None
+          ) -> dict[str, Any]:
+    """`entry` from a done page's `outcome` fields (None: a failed page, with its error)."""
+    source = job.path or job.url
+    rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
+                           "seconds": round(seconds, 4)}
+    if job.record_id is not None:  # a WARC record's page
+        rec |= {"url": job.url and printable(job.url), "record_id": job.record_id}
+    if fields is None:
+        return rec | {"status": "failed", "error": error}
+    return rec | fields
+
+
+@dataclass
+class Rendered:
+    """A done page as Report.write takes it from where it was extracted (a worker process): its output (the
+    file's content; a columnar format's row), its report line's `outcome` fields, and its Extraction only when
+    the run makes review pages. The batch runner's workers send this back in place of the Extraction, whose
+    blocks cost more to pickle, send and unpickle than all the rest of what comes back (0.9 of 1.0 ms a page)."""
+
+    output: str | dict[str, Any]
+    fields: dict[str, Any]
+    ex: Extraction | None = None
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """Extraction -> Rendered for a run's format and review share (Report.renderer); what Report.write makes of
+    an Extraction it is given, so both give the same files and lines."""
+
+    fmt: str
+    review: float = 0.0
+
+    def __call__(self, job: Job, ex: Extraction) -> Rendered:
+        output = page_row(job, ex, None) if self.fmt in COLUMNAR else render(ex, self.fmt, job.key)
+        return Rendered(output, outcome(ex), ex if self.review else None)
 
 
 def sampled(key: str, share: float) -> bool:
@@ -128,6 +164,7 @@ class Report:
         if self.shards is not None:
             settings["shard_size"] = shard_size  # other shard sizes would cut other shards
         self.journal = Journal(out, settings, resume).__enter__()
+        self.renderer = Renderer(fmt, review)  # what write makes of an Extraction; a worker may do it instead
         self.bar = _progress(total) if progress else None
 
     def target(self, job: Job) -> Path:
@@ -158,31 +195,36 @@ class Report:
         if not self.journal.has(job.key):
             self.journal.append({"id": job.key, "status": "skipped", "output": str(self.target(job))})
 
-    def write(self, job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
-        """Write one page's output and journal line, and count it."""
+    def write(self, job: Job, ex: Extraction | Rendered | None, error: str | None, secs: float) -> None:
+        """Write one page's output and journal line, and count it; `ex`: its extraction, or that extraction
+        rendered already by this report's `renderer` (in a worker process), or None for a failed page."""
+        page = self.renderer(job, ex) if isinstance(ex, Extraction) else ex
         target = None
         if self.shards is not None:
-            target = self._add_row(job, ex, error)
-        elif ex is not None:
+            target = self._add_row(job, page_row(job, None, error) if page is None else page.output)
+        elif page is not None:
             target = self.target(job)
             try:
-                write_atomic(target, render(ex, self.fmt, job.key))
+                write_atomic(target, page.output)
             except OSError as exc:
-                ex, error, target = None, f"write-failed: {exc}", None
-        if ex is not None and self.review and (ex.low_confidence or ex.no_body or sampled(job.key, self.review)):
-            write_review(self.out / "review" / (job.key + ".html"), job.key, ex)
-        line = entry(job, ex, error and printable(error), secs, str(target) if target else None)
+                page, error, target = None, f"write-failed: {exc}", None
+        if page is not None and self.review and (page.fields["low_confidence"] or page.fields["no_body"]
+                                                 or sampled(job.key, self.review)):
+            assert page.ex is not None, "a run with review pages renders with its Extraction kept"
+            write_review(self.out / "review" / (job.key + ".html"), job.key, page.ex)
+        line = _line(job, None if page is None else page.fields, error and printable(error), secs,
+                     str(target) if target else None)
         count(self.totals, line)
         self.journal.append(line)
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix(failed=self.totals.failed, refresh=False)
 
-    def _add_row(self, job: Job, ex: Extraction | None, error: str | None) -> Path:
+    def _add_row(self, job: Job, row: dict[str, Any]) -> Path:
         """The page's row into its shard (a failed page too: its row holds the error); returns the shard's file."""
         assert self.shards is not None
         try:
-            shard = self.shards.add(job.source, job.position, page_row(job, ex, error))
+            shard = self.shards.add(job.source, job.position, row)
         except OSError as exc:
             raise OutputUnwritable(f"cannot write a shard in {self.out}: {exc.strerror or exc}") from exc
         return self.shards.path(shard)

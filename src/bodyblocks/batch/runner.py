@@ -31,7 +31,7 @@ from typing import Any
 from bodyblocks.batch.columnar import SHARD_SIZE
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
 from bodyblocks.batch.journal import OutputUnwritable
-from bodyblocks.batch.outputs import FORMATS, Report, Totals
+from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.worker import Result, init_worker, work
@@ -155,7 +155,9 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
     staged = runs_staged(extractor)
     workers = opts.workers if opts.workers is not None else default_workers(extractor)
     # 2. the workers parse (a block extractor's pages on torch: its page_segmenter) or extract whole (the others)
-    init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None)
+    # and render what they extracted for the report, which then has no blocks to receive
+    init = (None if staged else extractor, opts.page_timeout, extractor.page_segmenter if staged else None,
+            None if staged else report.renderer)
     pool = None
     if workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
         pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
@@ -253,6 +255,6 @@ def _classify(results: Iterable[Result], scheduler: Scheduler, staged: bool, gro
         else:  # a failed page, or another extractor's answer: written after the pages before it
             scheduler.submit(pending)
             pending = []
-            scheduler.done(job, result if isinstance(result, Extraction) else None, error, secs)
+            scheduler.done(job, result if isinstance(result, Extraction | Rendered) else None, error, secs)
     scheduler.submit(pending)
     scheduler.drain()

@@ -16,17 +16,20 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bodyblocks.batch.inputs import Job
 from bodyblocks.decode import read_bytes
 from bodyblocks.inference.blocks import StagedExtractor
 from bodyblocks.types import Document, Extraction
 
+if TYPE_CHECKING:
+    from bodyblocks.batch.outputs import Rendered
+
 # batches queued for the forward thread at once: a long page's forward pass does not stall the parsing of
 # the next ones (with one, this thread waited for every forward pass longer than its own work on a page)
 IN_FLIGHT = 4
-Write = Callable[[Job, Extraction | None, str | None, float], None]
+Write = Callable[[Job, "Extraction | Rendered | None", str | None, float], None]
 
 
 def classify_pages(extractor: StagedExtractor, docs: list[Document], sources: list[Callable[[], str | bytes]]
@@ -96,7 +99,7 @@ class _Done(NamedTuple):
     """A page whose result is known, queued behind the batches before it."""
 
     job: Job
-    ex: Extraction | None
+    ex: Extraction | Rendered | None
     error: str | None
     secs: float
 
@@ -162,7 +165,7 @@ class Scheduler:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, before)
 
-    def done(self, job: Job, ex: Extraction | None, error: str | None, secs: float) -> None:
+    def done(self, job: Job, ex: Extraction | Rendered | None, error: str | None, secs: float) -> None:
         """A page with its result already (a failure, or a page-level extractor's): written in its turn."""
         if self.inflight:
             self.inflight.append(_Done(job, ex, error, secs))

@@ -2,7 +2,8 @@
 
 Block extractors on torch get the parsed Document back (the main process classifies pages in groups); any
 other extractor, the block extractors on ONNX Runtime included, runs whole in the worker and its Extraction
-comes back. A worker never raises for a page: its
+comes back, rendered for the run's output by the run's `render` when it gives one (outputs.Renderer: the
+file's content and the report line's fields, without the blocks). A worker never raises for a page: its
 failure comes back as a reason.
 """
 
@@ -12,7 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bodyblocks.batch.inputs import Job
 from bodyblocks.batch.system import release_free_memory
@@ -21,6 +22,9 @@ from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor
 from bodyblocks.segment import segment
 from bodyblocks.types import Document, Extraction
+
+if TYPE_CHECKING:
+    from bodyblocks.batch.outputs import Rendered
 
 
 class PageTimeout(Exception):
@@ -31,19 +35,23 @@ _EXTRACTOR: Any = None  # the per-process extractor (baselines) or None (block p
 _SEGMENTER: Callable[[bytes | str], Document] | None = None  # the block path's HTML -> Document
 _LIMIT = 60
 _EXTRACT_OPTS: dict[str, Any] = {}  # keyword arguments of _EXTRACTOR.extract
+_RENDER: Callable[[Job, Extraction], Rendered] | None = None  # an Extraction -> what goes back (None: itself)
 TRIM_EVERY = 16  # pages between two hand-backs of freed heap memory (system.release_free_memory)
 TRIM_AFTER_BYTES = 1 << 20  # ... and after every page this big
 _since_trim = 0
 
 
 def init_worker(extractor: Extractor | None, limit: int,
-                segmenter: Callable[[bytes | str], Document] | None = None) -> None:
+                segmenter: Callable[[bytes | str], Document] | None = None,
+                render: Callable[[Job, Extraction], Rendered] | None = None) -> None:
     """Set up this process (forked from the run's, or the run's own): the extractor to run whole, or None and
     the block extractor's `segmenter` (None: segment.segment) for pages whose Documents go back; the time
-    limit per page (it covers a whole page's extraction, classification included)."""
-    global _EXTRACTOR, _LIMIT, _SEGMENTER, _EXTRACT_OPTS
+    limit per page (it covers a whole page's extraction, classification included); `render`: what an
+    Extraction becomes before it goes back (the run's outputs.Renderer; None: it goes back as it is)."""
+    global _EXTRACTOR, _LIMIT, _SEGMENTER, _EXTRACT_OPTS, _RENDER
     _LIMIT = limit
     _SEGMENTER = segmenter
+    _RENDER = render
     _EXTRACTOR = extractor  # None for block extractors (a previous run's extractor must not stay)
     # a block extractor run whole: no second thread per page (each core has a worker)
     _EXTRACT_OPTS = {"overlap": False} if getattr(extractor, "whole_pages", False) else {}
@@ -53,7 +61,8 @@ def _alarm(_signum: int, _frame: Any) -> None:
     raise PageTimeout(f"took longer than {_LIMIT} s")
 
 
-Result = tuple[Job, Document | Extraction | None, str | None, float]  # job, its parse or answer, error, seconds
+# job, its parse or answer (rendered), error, seconds
+Result = tuple[Job, "Document | Extraction | Rendered | None", str | None, float]
 
 
 def work(job: Job) -> Result:
@@ -82,6 +91,8 @@ def work(job: Job) -> Result:
         if decoded is not None:  # decoded here: the codec is this decoding's, not "str"
             result.encoding, result.replaced = decoded.encoding, decoded.replaced
         result.truncated = result.truncated or job.truncated
+        if _RENDER is not None and isinstance(result, Extraction):
+            return job, _RENDER(job, result), None, time.perf_counter() - start
         return job, result, None, time.perf_counter() - start
     except InputError as exc:
         return job, None, f"{exc.reason}: {exc}", time.perf_counter() - start
