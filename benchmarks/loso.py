@@ -10,7 +10,8 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
                the others' validation pages (train.epochs = --epochs; the shipped model had 10);
   2. gbt/      the boosted trees (configs/default.yaml's gbt section), the same pages;
   3. ensemble/ the blend of the two and the heuristic's vote, weights and rule tuned on the others'
-               validation pages (the grid of the ensemble section);
+               validation pages (the grid of the ensemble section) and on trafilatura-eval's weakly labelled
+               pages (ensemble.weak_tuning), less those from any site of S's pages;
   4. eval-NAME.json  `bodyblocks evaluate`'s report of each extractor on S's test pages (data/splits): the fold's
                ensemble, model and gbt, the heuristic, trafilatura and readability-lxml, and, for reference, the
                shipped ensemble (which was trained with S's training pages: not a LOSO figure).
@@ -39,11 +40,12 @@ METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 
 def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
-    """configs/default.yaml (with `overrides`, KEY=VALUE) and the other sources' pages only."""
+    """configs/default.yaml (with `overrides`, KEY=VALUE) and the other sources' pages only; the ensemble's weak
+    tuning pages leave out the sites of the source's pages."""
     others = ",".join(s for s in SOURCES if s != source)
     return load_config(REPO_ROOT / "configs" / "default.yaml", [
-        *(overrides or []), f"data.root={root}", f"data.datasets=[{others}]", f"train.out_dir={fold / 'run'}",
-        f"train.epochs={epochs}",
+        f"ensemble.weak_exclude=[{source}]", *(overrides or []), f"data.root={root}", f"data.datasets=[{others}]",
+        f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",
     ])
 
 

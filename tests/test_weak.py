@@ -1,11 +1,26 @@
-"""Weak block labels from snippets (training/weak.py), on small hand-made pages."""
+"""Weak block labels from snippets (training/weak.py), on small hand-made pages; the pages tuning takes them from."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from bodyblocks.training.cache import CachedPage
-from bodyblocks.training.weak import BODY, MASKED, NOT_BODY, coverage, label_blocks, normal, occurrences, weak_labels
+from bodyblocks.training.synth import generate_corpus
+from bodyblocks.training.weak import (
+    BODY,
+    MASKED,
+    NOT_BODY,
+    coverage,
+    label_blocks,
+    normal,
+    occurrences,
+    weak_labels,
+    weak_tuning_pages,
+)
 from bodyblocks.types import Block
 
 
@@ -80,3 +95,36 @@ def test_no_snippets_and_coverage() -> None:
     assert cov["pages"] == 3 and cov["pages_labelled"] == 2 and cov["pages_both"] == 1
     assert (cov["blocks"], cov["labelled"], cov["body"], cov["not_body"]) == (6, 3, 2, 1)
     assert (cov["with_found"], cov["with_missing"], cov["without_found"], cov["without_missing"]) == (2, 1, 1, 1)
+
+
+def _snippet_dataset(root: Path) -> None:
+    """A synthetic corpus with snippets and no gold text; two pages from a held-out source's site, two in the
+    test split."""
+    generate_corpus(root / "snip", pages=10, seed=3)
+    generate_corpus(root / "held", pages=2, seed=4)
+    held_url = json.loads((root / "held" / "pages.jsonl").read_text(encoding="utf-8").splitlines()[0])["url"]
+    records = [json.loads(line) for line in (root / "snip" / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    for i, rec in enumerate(records):
+        rec["gold"] = None
+        rec["split"] = "test" if i in (2, 3) else "train"
+        if i in (0, 1):
+            rec["url"] = held_url.rsplit("/", 1)[0] + f"/other-{i}.html"
+    (root / "snip" / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_weak_tuning_pages_are_the_train_and_val_pages_with_both_labels_less_held_out_sites(tmp_path: Path) -> None:
+    from bodyblocks.config import DataConfig
+    from bodyblocks.training.cache import load_cached
+
+    _snippet_dataset(tmp_path)
+    data = DataConfig(root=str(tmp_path), cache_dir=str(tmp_path / "cache"))
+    pages = weak_tuning_pages(data, ["snip"], exclude=["held"])
+    ids = {cp.id for cp in pages}
+    assert ids and not ids & {"synth-3-0000", "synth-3-0001", "synth-3-0002", "synth-3-0003"}
+    assert {cp.id for cp in weak_tuning_pages(data, ["snip"])} >= {"synth-3-0000", "synth-3-0001"}  # nothing held out
+    cached = {cp.id: cp for cp in load_cached(tmp_path / "snip", data.cache_dir)}
+    for cp in pages:
+        assert cp.labels == weak_labels(cached[cp.id]).labels.tolist() and {0, 1} <= set(cp.labels)
+        assert cp.blocks == cached[cp.id].blocks and cp.gold is None
+    with pytest.warns(UserWarning, match="no-such-dataset"):
+        assert weak_tuning_pages(data, ["no-such-dataset"]) == []

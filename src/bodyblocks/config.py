@@ -204,6 +204,12 @@ class EnsembleConfig:
 
     weights: list[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(11)])  # w of the model
     vote_weights: list[float] = field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3])  # h of the heuristic's vote
+    # pages with weak labels only (training/weak.py) that tuning scores beside the validation pages: datasets
+    # named here (their train and val splits), `weak_share` their total weight against the validation pages',
+    # and the sites of the `weak_exclude` datasets' pages left out of them (a source held out stays unseen)
+    weak_tuning: list[str] = field(default_factory=list)
+    weak_share: float = 0.5
+    weak_exclude: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         grid = [*self.weights, *self.vote_weights]
@@ -211,6 +217,7 @@ class EnsembleConfig:
         _check(all(0.0 <= w <= 1.0 for w in grid), "ensemble weights must be in [0, 1]")
         _check(0.0 in self.vote_weights,
                "ensemble.vote_weights must hold 0.0 (the blend without the vote is tuned too)")
+        _check(self.weak_share > 0.0, "ensemble.weak_share must be > 0")
 
 
 @dataclass

@@ -3,6 +3,7 @@
     weak = weak_labels(cp)                 # cp: a CachedPage with cp.snippets = {"with": [...], "without": [...]}
     weak.labels                            # int8 per block: 1 body, 0 not body, -1 masked (left out of the loss)
     coverage([weak_labels(cp) for cp in pages])   # how many pages and blocks got a label
+    weak_tuning_pages(data, ["trafilatura-eval"])  # such pages, their labels the weak ones, for tuning
 
 A block whose text contains a "with" snippet is body; one containing a "without" snippet is not; every other
 block is masked, and so is a block that matches both. Texts are compared in a normal form: NFKC, case-folded,
@@ -17,14 +18,18 @@ a "without" snippet labels every place it occurs, since none of them may be extr
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 import unicodedata
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from bodyblocks.training.cache import CachedPage
+from bodyblocks.config import DataConfig
+from bodyblocks.training.cache import CachedPage, load_cached
 from bodyblocks.types import Block
 
 BODY, NOT_BODY, MASKED = 1, 0, -1
@@ -138,4 +143,38 @@ def coverage(weak: Iterable[WeakLabels]) -> dict[str, int]:
         out["not_body"] += other
         for k in keys:
             out[k] += getattr(w, k)
+    return out
+
+
+WEAK_SPLITS = ("train", "val")  # trafilatura-eval's test split is what docs/EVALUATION.md scores by its snippets
+
+
+def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequence[str] = (),
+                      splits: Sequence[str] = WEAK_SPLITS) -> list[CachedPage]:
+    """The pages of `datasets` (snippet gold only) in `splits` whose weak labels hold a body and a non-body
+    block, each a copy whose labels are its weak labels (MASKED: -1). A page from a site that a page of the
+    `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning.
+    A dataset not found under data.root is warned about and skipped."""
+    from bodyblocks.training.data import split_name
+    from bodyblocks.training.datasets import resolve_dataset
+
+    def folder(name: str) -> Path | None:
+        try:
+            return resolve_dataset(Path(data.root) / name if data.root else name)
+        except (FileNotFoundError, ValueError) as e:
+            warnings.warn(f"weak tuning pages: {name}: {e}", stacklevel=3)
+            return None
+
+    sites = {cp.site for name in exclude if (f := folder(name)) is not None for cp in load_cached(f, data.cache_dir)}
+    out: list[CachedPage] = []
+    for name in datasets:
+        path = folder(name)
+        if path is None:
+            continue
+        for cp in load_cached(path, data.cache_dir):
+            if cp.error or not cp.blocks or split_name(cp) not in splits or cp.site in sites:
+                continue
+            labels = weak_labels(cp).labels
+            if (labels == BODY).any() and (labels == NOT_BODY).any():
+                out.append(dataclasses.replace(cp, labels=[int(x) for x in labels]))
     return out
