@@ -61,6 +61,30 @@ def test_the_export_gives_the_torch_models_probabilities(tmp_path: Path, cfg: di
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
 
 
+def test_loading_checks_the_export_from_its_bytes_and_opens_sessions_on_first_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime as ort
+
+    folder = _tiny_model(tmp_path / "m")
+    docs = _docs(3)
+    export_model(folder, docs)
+    for name in (ox.EMBED, ox.CONTEXT):  # the metadata read from the bytes is what ONNX Runtime reads
+        meta = ort.InferenceSession(str(folder / name), providers=["CPUExecutionProvider"]).get_modelmeta()
+        assert ox.export_source(folder / name) == meta.custom_metadata_map[ox.SOURCE_KEY] == ox.weights_digest(folder)
+    opened: list[str] = []
+    real = ox.open_session
+    monkeypatch.setattr(ox, "open_session", lambda path, *a, **k: opened.append(Path(path).name) or real(path, *a, **k))
+    scorer = ox.OnnxModelScorer.load(folder)
+    assert opened == []  # a process that forks its workers before any page opens nothing it will not use
+    scorer.page_probabilities(scorer.inputs(docs[0]))
+    assert sorted(opened) == sorted([ox.EMBED, ox.CONTEXT])
+    data = (folder / ox.CONTEXT).read_bytes()
+    for broken in (data[: len(data) // 2], b"", b"\xff" * 64):  # truncated, empty, not protobuf
+        (folder / ox.CONTEXT).write_bytes(broken)
+        with pytest.raises(ValueError, match="ONNX model"):
+            ox.OnnxModelScorer.load(folder)
+
+
 @pytest.mark.slow
 def test_an_export_of_other_weights_is_refused_and_saving_weights_removes_it(tmp_path: Path) -> None:
     folder = _tiny_model(tmp_path / "m")

@@ -92,6 +92,84 @@ def open_session(path: Path, threads: int = 1, digest: str | None = None) -> Any
     return session
 
 
+def _varint(buf: Any, pos: int) -> tuple[int, int]:
+    """A protobuf varint at `pos`: (value, the position after it)."""
+    value = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise ValueError("truncated or malformed varint")
+        byte = buf[pos]
+        value |= (byte & 0x7F) << shift
+        pos, shift = pos + 1, shift + 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def _fields(buf: Any, start: int, end: int) -> list[tuple[int, int, int]]:
+    """The (field number, start, end) of each length-delimited field of a protobuf message in buf[start:end];
+    the other wire types are skipped. ValueError: not a well-formed message."""
+    out, pos = [], start
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        field, kind = key >> 3, key & 7
+        if kind == 0:
+            _, pos = _varint(buf, pos)
+        elif kind in (1, 5):
+            pos += 8 if kind == 1 else 4
+        elif kind == 2:
+            size, pos = _varint(buf, pos)
+            out.append((field, pos, pos + size))
+            pos += size
+        else:
+            raise ValueError(f"unexpected protobuf wire type {kind}")
+        if pos > end:
+            raise ValueError("truncated protobuf message")
+    return out
+
+
+MODEL_GRAPH, MODEL_METADATA = 7, 14  # onnx.proto: ModelProto.graph and metadata_props (StringStringEntryProto)
+
+
+def export_source(path: str | Path) -> str | None:
+    """The SOURCE_KEY metadata of an exported file, read from its bytes without ONNX Runtime (a walk over the
+    ModelProto's top-level fields, a few milliseconds where opening a session costs about 100 on embed.onnx).
+
+    Raises:
+        ValueError: the file is not a well-formed ONNX model (empty, truncated, or without a graph).
+    """
+    import mmap
+
+    with open(path, "rb") as fh:
+        if not os.fstat(fh.fileno()).st_size:
+            raise ValueError(f"{path}: empty file, not an ONNX model")
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            try:
+                top = _fields(buf, 0, len(buf))
+                if not any(field == MODEL_GRAPH for field, _, _ in top):
+                    raise ValueError("no graph")
+                for field, a, b in top:
+                    if field == MODEL_METADATA:
+                        entry = {k: bytes(buf[x:y]).decode("utf-8") for k, x, y in _fields(buf, a, b)}
+                        if entry.get(1) == SOURCE_KEY:
+                            return entry.get(2)
+            except (ValueError, UnicodeDecodeError) as e:
+                raise ValueError(f"{path}: not a well-formed ONNX model ({e})") from None
+    return None
+
+
+def check_export(path: Path, digest: str) -> None:
+    """Refuse an exported file that was made from other weights than `digest`, or that is not an ONNX model,
+    without opening a session (open_session checks the same when it opens one).
+
+    Raises:
+        StaleExport: made from other weights.
+        ValueError: not a well-formed ONNX model.
+    """
+    if export_source(path) != digest:
+        raise StaleExport(f"{path} was exported from other weights than {path.parent / WEIGHTS}: "
+                          f"run `bodyblocks export {path.parent}` again")
+
+
 class _PerProcess:
     """Sessions opened on first use in each process: a session's threads do not survive a fork."""
 
@@ -132,7 +210,8 @@ class OnnxModelScorer(PageScorer):
         self._embed = _PerProcess(lambda: open_session(self.folder / EMBED, threads, digest))
         self._context = _PerProcess(lambda: open_session(self.folder / CONTEXT, threads, digest))
         self._positions = np.zeros((0, cfg.d_model), np.float32)
-        self.sessions()  # fail now (a stale or broken export), not on the first page
+        for name in (EMBED, CONTEXT):  # fail now (a stale or broken export), not on the first page; the sessions
+            check_export(self.folder / name, digest)  # open on first use, in the process that runs the model
 
     @classmethod
     def load(cls, folder: str | Path, *, threads: int | None = None, batch_size: int = 16) -> OnnxModelScorer:
