@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bodyblocks.features import FEATURE_NAMES
 
 ENCODER_KINDS = ("hash", "hf", "e5-small")
@@ -290,6 +288,8 @@ def to_dict(cfg: Any) -> dict[str, Any]:
 
 def parse_override(item: str) -> tuple[list[str], Any]:
     """`model.d_model=128` -> (["model", "d_model"], 128); the value is read as YAML."""
+    import yaml  # here, not at the top: extraction reads no YAML (14 ms of import)
+
     key, sep, raw = item.partition("=")
     _check(bool(sep) and bool(key.strip()), f"override must look like key=value, got {item!r}")
     return key.strip().split("."), yaml.safe_load(raw) if raw.strip() else ""
@@ -297,6 +297,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
 
 def merge_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
     """Apply `key.path=value` overrides to nested plain data (a copy)."""
+    import yaml
+
     out = yaml.safe_load(yaml.safe_dump(data)) or {}
     for item in overrides:
         path, value = parse_override(item)
@@ -319,6 +321,8 @@ def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -
     Returns:
         The validated Config. Raises ConfigError on unknown keys or bad values.
     """
+    import yaml
+
     data: dict[str, Any] = {}
     if path is not None:
         loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
