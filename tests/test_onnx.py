@@ -166,7 +166,8 @@ importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] in ("torc
 
 @pytest.mark.slow
 def test_extraction_runs_without_torch_or_scikit_learn(tmp_path: Path) -> None:
-    """As after `pip install bodyblocks` without the training extra: the API and the CLI, same text as here."""
+    """As after `pip install bodyblocks` without the training extra: the API and the CLI, same text as here (and
+    no YAML read or imported)."""
     out = tmp_path / "out"
     script = _NO_TORCH + f"""
 import json, bodyblocks
@@ -175,7 +176,7 @@ from bodyblocks.cli import main
 ex = bodyblocks.extract(Path({str(SAMPLES / "article-utf8.html")!r}))
 rc = main(["extract", {str(SAMPLES)!r}, "--out", {str(out)!r}, "--no-progress", "--workers", "2"])
 print(json.dumps({{"text": ex.text, "rc": rc, "loaded": sorted(m for m in sys.modules
-                   if m.split(".")[0] in ("torch", "sklearn"))}}))
+                   if m.split(".")[0] in ("torch", "sklearn", "yaml"))}}))
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
