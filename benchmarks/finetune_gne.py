@@ -6,7 +6,12 @@ before / after on the other half, for a few seeds (each seed another split by si
     python -m benchmarks.finetune_gne --report-only --runs runs/finetune-gne-s0 runs/finetune-gne-s1 \\
         runs/finetune-gne-mix0-s0 runs/finetune-gne-mix0-s1 runs/finetune-gne-u05-s0 runs/finetune-gne-u05-s1 \\
         runs/finetune-gne-same-site-s0 runs/finetune-gne-same-site-s1 \\
-        runs/finetune-gne-same-language-s0 runs/finetune-gne-same-language-s1 --write docs/finetune.md
+        runs/finetune-gne-same-language-s0 runs/finetune-gne-same-language-s1 \\
+        runs/finetune-gne-headline-s0 runs/finetune-gne-headline-s1 --write docs/finetune.md
+
+runs/finetune-gne-headline-s0 and -s1 are `bodyblocks finetune ... --seed S` with the headline step, resumed
+after stage 3 of runs/finetune-gne-s0 and -s1 (their split.json, model/, gbt/ and run/ copied, stages.json's
+`done` cut back to pages, model, trees); the same command on a fresh folder trains stages 1-3 again.
 
 A run is `bodyblocks finetune ../shared/datasets/gne-pages --labels data/annotations/gne-pages --out RUN
 --seed S [--user-share U --epochs E]` (about 10 minutes on 2 cores). The report takes each run's
@@ -85,8 +90,9 @@ def _f(x: dict[str, Any]) -> str:
 
 
 def report(runs: list[Path]) -> str:
-    rows = ["| run | held-out pages | shipped (before) | fine-tuned | kept by validation | kept |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| run | held-out pages | shipped (before) | fine-tuned | kept by validation | kept | headline step |",
+            "|---|---|---|---|---|---|---|"]
+    ratios = []  # (run, mean Levenshtein ratio before, fine-tuned) of the runs with the headline step on
     deltas = []
     moves = []  # (precision, recall, acc@0.9) of the fine-tuned one against the shipped one
     for folder in runs:
@@ -101,8 +107,12 @@ def report(runs: list[Path]) -> str:
                     + f"seed {split['seed']}, --mix {len(split['base_train'])}, --epochs {train['epochs']}, "
                     f"your pages x{split['repeat']}, warm-up {train['warmup_steps']} steps"
                     + (f", --user-share {o['user_share']}" if o else ""))
+        tuned_meta = json.loads((folder / "tuned" / "config.json").read_text(encoding="utf-8"))
+        step = "on" if tuned_meta.get("headline") else "off" if "headline" in tuned_meta else "–"
+        if step == "on":
+            ratios.append((folder.name, held["before"]["mean_ratio"], tuned["after"]["mean_ratio"]))
         rows.append(f"| {folder.name} ({settings}) | {held['pages']} | {_f(held['before'])} | {_f(tuned['after'])} | "
-                    f"{_f(held['after'])} | {res['choice']['kept']} |")
+                    f"{_f(held['after'])} | {res['choice']['kept']} | {step} |")
         deltas.append((tuned["after"]["token_f1"] - held["before"]["token_f1"],
                        held["after"]["token_f1"] - held["before"]["token_f1"]))
         moves.append(tuple(tuned["after"][k] - held["before"][k]
@@ -114,7 +124,10 @@ def report(runs: list[Path]) -> str:
         "62 gne-pages' sites (their block labels: data/annotations/gne-pages), and scores the other half's pages;",
         "a seed is another split by site. Token F1 / precision / recall / accuracy at Levenshtein ratio >= 0.9 on",
         "the held-out pages, for the shipped ensemble, the fine-tuned one (OUT/tuned), and the one the run kept",
-        "(OUT/ensemble: the fine-tuned one only when it scores higher on the validation pages).", "",
+        "(OUT/ensemble: the fine-tuned one only when it scores higher on the validation pages). `headline step`:",
+        "whether stage 4 turned on the decision rule's headline step (keep the block that matches the page's",
+        "title) because it scores higher on the user's validation pages; `–`: a run made before the step existed.",
+        "",
         *rows, "",
         "Change in token F1 against the shipped ensemble: fine-tuned "
         + ", ".join(f"{a:+.3f}" for a, _ in deltas) + "; kept " + ", ".join(f"{b:+.3f}" for _, b in deltas) + ".",
@@ -134,6 +147,10 @@ def report(runs: list[Path]) -> str:
         "a <p>, an editor line, a related-story link inside the article's container) is not learnt from twenty or "
         "thirty labelled pages.",
         "",
+        *([("The headline runs differ from finetune-gne-s0 and -s1 (the same split, Transformer and trees) by the "
+            "headline step alone: compare their rows. Mean Levenshtein ratio on the held-out pages, the shipped "
+            "ensemble's -> the fine-tuned one's: "
+            + ", ".join(f"{name} {a:.3f} -> {b:.3f}" for name, a, b in ratios) + "."), ""] if ratios else []),
     ]
     return "\n".join(lines)
 

@@ -79,6 +79,9 @@ def test_finetune_end_to_end_and_resume(tmp_path: Path) -> None:
     kept_model = (out / "model") if choice["kept"] == "tuned" else SHIPPED / "default"
     assert ens["kind"] == "ensemble" and (out / "ensemble" / ens["model"]).resolve() == kept_model.resolve()
     assert (choice["kept"] == "tuned") == (choice["tuned"]["score"] > choice["base"]["score"])
+    tuned_meta = json.loads((out / "tuned" / "config.json").read_text())  # the user's headline convention, chosen
+    scores = tuned_meta["metrics"]["headline"]  # on their validation pages
+    assert tuned_meta["headline"] == (scores["true"] > scores["false"] + 1e-9)
     held = report["held_out"]
     assert held["pages"] == len(split["held_out"])
     for name in ("before", "after"):

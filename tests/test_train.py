@@ -239,6 +239,39 @@ def test_container_step_fills_the_article_and_drops_strays() -> None:
     assert DecisionRule.from_meta({"container": [0.6, 0.1, 0.8]}, threshold=0.4).container is None  # by hand: off
 
 
+def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
+    import numpy as np
+
+    from bodyblocks.inference.decision import DecisionRule, title_match
+    from bodyblocks.types import Block, Document
+
+    def block(i: int, text: str, link: int = 0) -> Block:
+        n = len("".join(text.split()))
+        return Block(i, text, "p", "html/body/p", f"/html[1]/body[1]/p[{i + 1}]", 2, text_len=n, link_len=link,
+                     link_density=link / n)
+
+    headline = "交通运输部：着力打造京津冀区域综合立体交通网络"
+    blocks = [block(0, "和讯网", link=3), block(1, "和讯网"), block(2, headline), block(3, "正文第一段，" * 20),
+              block(4, "相关新闻：交通运输部：着力打造京津冀区域综合立体交通网络，还有别的内容和链接", link=30)]
+    probs = np.array([0.1, 0.1, 0.45, 0.9, 0.2])
+    title = headline + "-和讯网"
+    keep = DecisionRule(0.5, 0.5).keep(probs, blocks, title)
+    assert list(np.flatnonzero(keep)) == [3]  # off: the headline under the threshold is lost
+    rule = DecisionRule(0.5, 0.5, headline=True)
+    assert list(np.flatnonzero(rule.keep(probs, blocks, title))) == [2, 3]
+    assert list(np.flatnonzero(rule.keep(probs, blocks))) == [3]  # no title, no step
+    assert title_match(blocks, "和讯网", keep) == 1  # the site's name alone: the unlinked block, not the logo link
+    assert title_match(blocks, "一个没有出现在页面上的标题", keep) is None
+    assert title_match(blocks, "  ", keep) is None
+    assert list(np.flatnonzero(rule.keep(np.zeros(5), blocks, title))) == []  # nothing kept: no headline alone
+    ex = rule.decide(Document(blocks, title=title), probs, "ensemble")
+    assert ex.kept == [2, 3] and ex.text.startswith(headline)
+    assert DecisionRule.from_meta({"threshold": 0.5, "headline": True}).headline
+    assert not DecisionRule.from_meta({"threshold": 0.5}).headline
+    with pytest.raises(ValueError, match="headline must be true or false"):
+        DecisionRule.from_meta({"threshold": 0.5, "headline": "yes"})
+
+
 def test_container_tuning_is_kept_only_when_it_helps() -> None:
     import numpy as np
 

@@ -11,12 +11,16 @@
      redone around it: inside it blocks at or above `inside` are kept, outside it only those at or above
      `outside`. This fills the holes a block-by-block decision leaves in the article and drops strays far
      from it (a related-links box, a caption in the sidebar); benchmarks/transfer.py measures it;
+  3b. headline (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
+     block that best matches the page's title (title_match) is kept, so that a headline just under the
+     threshold is not lost where the convention counts it as body;
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
   5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +31,10 @@ from bodyblocks.context import element_sums
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
+HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's text to the title or one of its parts
+# step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
+_TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
+_SPACE = re.compile(r"\s+")
 
 
 def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) -> np.ndarray:
@@ -71,6 +79,30 @@ def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
     return keep_around(keep, probs, inside_mask(blocks, main), inside, outside)
 
 
+def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:
+    """Step 3b: the index of the block that is the page's headline, or None. A block is a candidate when its
+    text (white space removed) has a rapidfuzz ratio of at least HEADLINE_SIMILARITY to the title or to its
+    longest part cut at a separator (a site's name is the shorter part) and at most half of it is link text (a
+    logo, a breadcrumb's link); of the candidates, the best match, then the one nearest the first kept block."""
+    from rapidfuzz import fuzz
+
+    flat = _SPACE.sub("", title)
+    if not flat:
+        return None
+    parts = {flat, max((_SPACE.sub("", y) for y in _TITLE_PARTS.split(title)), key=len)}  # not the site's name
+    longest = len(flat)
+    first = int(np.argmax(keep)) if keep.any() else 0
+    best: tuple[float, int, int] | None = None
+    for i, block in enumerate(blocks):
+        if not 2 <= block.text_len <= 2 * longest + 10 or block.link_density > 0.5:  # a logo or a link to the page
+            continue
+        text = _SPACE.sub("", block.text)
+        score = max(fuzz.ratio(text, part) for part in parts)
+        if score >= HEADLINE_SIMILARITY and (best is None or (score, -abs(i - first)) > best[:2]):
+            best = (score, -abs(i - first), i)
+    return None if best is None else best[2]
+
+
 @dataclass(frozen=True)
 class DecisionRule:
     """Threshold, low-confidence level and rescue threshold of a block extractor (module docstring)."""
@@ -79,6 +111,7 @@ class DecisionRule:
     confident: float
     rescue: float | None = None
     container: tuple[float, float, float] | None = None  # step 3: (share, inside, outside); None: no step 3
+    headline: bool = False  # step 3b: keep the block that matches the page's title
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -94,7 +127,8 @@ class DecisionRule:
     @classmethod
     def resolve(cls, tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
                 threshold: float | None = None, confident: float | None = None,
-                rescue: float | None = None, tuned_container: Sequence[float] | None = None) -> DecisionRule:
+                rescue: float | None = None, tuned_container: Sequence[float] | None = None,
+                headline: bool = False) -> DecisionRule:
         """The values given, else the tuned ones.
 
         `confident` defaults to the threshold in use when nothing was tuned for it. The tuned rescue and
@@ -106,25 +140,34 @@ class DecisionRule:
         tuned = tuned_rescue if threshold is None else None
         box = tuple(float(v) for v in tuned_container) if tuned_container is not None and threshold is None else None
         return cls(t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None),
-                   box)  # type: ignore[arg-type]
+                   box, bool(headline))  # type: ignore[arg-type]
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], threshold: float | None = None, confident: float | None = None,
                   rescue: float | None = None) -> DecisionRule:
-        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue)."""
+        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline)."""
+        headline = meta.get("headline", False)
+        if not isinstance(headline, bool):
+            raise ValueError(f"decision rule: headline must be true or false, got {headline!r}")
         return cls.resolve(meta.get("threshold", DEFAULT_THRESHOLD), meta.get("confident"), meta.get("rescue"),
-                           threshold, confident, rescue, meta.get("container"))
+                           threshold, confident, rescue, meta.get("container"), headline)
 
-    def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None) -> np.ndarray:
-        """Steps 1-3 (step 3 when the rule has it and the blocks are given): the kept blocks as a mask."""
+    def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None, title: str = "") -> np.ndarray:
+        """Steps 1-3b (3 and 3b when the rule has them and the blocks, and for 3b the title, are given): the kept
+        blocks as a mask."""
         keep = keep_mask(probs, self.threshold, self.rescue)
         if self.container is not None and blocks is not None and keep.any():
             keep = container_keep(blocks, probs, keep, self.container)
+        if self.headline and blocks is not None and title and keep.any():
+            head = title_match(blocks, title, keep)
+            if head is not None:
+                keep = keep.copy()
+                keep[head] = True
         return keep
 
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
         """Steps 1-5 on one page: its Extraction by the extractor called `name`."""
-        kept = [int(i) for i in np.flatnonzero(self.keep(probs, doc.blocks))]
+        kept = [int(i) for i in np.flatnonzero(self.keep(probs, doc.blocks, doc.title))]
         top = float(probs.max()) if len(probs) else 0.0
         return Extraction(
             text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name,

@@ -11,7 +11,9 @@ Stages (each writes into OUT and is skipped when its output is there, so a rerun
      and exported for ONNX Runtime into OUT/model;
   3. trees: the boosted trees retrained on the same pages into OUT/gbt (and exported);
   4. blend: the blend and decision rule tuned on the validation pages (OUT/tuned), the user's validation
-     pages repeated so that they weigh as much as the base model's;
+     pages repeated so that they weigh as much as the base model's; then the user's headline convention: the
+     rule's headline step (keep the block that matches the page's title) is on when it scores higher on the
+     user's validation pages;
   5. choice: the tuned ensemble replaces the base one only when its mean token F1 on the validation pages
      (the mean of the user's pages' and the base pages' means) is higher; OUT/ensemble points at the one
      kept (OUT/choice.json says which, with both scores);
@@ -37,6 +39,7 @@ import numpy as np
 
 from bodyblocks.config import Config, DataConfig, EnsembleConfig, GbtConfig, ModelConfig, TrainConfig, from_dict
 from bodyblocks.files import write_json
+from bodyblocks.inference.blocks import Blend
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.segment import segment
 from bodyblocks.training.cache import CachedPage, process_page
@@ -254,11 +257,27 @@ def tune_blend(parts: dict[str, Any], model: Path, gbt: Path, folder: Path, base
     val = validation(parts)
     votes = _votes(parts["val"], parts["base_val"], parts["raw"], base_data)
     votes = votes[: len(parts["base_val"])] + votes[len(parts["base_val"]):] * parts["val_repeat"]
-    chosen = choose_blend(val, model_probabilities(model, val), gbt_probabilities(gbt, val), votes, grid)
+    p_model, p_gbt = model_probabilities(model, val), gbt_probabilities(gbt, val)
+    chosen = choose_blend(val, p_model, p_gbt, votes, grid)
     chosen.pop("scores")
     metrics = {"val_page_f1": chosen.pop("val_page_f1"),
                "val_page_f1_without_container": chosen.pop("without_container"), "val_pages": len(val)}
+    mine = slice(len(parts["base_val"]), len(parts["base_val"]) + len(parts["val"]))  # the user's pages, once
+    chosen["headline"], metrics["headline"] = headline_convention(
+        parts["val"], Blend(chosen["weight"], chosen["heuristic"])(p_model[mine], p_gbt[mine], votes[mine]), chosen)
     return write_ensemble_folder(folder, model, gbt, {**chosen, "metrics": metrics})
+
+
+def headline_convention(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], rule: dict[str, Any]
+                        ) -> tuple[bool, dict[str, float]]:
+    """Whether the user's labels count the headline as body: the decision rule's headline step (decision.py 3b:
+    keep the block that matches the page's title) is turned on when it raises the mean per-page F1 of the
+    tuned rule on the user's validation pages. Returns the choice and both scores."""
+    from bodyblocks.training.tune import decision_f1
+
+    scores = {str(on).lower(): decision_f1(pages, probs, rule["threshold"], rule["rescue"], rule["container"], on)
+              for on in (False, True)}
+    return scores["true"] > scores["false"] + 1e-9, scores
 
 
 def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:

@@ -166,11 +166,13 @@ def tune_decision(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> d
 
 
 def decision_f1(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float | None,
-                container: Sequence[float] | None) -> float:
-    """Mean per-page character F1 of a whole decision rule, container step included (DecisionRule.keep)."""
-    rule = DecisionRule(threshold, threshold, rescue, tuple(container) if container else None)  # type: ignore[arg-type]
-    scores = [page_f1(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float), rule.keep(p, cp.blocks))
-              for cp, p in zip(pages, probs, strict=True) if len(p)]
+                container: Sequence[float] | None, headline: bool = False) -> float:
+    """Mean per-page character F1 of a whole decision rule, container step and headline included
+    (DecisionRule.keep, with each page's title)."""
+    rule = DecisionRule(threshold, threshold, rescue, tuple(container) if container else None,  # type: ignore[arg-type]
+                        headline)
+    scores = [page_f1(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float),
+                      rule.keep(p, cp.blocks, cp.title)) for cp, p in zip(pages, probs, strict=True) if len(p)]
     return float(np.mean(scores)) if scores else 0.0
 
 
