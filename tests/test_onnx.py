@@ -85,6 +85,27 @@ def test_loading_checks_the_export_from_its_bytes_and_opens_sessions_on_first_us
             ox.OnnxModelScorer.load(folder)
 
 
+def test_an_export_runtime_cannot_load_fails_the_run_once_with_one_line(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from bodyblocks.cli import main
+
+    folder = _tiny_model(tmp_path / "m")
+    export_model(folder, _docs(3))
+    data = bytearray((folder / ox.EMBED).read_bytes())
+    graph = next(f for f in ox._fields(data, 0, len(data)) if f[0] == ox.MODEL_GRAPH)
+    data[graph[1] + 40 : graph[1] + 240] = b"\xff" * 200  # the graph's bytes broken, the file's framing intact
+    (folder / ox.EMBED).write_bytes(bytes(data))
+    scorer = ox.OnnxModelScorer.load(folder)  # the framing and the digest are right: loading takes it
+    for _ in range(2):  # the open fails, and fails again at once, not retried page after page
+        with pytest.raises(ValueError, match="ONNX Runtime cannot load this export"):
+            scorer.sessions()
+    for workers in ("1", "2"):
+        rc = main(["extract", str(SAMPLES), "--out", str(tmp_path / f"o{workers}"), "--extractor", "model",
+                   "--checkpoint", str(folder), "--engine", "onnx", "--workers", workers, "--no-progress"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and "cannot load this export" in err[0] and "bodyblocks export" in err[0]
+
+
 @pytest.mark.slow
 def test_an_export_of_other_weights_is_refused_and_saving_weights_removes_it(tmp_path: Path) -> None:
     folder = _tiny_model(tmp_path / "m")

@@ -9,6 +9,7 @@ half-way through training. Unknown keys are errors (a typo must not silently fal
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -215,7 +216,7 @@ class EnsembleConfig:
         _check(all(0.0 <= w <= 1.0 for w in grid), "ensemble weights must be in [0, 1]")
         _check(0.0 in self.vote_weights,
                "ensemble.vote_weights must hold 0.0 (the blend without the vote is tuned too)")
-        _check(self.weak_share > 0.0, "ensemble.weak_share must be > 0")
+        _check(math.isfinite(self.weak_share) and self.weak_share > 0.0, "ensemble.weak_share must be a number > 0")
 
 
 @dataclass

@@ -38,7 +38,7 @@ from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
-from bodyblocks.pool import WorkerPool
+from bodyblocks.pool import WorkerPool, WorkerStartError
 from bodyblocks.types import Document, Extraction
 
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
@@ -160,8 +160,11 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
             None if staged else report.renderer)
     pool = None
     if workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
-        pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
-                          deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)
+        try:
+            pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
+                              deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)
+        except WorkerStartError as exc:  # e.g. an export ONNX Runtime cannot load: the run's one error
+            raise ValueError(str(exc)) from None
     else:
         init_worker(*init)
     overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)

@@ -53,6 +53,9 @@ def init_worker(extractor: Extractor | None, limit: int,
     _SEGMENTER = segmenter
     _RENDER = render
     _EXTRACTOR = extractor  # None for block extractors (a previous run's extractor must not stay)
+    opener = getattr(extractor, "open_sessions", None)
+    if opener is not None:  # an export that cannot be loaded fails the worker's start, once
+        opener()
     # a block extractor run whole: no second thread per page (each core has a worker)
     _EXTRACT_OPTS = {"overlap": False} if getattr(extractor, "whole_pages", False) else {}
 

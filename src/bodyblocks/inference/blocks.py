@@ -149,6 +149,14 @@ class BlockExtractor:
         # HTML -> Document for this extractor (the batch runner's workers call it)
         self.page_segmenter: Callable[[str | bytes], Document] = segment_with_vote if self.voting else segment
 
+    def open_sessions(self) -> None:
+        """Open this process's ONNX Runtime sessions of the model and the trees now (a worker at its start), so
+        that an export ONNX Runtime cannot load fails once, there, and not on every page."""
+        if self.model is not None and hasattr(self.model, "sessions"):
+            self.model.sessions()
+        if self.gbt is not None:
+            self.gbt.model.prepare_walk()
+
     @property
     def voting(self) -> bool:
         """Whether the heuristic's vote is part of the blend."""

@@ -32,6 +32,7 @@ from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
 HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's text to the title or one of its parts
+MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
 _TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
 _SPACE = re.compile(r"\s+")
@@ -86,18 +87,21 @@ def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | 
     logo, a breadcrumb's link); of the candidates, the best match, then the one nearest the first kept block."""
     from rapidfuzz import fuzz
 
+    title = title[:MAX_TITLE]
     flat = _SPACE.sub("", title)
     if not flat:
         return None
     parts = {flat, max((_SPACE.sub("", y) for y in _TITLE_PARTS.split(title)), key=len)}  # not the site's name
-    longest = len(flat)
+    # a ratio of HEADLINE_SIMILARITY needs lengths within a factor r / (200 - r) of each other
+    factor = HEADLINE_SIMILARITY / (200.0 - HEADLINE_SIMILARITY)
+    low, high = max(2.0, factor * min(map(len, parts))), max(map(len, parts)) / factor
     first = int(np.argmax(keep)) if keep.any() else 0
     best: tuple[float, int, int] | None = None
     for i, block in enumerate(blocks):
-        if not 2 <= block.text_len <= 2 * longest + 10 or block.link_density > 0.5:  # a logo or a link to the page
+        if not low <= block.text_len <= high or block.link_density > 0.5:  # a logo or a link to the page
             continue
         text = _SPACE.sub("", block.text)
-        score = max(fuzz.ratio(text, part) for part in parts)
+        score = max(fuzz.ratio(text, part, score_cutoff=HEADLINE_SIMILARITY) for part in parts)
         if score >= HEADLINE_SIMILARITY and (best is None or (score, -abs(i - first)) > best[:2]):
             best = (score, -abs(i - first), i)
     return None if best is None else best[2]

@@ -83,7 +83,12 @@ def open_session(path: Path, threads: int = 1, digest: str | None = None) -> Any
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
     opts.log_severity_level = 3
-    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - ONNX Runtime's own exception types, each a bad export
+        detail = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise ValueError(f"{path}: ONNX Runtime cannot load this export ({detail}); run `bodyblocks export "
+                         f"{path.parent}` again") from None
     if digest is not None:
         made_from = session.get_modelmeta().custom_metadata_map.get(SOURCE_KEY)
         if made_from != digest:
@@ -105,11 +110,18 @@ def _varint(buf: Any, pos: int) -> tuple[int, int]:
             return value, pos
 
 
+MAX_FIELDS = 100_000  # top-level fields of a ModelProto, or entries of one metadata entry, read at most
+
+
 def _fields(buf: Any, start: int, end: int) -> list[tuple[int, int, int]]:
     """The (field number, start, end) of each length-delimited field of a protobuf message in buf[start:end];
-    the other wire types are skipped. ValueError: not a well-formed message."""
-    out, pos = [], start
+    the other wire types are skipped. ValueError: not a well-formed message, or more than MAX_FIELDS fields (a
+    real ModelProto has a few dozen)."""
+    out, pos, seen = [], start, 0
     while pos < end:
+        seen += 1
+        if seen > MAX_FIELDS:
+            raise ValueError(f"more than {MAX_FIELDS} fields")
         key, pos = _varint(buf, pos)
         field, kind = key >> 3, key & 7
         if kind == 0:
@@ -174,11 +186,18 @@ class _PerProcess:
     """Sessions opened on first use in each process: a session's threads do not survive a fork."""
 
     def __init__(self, opener: Any) -> None:
-        self._opener, self._pid, self._value = opener, -1, None
+        self._opener, self._pid, self._value, self._error = opener, -1, None, None
 
     def get(self) -> Any:
+        """This process's session; a session that failed to open fails again at once (it is not retried)."""
         if self._pid != os.getpid():
-            self._value, self._pid = self._opener(), os.getpid()
+            self._pid, self._value, self._error = os.getpid(), None, None
+            try:
+                self._value = self._opener()
+            except Exception as e:  # noqa: BLE001 - kept and raised again, as it was
+                self._error = e
+        if self._error is not None:
+            raise self._error
         return self._value
 
 

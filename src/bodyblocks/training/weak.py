@@ -153,8 +153,9 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
                       splits: Sequence[str] = WEAK_SPLITS) -> list[CachedPage]:
     """The pages of `datasets` (snippet gold only) in `splits` whose weak labels hold a body and a non-body
     block, each a copy whose labels are its weak labels (MASKED: -1). A page from a site that a page of the
-    `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning.
-    A dataset not found under data.root is warned about and skipped."""
+    `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning
+    (FileNotFoundError when one of them is not found). A `datasets` folder not found under data.root is warned
+    about and skipped."""
     from bodyblocks.training.data import split_name
     from bodyblocks.training.datasets import resolve_dataset
 
@@ -165,7 +166,8 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
             warnings.warn(f"weak tuning pages: {name}: {e}", stacklevel=3)
             return None
 
-    sites = {cp.site for name in exclude if (f := folder(name)) is not None for cp in load_cached(f, data.cache_dir)}
+    sites = {cp.site for name in exclude for cp in load_cached(resolve_dataset(Path(data.root) / name if data.root
+                                                                               else name), data.cache_dir)}
     out: list[CachedPage] = []
     for name in datasets:
         path = folder(name)
