@@ -126,5 +126,12 @@ def test_weak_tuning_pages_are_the_train_and_val_pages_with_both_labels_less_hel
     for cp in pages:
         assert cp.labels == weak_labels(cached[cp.id]).labels.tolist() and {0, 1} <= set(cp.labels)
         assert cp.blocks == cached[cp.id].blocks and cp.gold is None
+    langs = {cp.lang for cp in pages}
+    assert len(langs) > 1  # the corpus mixes languages: the filter has something to leave out
+    one = sorted(x for x in langs if x)[0]
+    assert {cp.lang for cp in weak_tuning_pages(DataConfig(root=data.root, cache_dir=data.cache_dir, languages=[one]),
+                                                ["snip"], exclude=["held"])} == {one}
+    with pytest.raises(FileNotFoundError):
+        weak_tuning_pages(data, ["snip"], exclude=["no-such-source"])
     with pytest.warns(UserWarning, match="no-such-dataset"):
         assert weak_tuning_pages(data, ["no-such-dataset"]) == []

@@ -154,8 +154,8 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
     """The pages of `datasets` (snippet gold only) in `splits` whose weak labels hold a body and a non-body
     block, each a copy whose labels are its weak labels (MASKED: -1). A page from a site that a page of the
     `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning
-    (FileNotFoundError when one of them is not found). A `datasets` folder not found under data.root is warned
-    about and skipped."""
+    (FileNotFoundError when one of them is not found). Only pages in data.languages are taken, when it names
+    some. A `datasets` folder not found under data.root is warned about and skipped."""
     from bodyblocks.training.data import split_name
     from bodyblocks.training.datasets import resolve_dataset
 
@@ -175,6 +175,8 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
             continue
         for cp in load_cached(path, data.cache_dir):
             if cp.error or not cp.blocks or split_name(cp) not in splits or cp.site in sites:
+                continue
+            if data.languages and cp.lang not in data.languages:  # as load_pages keeps the validation pages
                 continue
             labels = weak_labels(cp).labels
             if (labels == BODY).any() and (labels == NOT_BODY).any():
