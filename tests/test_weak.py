@@ -107,6 +107,7 @@ def _snippet_dataset(root: Path) -> None:
     for i, rec in enumerate(records):
         rec["gold"] = None
         rec["split"] = "test" if i in (2, 3) else "train"
+        rec["lang"] = "zh" if i % 2 else "en"
         if i in (0, 1):
             rec["url"] = held_url.rsplit("/", 1)[0] + f"/other-{i}.html"
     (root / "snip" / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
