@@ -84,11 +84,6 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
     }
 
 
-def entry(job: Job, ex: Extraction | None, error: str | None, seconds: float, out: str | None) -> dict[str, Any]:
-    """One page's line of the run report."""
-    return _line(job, None if ex is None else outcome(ex), error, seconds, out)
-
-
 def outcome(ex: Extraction) -> dict[str, Any]:
     """The fields of a done page's report line that come from its extraction (`entry`)."""
     kept = len(ex.kept) if ex.kept is not None else None
@@ -101,9 +96,10 @@ def outcome(ex: Extraction) -> dict[str, Any]:
     }
 
 
-def _line(job: Job, fields: dict[str, Any] | None, error: str | None, seconds: float, out: str | None
+def entry(job: Job, fields: dict[str, Any] | None, error: str | None, seconds: float, out: str | None
           ) -> dict[str, Any]:
-    """`entry` from a done page's `outcome` fields (None: a failed page, with its error)."""
+    """One page's line of the run report, from a done page's `outcome` fields (None: a failed page, with its
+    error)."""
     source = job.path or job.url
     rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
                            "seconds": round(seconds, 4)}
@@ -212,7 +208,7 @@ class Report:
                                                  or sampled(job.key, self.review)):
             assert page.ex is not None, "a run with review pages renders with its Extraction kept"
             write_review(self.out / "review" / (job.key + ".html"), job.key, page.ex)
-        line = _line(job, None if page is None else page.fields, error and printable(error), secs,
+        line = entry(job, None if page is None else page.fields, error and printable(error), secs,
                      str(target) if target else None)
         count(self.totals, line)
         self.journal.append(line)

@@ -90,11 +90,15 @@ def open_session(path: Path, threads: int = 1, digest: str | None = None) -> Any
         raise ValueError(f"{path}: ONNX Runtime cannot load this export ({detail}); run `bodyblocks export "
                          f"{path.parent}` again") from None
     if digest is not None:
-        made_from = session.get_modelmeta().custom_metadata_map.get(SOURCE_KEY)
-        if made_from != digest:
-            raise StaleExport(f"{path} was exported from other weights than {path.parent / WEIGHTS}: "
-                              f"run `bodyblocks export {path.parent}` again")
+        _refuse_stale(path, session.get_modelmeta().custom_metadata_map.get(SOURCE_KEY), digest)
     return session
+
+
+def _refuse_stale(path: Path, made_from: str | None, digest: str) -> None:
+    """StaleExport when the exported file at `path` was made from other weights (`made_from`) than `digest`."""
+    if made_from != digest:
+        raise StaleExport(f"{path} was exported from other weights than {path.parent / WEIGHTS}: "
+                          f"run `bodyblocks export {path.parent}` again")
 
 
 def _varint(buf: Any, pos: int) -> tuple[int, int]:
@@ -177,9 +181,7 @@ def check_export(path: Path, digest: str) -> None:
         StaleExport: made from other weights.
         ValueError: not a well-formed ONNX model.
     """
-    if export_source(path) != digest:
-        raise StaleExport(f"{path} was exported from other weights than {path.parent / WEIGHTS}: "
-                          f"run `bodyblocks export {path.parent}` again")
+    _refuse_stale(path, export_source(path), digest)
 
 
 class _PerProcess:

@@ -35,10 +35,15 @@ def split_name(cp: CachedPage) -> str:
     return _hash_split(cp.site)
 
 
+def dataset_folder(cfg: DataConfig, name: str) -> Path:
+    """The folder of the dataset called `name`: under cfg.root when it is set, else as resolve_dataset finds it."""
+    return resolve_dataset(Path(cfg.root) / name if cfg.root else name)
+
+
 def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
     if cfg.datasets:
-        folders = [resolve_dataset(Path(cfg.root) / d if cfg.root else d) for d in cfg.datasets]
+        folders = [dataset_folder(cfg, d) for d in cfg.datasets]
     else:
         folders = list_datasets(cfg.root)
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}

@@ -30,8 +30,8 @@ from bodyblocks.inference.decision import DecisionRule, inside_mask, keep_around
 from bodyblocks.inference.gbt import GbtModel
 from bodyblocks.inference.vote import vote_on_blocks
 from bodyblocks.training.cache import CachedPage
-from bodyblocks.training.data import load_pages, recorded_data
-from bodyblocks.training.datasets import page_from_record, read_records, resolve_dataset
+from bodyblocks.training.data import dataset_folder, load_pages, recorded_data
+from bodyblocks.training.datasets import page_from_record, read_records
 from bodyblocks.types import Document
 
 
@@ -80,8 +80,8 @@ def page_weights(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], weigh
     """The weight of each page that page_items keeps (1 each when `weights` is None), summing to 1."""
     if weights is not None and len(weights) != len(pages):
         raise ValueError(f"{len(weights)} page weights for {len(pages)} pages")
-    q = np.array([1.0 if weights is None else float(x) for x, p in
-                  zip(weights if weights is not None else [1.0] * len(pages), probs, strict=True) if len(p)])
+    q = np.ones(len(pages)) if weights is None else np.asarray(weights, dtype=float)
+    q = q[np.fromiter((len(p) > 0 for p in probs), bool, len(probs))]
     return q / q.sum() if len(q) and q.sum() > 0 else q
 
 
@@ -266,7 +266,7 @@ def validation_html(val: Sequence[CachedPage], data: DataConfig) -> dict[tuple[s
     wanted = {(cp.dataset, cp.id) for cp in val}
     html: dict[tuple[str, str], bytes | str] = {}
     for name in sorted({cp.dataset for cp in val}):  # cached datasets have pages.jsonl (cache.load_cached)
-        folder = resolve_dataset(Path(data.root) / name if data.root else name)
+        folder = dataset_folder(data, name)
         html.update(((name, rec["id"]), page_from_record(folder, rec).html)  # only these pages' files are read
                     for rec in read_records(folder) if (name, rec["id"]) in wanted)
     missing = wanted - html.keys()

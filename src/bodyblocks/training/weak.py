@@ -156,18 +156,16 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
     `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning
     (FileNotFoundError when one of them is not found). Only pages in data.languages are taken, when it names
     some. A `datasets` folder not found under data.root is warned about and skipped."""
-    from bodyblocks.training.data import split_name
-    from bodyblocks.training.datasets import resolve_dataset
+    from bodyblocks.training.data import dataset_folder, split_name
 
     def folder(name: str) -> Path | None:
         try:
-            return resolve_dataset(Path(data.root) / name if data.root else name)
+            return dataset_folder(data, name)
         except (FileNotFoundError, ValueError) as e:
             warnings.warn(f"weak tuning pages: {name}: {e}", stacklevel=3)
             return None
 
-    sites = {cp.site for name in exclude for cp in load_cached(resolve_dataset(Path(data.root) / name if data.root
-                                                                               else name), data.cache_dir)}
+    sites = {cp.site for name in exclude for cp in load_cached(dataset_folder(data, name), data.cache_dir)}
     out: list[CachedPage] = []
     for name in datasets:
         path = folder(name)
