@@ -31,15 +31,20 @@ from bodyblocks.metrics import score_page, summarize
 from bodyblocks.training.cache import CachedPage, load_cached
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.datasets import resolve_dataset
-from bodyblocks.training.gbt import fit_sklearn, from_sklearn
+from bodyblocks.training.gbt import fit_sklearn, from_sklearn, with_vocabulary
 from bodyblocks.training.tune import tune_decision, tune_rule
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
 
+VOCAB = 256  # tokens of the `vocab` variant (on at least gbt.vocab_sites training sites each)
+
+
 def variant_config(name: str, gbt: GbtConfig) -> GbtConfig:
-    """The trees' settings of a variant: base | notags (no tag-path tokens), each optionally +context."""
-    return dataclasses.replace(gbt, tag_buckets=0 if name.startswith("notags") else gbt.tag_buckets,
-                               context="+context" in name)
+    """The trees' settings of a variant: base | notags (no tag-path tokens) | vocab (no hashed tag-path tokens:
+    indicators of the VOCAB tokens most training sites share instead), each optionally +context."""
+    hashed = 0 if name.startswith(("notags", "vocab")) else gbt.tag_buckets
+    return dataclasses.replace(gbt, tag_buckets=hashed, tag_vocab=VOCAB if name.startswith("vocab") else 0,
+                               tokens=[], context="+context" in name)
 
 
 def log(message: str) -> None:
@@ -80,12 +85,16 @@ def matrix(pages: Sequence[CachedPage], feats: Callable[[CachedPage], np.ndarray
 
 def run_fold(source: str, splits: dict[str, dict[str, list[CachedPage]]], tests: list[CachedPage],
              cfg: GbtConfig, memo: dict[tuple[str, str], np.ndarray]) -> dict[str, float]:
-    """The trees of one variant (`cfg`) trained without `source`, scored on its test pages."""
+    """The trees of one variant (`cfg`) trained without `source`, scored on its test pages. A variant with a
+    token vocabulary learns it from the fold's training pages (its features then belong to the fold: `memo`
+    is not shared)."""
+    train = [cp for s, sp in splits.items() if s != source for cp in sp["train"]]
+    if cfg.tag_vocab:
+        cfg, memo = with_vocabulary(train, cfg), {}
 
     def feats(cp: CachedPage) -> np.ndarray:
         return gbt_features(cp.blocks, cfg)
 
-    train = [cp for s, sp in splits.items() if s != source for cp in sp["train"]]
     val = [cp for s, sp in splits.items() if s != source for cp in sp["val"]]
     x = np.concatenate(matrix(train, feats, memo))
     y = np.concatenate([np.asarray(cp.labels) for cp in train])
@@ -97,7 +106,8 @@ def run_fold(source: str, splits: dict[str, dict[str, list[CachedPage]]], tests:
     threshold, rescue, val_f1 = tune_rule(val, pv)
     pt = [model.predict_proba(m) if len(m) else np.zeros(0) for m in matrix(tests, feats, memo)]
     out = score(tests, pt, threshold, rescue)
-    out.update({"threshold": threshold, "rescue": rescue, "val_page_f1": val_f1, "n_trees": model.n_trees})
+    out.update({"threshold": threshold, "rescue": rescue, "val_page_f1": val_f1, "n_trees": model.n_trees,
+                "tokens": len(cfg.tokens)})
     tuned = tune_decision(val, pv)  # with decision step 3, the container (inference/decision.py)
     box = tuple(tuned["container"]) if tuned["container"] else None
     rule = DecisionRule(tuned["threshold"], tuned["confident"], tuned["rescue"], box)  # type: ignore[arg-type]
@@ -108,7 +118,7 @@ def run_fold(source: str, splits: dict[str, dict[str, list[CachedPage]]], tests:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variants", nargs="+", default=["base", "notags", "base+context", "notags+context"])
+    ap.add_argument("--variants", nargs="+", default=["base", "notags", "vocab", "base+context", "notags+context"])
     ap.add_argument("--folds", nargs="+", default=list(SOURCES), choices=SOURCES)
     ap.add_argument("--out", default=str(REPO_ROOT / "runs" / "transfer" / "results.json"))
     ap.add_argument("--doc", default=str(REPO_ROOT / "docs" / "transfer.md"), help="the Markdown page written")
@@ -145,11 +155,13 @@ gold: token F1 / accuracy at Levenshtein ratio >= 0.9). The trees alone, without
 ensemble, because a fold costs a minute instead of an hour; `docs/generalization.md` has whole extractors.
 
 Variants: `base` is the shipped inputs (block features of the block and its neighbours, 128 hashed
-tag-path tokens); `notags` leaves the tag-path tokens out; `+context` adds the block against its own page
-and its containers (bodyblocks/context.py). Each row is scored twice: with the threshold-and-rescue rule,
-and with the container step added to the rule (`(container rule)`: inference/decision.py, step 3; tuned on
-the same validation pages). A row without a mean was not run on every fold (`notags` was stopped after two,
-once it had lost 0.048 on dragnet).
+tag-path tokens); `notags` leaves the tag-path tokens out; `vocab` replaces the hashed tokens by one
+indicator per token of a vocabulary learned from the fold's training pages: the 256 tag-path tokens found on
+the most training sites, each on at least 30 (training/gbt.site_vocabulary; `gbt.tag_vocab`); `+context` adds
+the block against its own page and its containers (bodyblocks/context.py). Each row is scored twice: with
+the threshold-and-rescue rule, and with the container step added to the rule (`(container rule)`:
+inference/decision.py, step 3; tuned on the same validation pages). A row without a mean was not run on
+every fold (`notags` was stopped after two, once it had lost 0.048 on dragnet).
 
 What the trees' table does not show: built into the whole recipe, leave-one-source-out, the context features
 make the ensemble worse (mean token F1 0.874 against 0.890 without them; docs/generalization-context.md against

@@ -216,3 +216,60 @@ def test_shipped_gbt_finds_the_body_of_the_sample_pages(name: str) -> None:
     result = ex.extract((SAMPLES / f"{name}.html").read_bytes())
     gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
     assert levenshtein_ratio(gold, result.text) > 0.9 and not result.low_confidence
+
+
+def _site_page(site: str, paths: list[str]) -> CachedPage:
+    blocks = [Block(i, f"text {i}", p.rsplit("/", 1)[1], p, "/x", 3, text_len=6) for i, p in enumerate(paths)]
+    return CachedPage(f"{site}-{len(paths)}", "d", "en", None, site, "", blocks, [1] * len(blocks),
+                      [1.0] * len(blocks), None)
+
+
+def test_site_vocabulary_keeps_the_tokens_most_sites_share() -> None:
+    from bodyblocks.training.gbt import site_vocabulary, with_vocabulary
+
+    pages = [_site_page(f"s{i}", ["html/body/div.comment/p", f"html/body/div.own{'xyz'[i]}/p"]) for i in range(3)]
+    pages.append(_site_page("s0", ["html/body/div.owna/p"]))  # a second page of a site counts that site once
+    vocab = site_vocabulary(pages, 100, 3)
+    assert ".comment" in vocab and "2:.comment" in vocab and "p" in vocab and not any("own" in t for t in vocab)
+    assert vocab[: 3] == sorted(vocab[: 3])  # ties (all on 3 sites) by token
+    assert site_vocabulary(pages, 2, 3) == vocab[:2] and site_vocabulary(pages, 100, 4) == []
+    cfg = with_vocabulary(pages, GbtConfig(tag_buckets=0, tag_vocab=100, vocab_sites=3))
+    assert cfg.tokens == vocab
+    kept = GbtConfig(tag_buckets=0, tag_vocab=100, tokens=["p"])
+    assert with_vocabulary(pages, kept) is kept  # trees trained again from a checkpoint keep its vocabulary
+    assert with_vocabulary(pages, GbtConfig()).tokens == []  # none asked for
+
+
+def test_features_hold_one_column_per_vocabulary_token() -> None:
+    cfg = GbtConfig(tag_buckets=8, neighbours=0, tag_vocab=4, tokens=[".nav", "1:p", "footer", "div"])
+    x = gbt_features(_blocks(), cfg)
+    f = len(FEATURE_NAMES)
+    names = feature_names(cfg)
+    assert x.shape == (4, f + 8 + 4) == (4, len(names)) and names[f + 8 :] == [f"token:{t}" for t in cfg.tokens]
+    assert x[:, f + 8 :].tolist() == [[1, 0, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 1]]  # "footer": no token
+    with_context = GbtConfig(tag_buckets=0, neighbours=0, tag_vocab=4, tokens=cfg.tokens, context=True)
+    y = gbt_features(_blocks(), with_context)
+    assert np.array_equal(y[:, f : f + 4], x[:, f + 8 :]) and y.shape[1] == len(feature_names(with_context))
+    with pytest.raises(ConfigError, match="tag_vocab"):
+        GbtConfig(tag_vocab=1, tokens=["a", "b"])
+    with pytest.raises(ConfigError, match="tag_vocab"):
+        GbtConfig(tag_vocab=2, tokens=[""])
+
+
+def test_trees_with_a_vocabulary_learn_it_keep_it_and_export(splits: dict[str, list[CachedPage]],
+                                                           tmp_path: Path) -> None:
+    from bodyblocks.training.export import export_trees
+
+    cfg = GbtConfig(max_iter=40, min_samples_leaf=5, n_iter_no_change=0, tag_buckets=0, tag_vocab=32, vocab_sites=2)
+    model = train_gbt(splits["train"], splits["val"], cfg)
+    assert 0 < len(model.cfg.tokens) <= 32 and model.metrics["val_char_f1"] > 0.9
+    model.save(tmp_path / "gbt")
+    loaded = GbtModel.load(tmp_path / "gbt")
+    assert loaded.cfg.tokens == model.cfg.tokens
+    page = splits["test"][0]
+    expected = model.page_probabilities(page.blocks)
+    np.testing.assert_allclose(loaded.page_probabilities(page.blocks), expected, rtol=0, atol=1e-12)
+    export_trees(tmp_path / "gbt", [])
+    exported = GbtModel.load(tmp_path / "gbt")
+    assert exported.prepare_walk() == "onnx"
+    np.testing.assert_allclose(exported.page_probabilities(page.blocks), expected, rtol=0, atol=1e-6)

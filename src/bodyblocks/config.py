@@ -178,6 +178,12 @@ class GbtConfig:
     checkpoint, so it alone rebuilds the features."""
 
     tag_buckets: int = 128  # 0/1 indicators of hashed tag-path tokens
+    # 0/1 indicators of the `tag_vocab` tag-path tokens found on the most training sites (at least `vocab_sites`
+    # each): words that many sites share ("comment", "article", "nav") and no site's own; learned by training
+    # into `tokens` (0: none)
+    tag_vocab: int = 0
+    vocab_sites: int = 30
+    tokens: list[str] = field(default_factory=list)  # the learned vocabulary (training/gbt.site_vocabulary)
     neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
     context: bool = False  # also context.CONTEXT_NAMES: the block against its page and its containers
     max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
@@ -191,6 +197,9 @@ class GbtConfig:
     def __post_init__(self) -> None:
         _check(0 <= self.tag_buckets <= 1 << 16 and 0 <= self.neighbours <= 8,
                "gbt.tag_buckets must be in 0..65536 and neighbours in 0..8")
+        _check(0 <= self.tag_vocab <= 1 << 14 and self.vocab_sites >= 1 and len(self.tokens) <= self.tag_vocab
+               and all(isinstance(t, str) and t for t in self.tokens),
+               "gbt.tag_vocab must be in 0..16384, vocab_sites >= 1, and tokens at most tag_vocab non-empty strings")
         _check(self.max_iter >= 1 and self.max_leaf_nodes >= 2 and self.min_samples_leaf >= 1,
                "gbt: max_iter >= 1, max_leaf_nodes >= 2 and min_samples_leaf >= 1 are required")
         _check(0 < self.learning_rate <= 1 and self.l2_regularization >= 0 and self.n_iter_no_change >= 0,

@@ -10,6 +10,8 @@ Inputs per block (`gbt_features`), all computed without a neural network:
      stand-in for the Transformer's page context;
   3. `tag_buckets` 0/1 indicators of its tag-path tokens (features.tag_path_tokens hashed by CRC-32): the
      neural model's tag-path input without the embedding;
+  3b. one 0/1 indicator per token of the learned vocabulary `tokens` (training/gbt.site_vocabulary: the
+     tag-path tokens that most training sites share), each token its own column;
   4. with `context`, context.CONTEXT_NAMES: the block against its own page (length, link and punctuation
      density against the page's) and its containers (their share of the page's clean text, link density,
      whether it sits in the main container), which transfer to unseen sites (benchmarks/transfer.py).
@@ -34,7 +36,7 @@ import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
 from bodyblocks.context import CONTEXT_NAMES, context_features
-from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags
+from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags, tag_path_tokens
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.types import Block, Document
@@ -54,7 +56,46 @@ def feature_names(cfg: GbtConfig) -> list[str]:
     names = list(FEATURE_NAMES)
     for k in range(1, cfg.neighbours + 1):
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
-    return names + [f"tag{j}" for j in range(cfg.tag_buckets)] + (list(CONTEXT_NAMES) if cfg.context else [])
+    return (names + [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
+            + (list(CONTEXT_NAMES) if cfg.context else []))
+
+
+class _Vocabulary:
+    """A token vocabulary's column of each token, and the columns of each tag path seen (sites repeat theirs)."""
+
+    MAX_PATHS = 1 << 16  # tag paths remembered; past it the memo starts again (bounded memory)
+
+    def __init__(self, tokens: tuple[str, ...]) -> None:
+        self.index = {t: j for j, t in enumerate(tokens)}
+        self.paths: dict[str, list[int]] = {}
+
+    def columns(self, tag_path: str) -> list[int]:
+        cols = self.paths.get(tag_path)
+        if cols is None:
+            if len(self.paths) >= self.MAX_PATHS:
+                self.paths.clear()
+            index = self.index
+            cols = self.paths[tag_path] = sorted({index[t] for t in tag_path_tokens(tag_path) if t in index})
+        return cols
+
+
+@functools.lru_cache(maxsize=8)
+def _vocabulary(tokens: tuple[str, ...]) -> _Vocabulary:
+    return _Vocabulary(tokens)
+
+
+def vocabulary_indicators(blocks: Sequence[Block], tokens: Sequence[str]) -> np.ndarray:
+    """(n, len(tokens)) 0/1: whether each block's tag path holds each token (features.tag_path_tokens)."""
+    out = np.zeros((len(blocks), len(tokens)))
+    if tokens and blocks:
+        vocab = _vocabulary(tuple(tokens))
+        rows, cols = [], []
+        for r, b in enumerate(blocks):
+            c = vocab.columns(b.tag_path)
+            rows.extend([r] * len(c))
+            cols.extend(c)
+        out[rows, cols] = 1.0
+    return out
 
 
 def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
@@ -67,7 +108,8 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
     """
     base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
     n, f = base.shape
-    width = f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + (len(CONTEXT_NAMES) if cfg.context else 0)
+    width = (f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + len(cfg.tokens)
+             + (len(CONTEXT_NAMES) if cfg.context else 0))
     out = np.empty((n, width))  # every column written below, in feature_names' order
     out[:, :f] = base
     for k in range(1, cfg.neighbours + 1):
@@ -85,8 +127,11 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
             ids, offsets = tag_bags(blocks, cfg.tag_buckets)
         rows = np.repeat(np.arange(n), np.diff(np.append(offsets, len(ids))))
         indicators[rows, ids] = 1.0
+    vocab_start = tag_start + cfg.tag_buckets
+    if cfg.tokens:
+        out[:, vocab_start : vocab_start + len(cfg.tokens)] = vocabulary_indicators(blocks, cfg.tokens)
     if cfg.context:
-        out[:, tag_start + cfg.tag_buckets :] = context_features(blocks)
+        out[:, vocab_start + len(cfg.tokens) :] = context_features(blocks)
     return out
 
 

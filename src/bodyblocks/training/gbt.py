@@ -9,6 +9,7 @@ neural model (tune.tune_rule).
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import DataConfig, GbtConfig, to_dict
+from bodyblocks.features import tag_path_tokens
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
@@ -29,6 +31,31 @@ def page_matrix(pages: Sequence[CachedPage], cfg: GbtConfig) -> tuple[np.ndarray
     y = [np.asarray(cp.labels, dtype=np.int64) for cp in pages]
     width = len(feature_names(cfg))
     return (np.concatenate(x) if x else np.zeros((0, width))), (np.concatenate(y) if y else np.zeros(0, np.int64))
+
+
+def site_vocabulary(pages: Sequence[CachedPage], size: int, min_sites: int) -> list[str]:
+    """The `size` tag-path tokens (features.tag_path_tokens) found on the most sites of `pages`, each on at least
+    `min_sites` of them; ties by token. A token only one site's pages use (its own class names) says nothing
+    about a site the trees have not seen, one that many sites use ("comment", "article") may."""
+    sites: dict[str, set[str]] = {}
+    tokens: dict[str, tuple[str, ...]] = {}
+    for cp in pages:
+        for path in {b.tag_path for b in cp.blocks}:
+            toks = tokens.get(path)
+            if toks is None:
+                toks = tokens[path] = tag_path_tokens(path)
+            for t in toks:
+                sites.setdefault(t, set()).add(cp.site)
+    ranked = sorted(((len(s), t) for t, s in sites.items() if len(s) >= min_sites), key=lambda x: (-x[0], x[1]))
+    return [t for _, t in ranked[:size]]
+
+
+def with_vocabulary(pages: Sequence[CachedPage], cfg: GbtConfig) -> GbtConfig:
+    """`cfg` with its token vocabulary learned from `pages` when it asks for one and has none yet (trees
+    trained again from a checkpoint, as bodyblocks finetune does, keep that checkpoint's vocabulary)."""
+    if not cfg.tag_vocab or cfg.tokens:
+        return cfg
+    return dataclasses.replace(cfg, tokens=site_vocabulary(pages, cfg.tag_vocab, cfg.vocab_sites))
 
 
 def from_sklearn(clf: Any, cfg: GbtConfig, **kwargs: Any) -> GbtModel:
@@ -97,6 +124,7 @@ def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None
         pages, val_pages = _holdout(pages)
     if not pages or not val_pages:
         raise ValueError(f"need training and validation pages, got {len(pages)} and {len(val_pages)}")
+    cfg = with_vocabulary(pages, cfg)
     x, y = page_matrix(pages, cfg)
     x_val, y_val = page_matrix(val_pages, cfg)
     if len(np.unique(y)) < 2:
