@@ -41,10 +41,10 @@ VOCAB = 256  # tokens of the `vocab` variant (on at least gbt.vocab_sites traini
 
 def variant_config(name: str, gbt: GbtConfig) -> GbtConfig:
     """The trees' settings of a variant: base | notags (no tag-path tokens) | vocab (no hashed tag-path tokens:
-    indicators of the VOCAB tokens most training sites share instead), each optionally +context."""
+    indicators of the VOCAB tokens most training sites share instead) | base+vocab (both), each optionally +context."""
     hashed = 0 if name.startswith(("notags", "vocab")) else gbt.tag_buckets
-    return dataclasses.replace(gbt, tag_buckets=hashed, tag_vocab=VOCAB if name.startswith("vocab") else 0,
-                               tokens=[], context="+context" in name)
+    vocab = VOCAB if name.startswith("vocab") or "+vocab" in name else 0
+    return dataclasses.replace(gbt, tag_buckets=hashed, tag_vocab=vocab, tokens=[], context="+context" in name)
 
 
 def log(message: str) -> None:
@@ -157,7 +157,8 @@ ensemble, because a fold costs a minute instead of an hour; `docs/generalization
 Variants: `base` is the shipped inputs (block features of the block and its neighbours, 128 hashed
 tag-path tokens); `notags` leaves the tag-path tokens out; `vocab` replaces the hashed tokens by one
 indicator per token of a vocabulary learned from the fold's training pages: the 256 tag-path tokens found on
-the most training sites, each on at least 30 (training/gbt.site_vocabulary; `gbt.tag_vocab`); `+context` adds
+the most training sites, each on at least 30 (training/gbt.site_vocabulary; `gbt.tag_vocab`); `base+vocab` has
+both the hashed tokens and the vocabulary; `+context` adds
 the block against its own page and its containers (bodyblocks/context.py). Each row is scored twice: with
 the threshold-and-rescue rule, and with the container step added to the rule (`(container rule)`:
 inference/decision.py, step 3; tuned on the same validation pages). A row without a mean was not run on

@@ -209,6 +209,12 @@ def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
     assert (tuned["weight"], tuned["heuristic"], tuned["threshold"]) == (made["weight"], made["heuristic"],
                                                                          made["threshold"])
     assert main(["ensemble", str(model), str(tmp_path / "missing"), "--out", str(tmp_path / "e2")]) == 2
+    root = parts[0]
+    data = [f"data.root={root}", "data.datasets=[synth]", f"data.cache_dir={root / 'cache'}"]
+    no_vote = ["--set", "ensemble.vote_weights=[0.0]", *(x for d in data for x in ("--set", d))]
+    assert main(["ensemble", str(model), str(gbt), "--out", str(tmp_path / "e3"), *no_vote]) == 0  # --set: the grid
+    assert json.loads(capsys.readouterr().out)["heuristic"] == 0.0 < made["heuristic"]
+    assert main(["ensemble", str(model), str(gbt), "--out", str(tmp_path / "e4"), "--set", "ensemble.nope=1"]) == 2
     page = next((parts[0] / "synth" / "html").glob("*.html.gz"))
     meta = json.loads((out / "config.json").read_text())
     meta["heuristic"], meta["weight"] = 0.3, 0.4  # a vote with a weight, so that leaving it out shows

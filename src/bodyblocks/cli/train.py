@@ -59,6 +59,8 @@ def add_ensemble(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="?", default=None,
                    help="YAML config whose data section picks the pages (default: the model's own) and whose "
                         "ensemble section the blends tried")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set 'ensemble.weak_tuning=[trafilatura-eval]'")
     p.set_defaults(handler=_run_ensemble)
 
 
@@ -80,7 +82,7 @@ def _run_ensemble(args: argparse.Namespace) -> int:
     from bodyblocks.training.tune import make_ensemble
 
     def call() -> Any:
-        cfg = load_config(args.config) if args.config else None
+        cfg = load_config(args.config, args.overrides) if args.config or args.overrides else None
         return make_ensemble(args.model, args.gbt, args.out, cfg and cfg.data, cfg and cfg.ensemble)
 
     return _json_or_error("ensemble", call)
