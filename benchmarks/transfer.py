@@ -167,7 +167,11 @@ every fold (`notags` was stopped after two, once it had lost 0.048 on dragnet).
 What the trees' table does not show: built into the whole recipe, leave-one-source-out, the context features
 make the ensemble worse (mean token F1 0.874 against 0.890 without them; docs/generalization-context.md against
 docs/generalization.md) and lower its validation score in-source (0.8955 against 0.9008), so the shipped trees
-leave them out (`gbt.context: false`). The container step is in every shipped rule.
+leave them out (`gbt.context: false`). The container step is in every shipped rule. The same holds for the
+token vocabulary: the ensemble with those trees has a mean of 0.883 / 0.773 against 0.890 / 0.775
+(docs/generalization-vocab.md), and 0.899 / 0.770 with weak pages in its tuning, a recipe that is worse on our
+own test splits (docs/generalization-vocab-weak.md). `base+vocab` was run on three folds (`--variants
+base+vocab --folds wcxb-dev dragnet cleaneval-en`).
 
 """
 
