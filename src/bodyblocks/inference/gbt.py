@@ -84,18 +84,16 @@ def _vocabulary(tokens: tuple[str, ...]) -> _Vocabulary:
     return _Vocabulary(tokens)
 
 
-def vocabulary_indicators(blocks: Sequence[Block], tokens: Sequence[str]) -> np.ndarray:
-    """(n, len(tokens)) 0/1: whether each block's tag path holds each token (features.tag_path_tokens)."""
-    out = np.zeros((len(blocks), len(tokens)))
-    if tokens and blocks:
-        vocab = _vocabulary(tuple(tokens))
-        rows, cols = [], []
-        for r, b in enumerate(blocks):
-            c = vocab.columns(b.tag_path)
-            rows.extend([r] * len(c))
-            cols.extend(c)
-        out[rows, cols] = 1.0
-    return out
+def vocabulary_hits(blocks: Sequence[Block], tokens: Sequence[str]) -> tuple[list[int], list[int]]:
+    """(block, token column) of each vocabulary token that a block's tag path holds (features.tag_path_tokens)."""
+    vocab = _vocabulary(tuple(tokens))
+    rows: list[int] = []
+    cols: list[int] = []
+    for r, b in enumerate(blocks):
+        c = vocab.columns(b.tag_path)
+        rows.extend([r] * len(c))
+        cols.extend(c)
+    return rows, cols
 
 
 def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
@@ -129,7 +127,9 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
         indicators[rows, ids] = 1.0
     vocab_start = tag_start + cfg.tag_buckets
     if cfg.tokens:
-        out[:, vocab_start : vocab_start + len(cfg.tokens)] = vocabulary_indicators(blocks, cfg.tokens)
+        hits = out[:, vocab_start : vocab_start + len(cfg.tokens)]
+        hits[:] = 0.0
+        hits[vocabulary_hits(blocks, cfg.tokens)] = 1.0
     if cfg.context:
         out[:, vocab_start + len(cfg.tokens) :] = context_features(blocks)
     return out

@@ -171,8 +171,9 @@ def decision_f1(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], thresh
     (DecisionRule.keep, with each page's title)."""
     rule = DecisionRule(threshold, threshold, rescue, tuple(container) if container else None,  # type: ignore[arg-type]
                         headline)
-    scores = [page_f1(np.asarray(cp.labels), np.array([b.text_len for b in cp.blocks], float),
-                      rule.keep(p, cp.blocks, cp.title)) for cp, p in zip(pages, probs, strict=True) if len(p)]
+    scored = [cp for cp, p in zip(pages, probs, strict=True) if len(p)]  # the pages page_items keeps
+    scores = [page_f1(lab, w, rule.keep(p, cp.blocks, cp.title))
+              for cp, (lab, w, p) in zip(scored, page_items(pages, probs), strict=True)]
     return float(np.mean(scores)) if scores else 0.0
 
 
