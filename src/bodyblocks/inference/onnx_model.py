@@ -14,8 +14,10 @@ and refuses to keep them unless they give the torch model's probabilities on rea
                 as in the NumPy walk.
 The windows of a page longer than the model's window are cut and averaged here as in the model's
 _contextualise. Each file records the SHA-256 of the weights it was exported from (`source_sha256`); a file
-whose weights have changed since is not used. Sessions run on one thread by default (a 157-block page: 7.8 ms
-of CPU on one thread, 10.8 on two for 7.1 ms of wall time), and each process opens its own (workers fork).
+whose weights have changed since is not used. A context.onnx exported with `--int8` (int8 MatMul weights,
+training/export.quantize_context; its metadata QUANTIZED_KEY says so) is loaded as the float one is. Sessions run
+on one thread by default (a 157-block page: 7.8 ms of CPU on one thread, 10.8 on two for 7.1 ms of wall time), and
+each process opens its own (workers fork).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ EMBED, CONTEXT = EXPORTS  # a model folder's (the torch model's save removes the
 TREES = "trees.onnx"  # a gbt folder's (GbtModel.save removes it)
 WEIGHTS = "model.safetensors"  # what each export is made from, in the same folder
 SOURCE_KEY = "source_sha256"  # metadata of an exported file: the digest of WEIGHTS it was made from
+QUANTIZED_KEY = "quantized"  # metadata of a context.onnx with int8 weights (`bodyblocks export --int8`): "int8"
 # Work per session call, so that ONNX Runtime's buffers (kept in its arena for the next call) stay small
 # whatever the page: blocks and hashed n-grams per embed.onnx call (the n-grams' rows are gathered at once,
 # 256 bytes each in float32), and windows per context.onnx call (each holds heads x window^2 attention scores:
