@@ -149,15 +149,17 @@ def _fields(buf: Any, start: int, end: int) -> list[tuple[int, int, int]]:
 MODEL_GRAPH, MODEL_METADATA = 7, 14  # onnx.proto: ModelProto.graph and metadata_props (StringStringEntryProto)
 
 
-def export_source(path: str | Path) -> str | None:
-    """The SOURCE_KEY metadata of an exported file, read from its bytes without ONNX Runtime (a walk over the
-    ModelProto's top-level fields, a few milliseconds where opening a session costs about 100 on embed.onnx).
+def export_metadata(path: str | Path) -> dict[str, str]:
+    """The metadata of an exported file (SOURCE_KEY, QUANTIZED_KEY, ...), read from its bytes without ONNX Runtime
+    (a walk over the ModelProto's top-level fields, a few milliseconds where opening a session costs about 100 on
+    embed.onnx).
 
     Raises:
         ValueError: the file is not a well-formed ONNX model (empty, truncated, or without a graph).
     """
     import mmap
 
+    found: dict[str, str] = {}
     with open(path, "rb") as fh:
         if not os.fstat(fh.fileno()).st_size:
             raise ValueError(f"{path}: empty file, not an ONNX model")
@@ -169,22 +171,29 @@ def export_source(path: str | Path) -> str | None:
                 for field, a, b in top:
                     if field == MODEL_METADATA:
                         entry = {k: bytes(buf[x:y]).decode("utf-8") for k, x, y in _fields(buf, a, b)}
-                        if entry.get(1) == SOURCE_KEY:
-                            return entry.get(2)
+                        if 1 in entry:
+                            found.setdefault(entry[1], entry.get(2, ""))
             except (ValueError, UnicodeDecodeError) as e:
                 raise ValueError(f"{path}: not a well-formed ONNX model ({e})") from None
-    return None
+    return found
 
 
-def check_export(path: Path, digest: str) -> None:
+def export_source(path: str | Path) -> str | None:
+    """The SOURCE_KEY metadata of an exported file (export_metadata), None when it has none."""
+    return export_metadata(path).get(SOURCE_KEY)
+
+
+def check_export(path: Path, digest: str) -> dict[str, str]:
     """Refuse an exported file that was made from other weights than `digest`, or that is not an ONNX model,
-    without opening a session (open_session checks the same when it opens one).
+    without opening a session (open_session checks the same when it opens one); the file's metadata.
 
     Raises:
         StaleExport: made from other weights.
         ValueError: not a well-formed ONNX model.
     """
-    _refuse_stale(path, export_source(path), digest)
+    meta = export_metadata(path)
+    _refuse_stale(path, meta.get(SOURCE_KEY), digest)
+    return meta
 
 
 class _PerProcess:
@@ -234,8 +243,10 @@ class OnnxModelScorer(PageScorer):
         self._embed = _PerProcess(lambda: open_session(self.folder / EMBED, threads, digest))
         self._context = _PerProcess(lambda: open_session(self.folder / CONTEXT, threads, digest))
         self._positions = np.zeros((0, cfg.d_model), np.float32)
-        for name in (EMBED, CONTEXT):  # fail now (a stale or broken export), not on the first page; the sessions
-            check_export(self.folder / name, digest)  # open on first use, in the process that runs the model
+        # fail now (a stale or broken export), not on the first page; the sessions open on first use, in the
+        # process that runs the model
+        check_export(self.folder / EMBED, digest)
+        self.int8 = check_export(self.folder / CONTEXT, digest).get(QUANTIZED_KEY) == "int8"  # export --int8
 
     @classmethod
     def load(cls, folder: str | Path, *, threads: int | None = None, batch_size: int = 16) -> OnnxModelScorer:
