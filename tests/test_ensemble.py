@@ -195,8 +195,8 @@ def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp
             assert rec["text"] == ex.extract(page.read_bytes()).text
 
 
-def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
     _, model, gbt = parts
     out = tmp_path / "ens"
     assert main(["ensemble", str(model), str(gbt), "--out", str(out)]) == 0
@@ -229,6 +229,13 @@ def test_cli_ensemble_and_tune(parts: tuple[Path, Path, Path], tmp_path: Path,
         assert np.allclose([b["p_body"] for b in rec["blocks"]], want, atol=1e-6)
         seen.append(want)
     assert not np.allclose(seen[0], seen[1])
+    monkeypatch.setenv("BODYBLOCKS_MODEL", str(out))  # the default extractor's folder, named or not
+    for flags in ([], ["--extractor", "ensemble"]):
+        dest = tmp_path / f"env{len(flags)}"
+        assert main(["extract", str(page), "--out", str(dest), "--format", "json", "--no-progress", *flags]) == 0
+        rec = json.loads((dest / f"{stem_of(page)}.json").read_text())
+        assert np.allclose([b["p_body"] for b in rec["blocks"]], seen[0], atol=1e-6)
+    monkeypatch.delenv("BODYBLOCKS_MODEL")
     assert main(["extract", str(page), "--out", str(tmp_path / "h"), "--extractor", "heuristic", "--no-vote"]) == 2
     with pytest.raises(ValueError, match="not an ensemble"):
         read_ensemble(model)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -84,20 +85,23 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.extras import require
-    from bodyblocks.inference.checkpoints import engine_of, gpu_present, kind_of, resolve
+    from bodyblocks.inference.checkpoints import ENV_MODEL, engine_of, gpu_present, kind_of, resolve
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
-    name = args.extractor or (kind_of(resolve(args.checkpoint)) if args.checkpoint else default_extractor_name())
+    checkpoint = args.checkpoint
+    name = args.extractor or (kind_of(resolve(checkpoint)) if checkpoint else default_extractor_name())
     if name not in extractor_names():
         raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
-    if args.checkpoint and name not in TRAINED:
+    if checkpoint and name not in TRAINED:
         raise ValueError(f"--checkpoint is for {', '.join(TRAINED)}, not {name}")
-    extractor_opts: dict = {"checkpoint": args.checkpoint} if args.checkpoint else {}
+    if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL) and kind_of(resolve(None)) == name:
+        checkpoint = str(resolve(None))  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor()
+    extractor_opts: dict = {"checkpoint": checkpoint} if checkpoint else {}
     if name in TRAINED:
         extractor_opts["fallback"] = args.fallback
     if name in TORCH:
         threads = args.threads or None  # ONNX Runtime: one thread per worker
-        if engine_of(name, args.checkpoint, args.engine, args.device) == "torch":  # this process classifies
+        if engine_of(name, checkpoint, args.engine, args.device) == "torch":  # this process classifies
             threads = args.threads or default_threads(args.workers or 1, args.overlap is not False)
         extractor_opts.update({"device": args.device, "threads": threads, "engine": args.engine})
     if args.no_vote:
