@@ -16,6 +16,9 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
                ensemble, model and gbt, the heuristic, trafilatura and readability-lxml, and, for reference, the
                shipped ensemble (which was trained with S's training pages: not a LOSO figure).
 No learned part of a fold sees a page of S, tuning included. daniel's Chinese pages are reported on their own.
+
+Stage 3 is the validation-tuned recipe (docs/generalization.md). The shipped ensemble's blend is chosen across
+the folds' models and trees instead, by benchmarks/loso_blend.py (docs/generalization-blend.md).
 """
 
 from __future__ import annotations

@@ -103,6 +103,7 @@ def test_merge_overrides_does_not_mutate() -> None:
 
 def test_the_shipped_parts_match_the_default_config() -> None:
     """checkpoints/gbt was trained with configs/default.yaml's gbt section, the model with its model section."""
+    import dataclasses
     import json
 
     root = Path(__file__).resolve().parents[1]
@@ -111,5 +112,7 @@ def test_the_shipped_parts_match_the_default_config() -> None:
     model = root / "checkpoints" / "default" / "config.json"
     if not (gbt.exists() and model.exists()):
         pytest.skip("the shipped checkpoints are not in this checkout")
-    assert from_dict(GbtConfig, json.loads(gbt.read_text())["gbt"]) == cfg.gbt  # keys added since: their defaults
+    trees = from_dict(GbtConfig, json.loads(gbt.read_text())["gbt"])  # keys added since: their defaults
+    assert len(trees.tokens) == cfg.gbt.tag_vocab  # the vocabulary training learned
+    assert dataclasses.replace(trees, tokens=[]) == cfg.gbt
     assert from_dict(ModelConfig, json.loads(model.read_text())["model"]) == cfg.model

@@ -1,0 +1,287 @@
+"""One blend for every source, chosen leave-one-source-out: the ensemble's weights and rule picked by how the folds'
+parts do on sources they never saw, with each fold's own figure from a blend chosen without it.
+
+    python -m benchmarks.loso_blend                                   # runs/loso models, runs/loso-vocab trees
+    python -m benchmarks.loso_blend --trees runs/loso --out runs/loso-blend-hashed --doc /tmp/hashed.md
+    python -m benchmarks.loso_blend --report-only                     # the doc again from the cached scores
+    python -m benchmarks.loso_blend --report-only --ensemble checkpoints/ensemble --model checkpoints/default \
+        --gbt checkpoints/gbt                                         # an ensemble folder with the chosen blend
+
+benchmarks/loso.py tunes each fold's blend on the validation pages of the fold's own training sources. Those pages
+come from the same sources as the training pages, so the tuned blend learns their gold conventions rather than what
+holds on a new source (docs/generalization-vocab.md: tuned on validation, the trees with the token vocabulary lose
+the gain they show alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
+threshold and the container step's outer threshold), chosen by the mean token F1 over the folds' left-out test pages,
+each fold scored with its own parts (trained without its source):
+
+  1. parts/S.pkl   for every fold S, each of S's test pages with the P(body) of S's model and trees and the
+                   heuristic's vote (the fold's parts are --models/S/model and --trees/S/gbt);
+  2. nested choice for fold S's own figure, the setting with the best mean over the *other* folds (so no page of S
+                   takes part in choosing the blend that S is scored with); ties go to acc@0.9;
+  3. shipped choice the setting with the best mean over all folds: the blend for a model trained on every source
+                   (`--ensemble`: written into an ensemble folder, with the best setting without the vote as its
+                   `without_vote`).
+
+The doc has each fold's figure (nested), the peers' on the same pages (runs/loso/S/eval-*.json), the setting each
+fold got, and the best settings of the grid over all folds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.evaluation.evaluate import iter_selected, select
+from bodyblocks.files import REPO_ROOT, write_atomic
+from bodyblocks.inference.blocks import Blend, BlockExtractor
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.vote import VOTE
+from bodyblocks.metrics import score_page, summarize
+
+SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
+ZH = "daniel zh"  # daniel's Chinese pages, reported apart (not a fold of their own)
+PEERS = ("trafilatura", "readability")
+RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
+CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
+GRID = {  # model weight, vote weight, threshold, container outer threshold
+    "weight": (0.2, 0.3, 0.4, 0.5),
+    "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
+    "threshold": (0.4, 0.45, 0.5),
+    "outside": (0.5, 0.6, 0.7),
+}
+Setting = tuple[float, float, float, float]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def settings() -> list[Setting]:
+    """Every setting of GRID whose weights leave the trees a share (w + h < 1)."""
+    return [s for s in itertools.product(*GRID.values()) if s[0] + s[1] < 1.0 - 1e-9]
+
+
+def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
+    w, h, t, outside = setting
+    return Blend(w, h), DecisionRule(t, max(t, 0.5), RESCUE, (*CONTAINER, max(outside, t)))
+
+
+# ------------------------------------------------------------------------------------------- 1. parts
+def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
+    """Each test page of `source` with the fold's model and trees' P(body) and the vote (BlockExtractor steps)."""
+    from bodyblocks.inference.checkpoints import _model_scorer
+    from bodyblocks.inference.gbt import GbtModel, GbtScorer
+
+    model = _model_scorer(models / source / "model", {"device": "cpu", "batch_size": 16, "threads": None,
+                                                      "engine": "auto"})
+    gbt = GbtScorer(GbtModel.load(trees / source / "gbt"), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
+    ex = BlockExtractor("ensemble", DecisionRule(0.5, 0.5), model=model, gbt=gbt, blend=Blend(0.4, 0.2))
+    positions, _ = select(source, "test", None)
+    pages = []
+    for page in iter_selected(source, positions):
+        doc = None if page.meta.get("error") else ex.page_segmenter(page.html)
+        row: dict[str, Any] = {"id": page.id, "lang": page.lang, "gold": page.gold, "doc": doc}
+        if doc is not None and doc.blocks:
+            prepared = ex.prepare([doc])
+            row["model"] = ex.forward(prepared)[0]
+            row["gbt"] = prepared.gbt[0]
+            row["vote"] = doc.extra[VOTE]
+        pages.append(row)
+    return pages
+
+
+def load_parts(out: Path, models: Path, trees: Path) -> dict[str, list[dict[str, Any]]]:
+    """parts/S.pkl of every fold, made when missing."""
+    parts = {}
+    for source in SOURCES:
+        path = out / "parts" / f"{source}.pkl"
+        if not path.exists():
+            log(f"{source}: the fold's parts on its test pages")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, pickle.dumps(fold_parts(source, models, trees)))
+        parts[source] = pickle.loads(path.read_bytes())
+    return parts
+
+
+# ------------------------------------------------------------------------------------------- 2. scores
+def page_texts(pages: list[dict[str, Any]], setting: Setting) -> list[str]:
+    blend, rule = rule_of(setting)
+    texts = []
+    for p in pages:
+        doc = p["doc"]
+        if doc is None or not doc.blocks:
+            texts.append("")
+            continue
+        probs = blend([p["model"]], [p["gbt"]], [p["vote"]])[0]
+        kept = np.flatnonzero(rule.keep(probs, doc.blocks, doc.title))
+        texts.append("\n".join(doc.blocks[i].text for i in kept))
+    return texts
+
+
+def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
+                ) -> dict[Setting, dict[str, tuple[float, float]]]:
+    """(token F1, acc@0.9) of every setting on every fold's test pages (and daniel's Chinese ones), those in `done`
+    kept; a page's score is computed once per distinct text."""
+    memo: dict[tuple[str, int, str], Any] = {}
+    out = dict(done)
+    for k, setting in enumerate(s for s in settings() if s not in done):
+        row = {}
+        for source, pages in parts.items():
+            scores = []
+            for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting), strict=True)):
+                key = (source, i, text)
+                if key not in memo:
+                    memo[key] = score_page(p["gold"], text)
+                scores.append(memo[key])
+            row[source] = _summary(scores)
+            if source == "daniel":
+                row[ZH] = _summary([s for s, p in zip(scores, pages, strict=True) if p["lang"] == "zh"])
+        out[setting] = row
+        if k % 10 == 9:
+            log(f"{k + 1} of {len(settings())} settings")
+    return out
+
+
+def _summary(scores: list[Any]) -> tuple[float, float]:
+    s = summarize(scores)
+    return float(s["token_f1"]), float(s["acc@0.90"])
+
+
+def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, ...], vote: bool = True) -> Setting:
+    """The setting with the best mean token F1 over `folds` (ties: the best mean acc@0.9), among those with the
+    vote (`vote`) or those without it."""
+    def key(s: Setting) -> tuple[float, float]:
+        return (round(float(np.mean([grid[s][f][0] for f in folds])), 6),
+                float(np.mean([grid[s][f][1] for f in folds])))
+    return max((s for s in grid if (s[1] > 0) == vote), key=key)
+
+
+def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dict[str, tuple[float, float]]]) -> None:
+    """An ensemble folder of MODEL and GBT with the blend chosen over all folds (and, as `without_vote`, the best
+    setting without the vote); its metrics say where the blend comes from."""
+    from bodyblocks.training.tune import write_ensemble_folder
+
+    def rule(setting: Setting) -> dict[str, Any]:
+        w, h, t, outside = setting
+        return {"weight": w, "threshold": t, "rescue": RESCUE, "container": [*CONTAINER, max(outside, t)],
+                "confident": max(t, 0.5)}
+
+    chosen, plain = best(grid, SOURCES), best(grid, SOURCES, vote=False)
+    loso = {f: list(grid[chosen][f]) for f in (*SOURCES, ZH)}
+    write_ensemble_folder(folder, model, gbt, {
+        **rule(chosen), "heuristic": chosen[1], "without_vote": rule(plain),
+        "metrics": {"chosen_by": "benchmarks/loso_blend.py: the best mean token F1 over the leave-one-source-out "
+                                 "folds' test pages", "loso_token_f1_acc90": loso,
+                    "without_vote_loso_token_f1_acc90": {f: list(grid[plain][f]) for f in (*SOURCES, ZH)}}})
+
+
+# ------------------------------------------------------------------------------------------- 3. report
+def peer_rows(loso: Path) -> dict[str, dict[str, tuple[float, float]]]:
+    """Each peer's (token F1, acc@0.9) per fold (runs/loso/S/eval-PEER.json, and daniel's zh row)."""
+    out: dict[str, dict[str, tuple[float, float]]] = {p: {} for p in PEERS}
+    for source in SOURCES:
+        for peer in PEERS:
+            summary = json.loads((loso / source / f"eval-{peer}.json").read_text(encoding="utf-8"))["summary"]
+            for r in summary:
+                if r["dataset"] == source and r["lang"] in ("*", "zh"):
+                    name = ZH if r["lang"] == "zh" else source
+                    if r["lang"] == "*" or source == "daniel":
+                        out[peer][name] = (r["token_f1"], r["acc@0.90"])
+    return out
+
+
+def _fmt(pair: tuple[float, float]) -> str:
+    return f"{pair[0]:.3f} / {pair[1]:.3f}"
+
+
+def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args: argparse.Namespace) -> str:
+    peers = peer_rows(loso)
+    nested = {f: best(grid, tuple(g for g in SOURCES if g != f)) for f in SOURCES}
+    plain = {f: best(grid, tuple(g for g in SOURCES if g != f), vote=False) for f in SOURCES}
+    plain[ZH] = plain["daniel"]
+    nested[ZH] = nested["daniel"]
+    shipped = best(grid, SOURCES)
+    cols = [*SOURCES, ZH]
+    ours = {f: grid[nested[f]][f] for f in cols}
+
+    def mean(d: dict[str, tuple[float, float]]) -> tuple[float, float]:
+        return (float(np.mean([d[f][0] for f in SOURCES])), float(np.mean([d[f][1] for f in SOURCES])))
+
+    lines = [
+        "# One blend for every source, chosen leave-one-source-out",
+        "",
+        "Written by benchmarks/loso_blend.py (its docstring says how). Token F1 / acc@0.9 on each source's test "
+        "pages; the fold's model and trees were trained without that source "
+        f"(models: `{args.models}`, trees: `{args.trees}`). Each fold's blend is the grid's best over the *other* "
+        "folds, so no page of a source takes part in choosing the blend it is scored with. Mean over the six folds; "
+        "daniel's Chinese pages apart (not in the mean).",
+        "",
+        f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} --out {args.out} "
+        f"--doc {args.doc}`",
+        "",
+        "| extractor | " + " | ".join(cols) + " | mean |",
+        "|---|" + "---|" * (len(cols) + 1),
+        "| ensemble, blend chosen on the other folds | " + " | ".join(_fmt(ours[f]) for f in cols)
+        + f" | **{_fmt(mean(ours))}** |",
+        "| the same without the vote (`--no-vote`) | " + " | ".join(_fmt(grid[plain[f]][f]) for f in cols)
+        + f" | {_fmt(mean({f: grid[plain[f]][f] for f in SOURCES}))} |",
+    ]
+    for peer in PEERS:
+        row = " | ".join(_fmt(peers[peer][f]) for f in cols)
+        lines.append(f"| {peer} | {row} | {_fmt(mean(peers[peer]))} |")
+    lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold; the container step's "
+              f"share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the rescue {RESCUE}):", ""]
+    for f in SOURCES:
+        lines.append(f"- fold {f}: {nested[f]}; without the vote {plain[f]}")
+    no_vote = best(grid, SOURCES, vote=False)
+    lines.append(f"- chosen over all six folds (for a model trained on every source): **{shipped}**, mean "
+                 f"{_fmt(mean({f: grid[shipped][f] for f in SOURCES}))}; without the vote {no_vote}, mean "
+                 f"{_fmt(mean({f: grid[no_vote][f] for f in SOURCES}))}")
+    ranked = sorted(grid, key=lambda s: -float(np.mean([grid[s][f][0] for f in SOURCES])))[:8]
+    lines += ["", "The grid's best settings over all folds (not LOSO figures: chosen on these pages):", "",
+              "| setting | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
+    for s in ranked:
+        lines.append(f"| {s} | " + " | ".join(_fmt(grid[s][f]) for f in SOURCES)
+                     + f" | {_fmt(mean({f: grid[s][f] for f in SOURCES}))} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", type=Path, default=Path("runs/loso"), help="fold folders holding model/")
+    ap.add_argument("--trees", type=Path, default=Path("runs/loso-vocab"), help="fold folders holding gbt/")
+    ap.add_argument("--peers", type=Path, default=Path("runs/loso"), help="fold folders with eval-PEER.json")
+    ap.add_argument("--out", type=Path, default=Path("runs/loso-blend"))
+    ap.add_argument("--doc", type=Path, default=Path("docs/generalization-blend.md"))
+    ap.add_argument("--report-only", action="store_true", help="the doc from the cached grid scores")
+    ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
+    ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
+    ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")
+    args = ap.parse_args()
+    if args.ensemble and not (args.model and args.gbt):
+        ap.error("--ensemble needs --model and --gbt")
+    grid_path = args.out / "grid.pkl"
+    done = pickle.loads(grid_path.read_bytes()) if grid_path.exists() else {}
+    grid = done
+    if not args.report_only:
+        grid = grid_scores(load_parts(args.out, args.models, args.trees), done)
+        write_atomic(grid_path, pickle.dumps(grid))
+    if args.ensemble:
+        write_ensemble(args.ensemble, args.model, args.gbt, grid)
+    text = report(grid, args.peers, args)
+    doc = args.doc if args.doc.is_absolute() else REPO_ROOT / args.doc
+    write_atomic(doc, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
