@@ -2,7 +2,8 @@
 parts do on sources they never saw, with each fold's own figure from a blend chosen without it.
 
     python -m benchmarks.loso_blend                                   # runs/loso models, runs/loso-vocab trees
-    python -m benchmarks.loso_blend --trees runs/loso --out runs/loso-blend-hashed --doc /tmp/hashed.md
+    python -m benchmarks.loso_blend --trees runs/loso --out runs/loso-blend-hashed \
+        --doc docs/generalization-blend-hashed.md                    # the hashed buckets' trees
     python -m benchmarks.loso_blend --report-only                     # the doc again from the cached scores
     python -m benchmarks.loso_blend --report-only --ensemble checkpoints/ensemble --model checkpoints/default \
         --gbt checkpoints/gbt                                         # an ensemble folder with the chosen blend

@@ -10,10 +10,10 @@ import pytest
 
 from bodyblocks.cli import main
 from bodyblocks.config import ConfigError, GbtConfig, load_config
-from bodyblocks.features import FEATURE_NAMES
+from bodyblocks.features import FEATURE_NAMES, tag_path_tokens
 from bodyblocks.inference.blocks import BlockExtractor
 from bodyblocks.inference.checkpoints import load_extractor, shipped
-from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
+from bodyblocks.inference.gbt import GbtModel, _Vocabulary, feature_names, gbt_features
 from bodyblocks.inference.registry import get_extractor
 from bodyblocks.metrics import levenshtein_ratio
 from bodyblocks.training.cache import CachedPage
@@ -273,3 +273,19 @@ def test_trees_with_a_vocabulary_learn_it_keep_it_and_export(splits: dict[str, l
     exported = GbtModel.load(tmp_path / "gbt")
     assert exported.prepare_walk() == "onnx"
     np.testing.assert_allclose(exported.page_probabilities(page.blocks), expected, rtol=0, atol=1e-6)
+
+
+def test_the_vocabulary_columns_of_a_path_are_those_of_its_tokens() -> None:
+    """Built from each segment's columns (memoised), a path's columns are exactly the vocabulary tokens among
+    tag_path_tokens(path), the tail's prefixed tokens included, also after the memo is cleared."""
+    tokens = ("div", ".main", "1:p", "2:.article", ".article", "1:.body", "2:div", "span", "1:li", ".nav")
+    paths = ["html/body/div#main/div.article-body/p", "html/body/div.nav/ul/li", ".../div.articleBody2/p",
+             "html/body/p", "html/body/div#main/div.article-body/span", "html//body/div.Main_nav/a", "p", ""]
+    vocab = _Vocabulary(tokens)
+    vocab.MAX_PATHS = 3  # the memo starts again mid-way
+    for _ in range(2):
+        for path in paths:
+            want = sorted({tokens.index(t) for t in tag_path_tokens(path) if t in tokens})
+            assert vocab.columns(path) == want, path
+    assert vocab.columns("html/body/div#main/div.article-body/p") == sorted(
+        tokens.index(t) for t in ("div", ".main", "1:p", "2:.article", ".article", "2:div"))

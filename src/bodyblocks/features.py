@@ -189,12 +189,13 @@ def block_features(blocks: Sequence[Block]) -> np.ndarray:
 # ----------------------------------------------------------------------------------------- tag paths
 _TAG = re.compile(r"[^#.]*")  # "div#main.article-body" -> "div", then the id and class names
 _WORDS = re.compile(r"[a-z]+|[A-Z][a-z]*")  # splits on - _ digits and camelCase; digits dropped
+TAIL = 2  # the last segments of a tag path whose tokens count again with their distance from the end
 
 
 # These caches are small on purpose: a page and its site repeat their paths and class names, and a run over
 # ever new sites must not grow with them (benchmarks/memory_flat.py: 65,536-entry caches kept growing RSS)
 @functools.lru_cache(maxsize=8192)
-def _segment_tokens(segment: str) -> tuple[str, ...]:
+def segment_tokens(segment: str) -> tuple[str, ...]:
     """`div#main.articleBody-2` -> ("div", ".main", ".article", ".body") (id and class words share a space).
 
     Cached: the same segments recur in many tag paths of a page and of a site.
@@ -205,7 +206,7 @@ def _segment_tokens(segment: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
-def tag_path_tokens(tag_path: str, tail: int = 2) -> tuple[str, ...]:
+def tag_path_tokens(tag_path: str, tail: int = TAIL) -> tuple[str, ...]:
     """Tokens of a tag path such as "html/body/div#main/div.article-body/p".
 
     Every segment gives its tag name and its id/class words (split on - _ digits and camelCase, digits
@@ -213,28 +214,28 @@ def tag_path_tokens(tag_path: str, tail: int = 2) -> tuple[str, ...]:
     distance from the end ("1:p", "1:.content", "2:div"), so the block's own element and its parent count
     apart from the ancestors. A leading ".../" (path cut by the segmenter) is ignored.
     """
-    segments = _path_segments(tag_path)
+    segments = path_segments(tag_path)
     tokens: list[str] = []
     for seg in segments:
-        tokens.extend(_segment_tokens(seg))
-    for k, seg in _tail(segments, tail):
+        tokens.extend(segment_tokens(seg))
+    for k, seg in path_tail(segments, tail):
         tokens.extend(_tail_tokens(seg, k))
     return tuple(tokens)
 
 
-def _path_segments(tag_path: str) -> list[str]:
+def path_segments(tag_path: str) -> list[str]:
     """The segments of a tag path, without empty ones and the "..." of a path cut by the segmenter."""
     return [s for s in tag_path.split("/") if s and s != "..."]
 
 
-def _tail(segments: list[str], tail: int) -> list[tuple[int, str]]:
+def path_tail(segments: list[str], tail: int) -> list[tuple[int, str]]:
     """(distance from the end, segment) of the last `tail` segments, innermost first."""
     return list(enumerate(reversed(segments[-tail:] if tail else []), start=1))
 
 
 def _tail_tokens(segment: str, k: int) -> tuple[str, ...]:
     """A segment's tokens prefixed with its distance from the end of the path ("1:p", "2:.main")."""
-    return tuple(f"{k}:{t}" for t in _segment_tokens(segment))
+    return tuple(f"{k}:{t}" for t in segment_tokens(segment))
 
 
 @functools.lru_cache(maxsize=32768)
@@ -248,7 +249,7 @@ def _segment_ids(segment: str, buckets: int, k: int = 0) -> tuple[int, ...]:
     """Bucket ids of one path segment's tokens, prefixed "k:" when k > 0 (see `tag_path_tokens`): `hash_token`
     of each, the prefix's CRC-32 continued over the token's bytes (the CRC-32 of the prefixed token)."""
     start = zlib.crc32(f"{k}:".encode()) if k else 0
-    return tuple(zlib.crc32(t.encode("utf-8", "surrogatepass"), start) % buckets for t in _segment_tokens(segment))
+    return tuple(zlib.crc32(t.encode("utf-8", "surrogatepass"), start) % buckets for t in segment_tokens(segment))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -260,8 +261,8 @@ def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
     return (_path_ids(head, buckets) if head else ()) + own
 
 
-def _last_segments(tag_path: str, tail: int) -> list[tuple[int, str]]:
-    """`_tail(_path_segments(tag_path), tail)` for tail >= 0, reading only the end of the path."""
+def last_segments(tag_path: str, tail: int) -> list[tuple[int, str]]:
+    """`path_tail(path_segments(tag_path), tail)` for tail >= 0, reading only the end of the path."""
     found: list[tuple[int, str]] = []
     rest = tag_path
     while rest and len(found) < tail:
@@ -272,9 +273,9 @@ def _last_segments(tag_path: str, tail: int) -> list[tuple[int, str]]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _tag_path_ids(tag_path: str, buckets: int, tail: int = 2) -> np.ndarray:
+def _tag_path_ids(tag_path: str, buckets: int, tail: int = TAIL) -> np.ndarray:
     """Bucket ids of `tag_path_tokens(tag_path, tail)` (tail >= 0; cached: a site repeats its paths), int64."""
-    tails = [_segment_ids(segment, buckets, k) for k, segment in _last_segments(tag_path, tail)]
+    tails = [_segment_ids(segment, buckets, k) for k, segment in last_segments(tag_path, tail)]
     return np.array(_path_ids(tag_path, buckets) + sum(tails, ()), dtype=np.int64)
 
 

@@ -26,6 +26,7 @@ at once in NumPy: inference needs neither scikit-learn nor torch.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,7 @@ import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
 from bodyblocks.context import CONTEXT_NAMES, context_features
-from bodyblocks.features import FEATURE_NAMES, block_features, tag_bags, tag_path_tokens
+from bodyblocks.features import FEATURE_NAMES, TAIL, block_features, last_segments, segment_tokens, tag_bags
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.types import Block, Document
@@ -68,14 +69,43 @@ class _Vocabulary:
     def __init__(self, tokens: tuple[str, ...]) -> None:
         self.index = {t: j for j, t in enumerate(tokens)}
         self.paths: dict[str, list[int]] = {}
+        self.plain: dict[str, frozenset[int]] = {}  # a path's columns from its segments' own (unprefixed) tokens
+        self.segments: dict[tuple[str, int], frozenset[int]] = {}  # (segment, distance from the end or 0)
 
     def columns(self, tag_path: str) -> list[int]:
+        """The columns of the vocabulary's tokens among tag_path_tokens(tag_path): its parent path's, its last
+        segment's, and its tail's prefixed ones (a page's paths share their prefixes, and a new site brings new
+        paths more than new segments)."""
         cols = self.paths.get(tag_path)
         if cols is None:
-            if len(self.paths) >= self.MAX_PATHS:
+            if len(self.paths) >= self.MAX_PATHS or len(self.plain) >= self.MAX_PATHS:
                 self.paths.clear()
+                self.plain.clear()
+                self.segments.clear()
+            found = set(self._plain(tag_path))
+            for k, seg in last_segments(tag_path, TAIL):
+                found.update(self._segment(seg, k))
+            cols = self.paths[tag_path] = sorted(found)
+        return cols
+
+    def _plain(self, path: str) -> frozenset[int]:
+        cols = self.plain.get(path)
+        if cols is None:
+            head, _, last = path.rpartition("/")
+            cols = self._plain(head) if head else frozenset()
+            if last and last != "...":
+                cols = cols | self._segment(last, 0)
+            self.plain[path] = cols
+        return cols
+
+    def _segment(self, segment: str, k: int) -> frozenset[int]:
+        cols = self.segments.get((segment, k))
+        if cols is None:
             index = self.index
-            cols = self.paths[tag_path] = sorted({index[t] for t in tag_path_tokens(tag_path) if t in index})
+            tokens = segment_tokens(segment)
+            if k:
+                tokens = tuple(f"{k}:{t}" for t in tokens)
+            cols = self.segments[(segment, k)] = frozenset(index[t] for t in tokens if t in index)
         return cols
 
 
@@ -84,16 +114,14 @@ def _vocabulary(tokens: tuple[str, ...]) -> _Vocabulary:
     return _Vocabulary(tokens)
 
 
-def vocabulary_hits(blocks: Sequence[Block], tokens: Sequence[str]) -> tuple[list[int], list[int]]:
-    """(block, token column) of each vocabulary token that a block's tag path holds (features.tag_path_tokens)."""
+def vocabulary_hits(blocks: Sequence[Block], tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(block, token column) of each vocabulary token that a block's tag path holds (features.tag_path_tokens), as
+    two int64 arrays."""
     vocab = _vocabulary(tuple(tokens))
-    rows: list[int] = []
-    cols: list[int] = []
-    for r, b in enumerate(blocks):
-        c = vocab.columns(b.tag_path)
-        rows.extend([r] * len(c))
-        cols.extend(c)
-    return rows, cols
+    per_block = [vocab.columns(b.tag_path) for b in blocks]
+    lengths = np.fromiter(map(len, per_block), np.int64, len(per_block))
+    cols = np.fromiter(itertools.chain.from_iterable(per_block), np.int64, int(lengths.sum()))
+    return np.repeat(np.arange(len(per_block)), lengths), cols
 
 
 def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | None = None,
