@@ -223,7 +223,9 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "pages; the fold's model and trees were trained without that source "
         f"(models: `{args.models}`, trees: `{args.trees}`). Each fold's blend is the grid's best over the *other* "
         "folds, so no page of a source takes part in choosing the blend it is scored with. Mean over the six folds; "
-        "daniel's Chinese pages apart (not in the mean).",
+        "daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay of five "
+        "settings on every fold, and the container step's share and inner threshold are what every fold's validation "
+        "tuning chose: the choice within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} --out {args.out} "
         f"--doc {args.doc}`",
