@@ -42,7 +42,7 @@ import numpy as np
 
 from bodyblocks.evaluation.evaluate import iter_selected, select
 from bodyblocks.files import REPO_ROOT, write_atomic
-from bodyblocks.inference.blocks import Blend, BlockExtractor
+from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
@@ -70,32 +70,42 @@ def settings() -> list[Setting]:
     return [s for s in itertools.product(*GRID.values()) if s[0] + s[1] < 1.0 - 1e-9]
 
 
+def rule_meta(setting: Setting) -> dict[str, Any]:
+    """The decision rule of a setting as an ensemble's config.json holds it (its blend's model weight included)."""
+    w, _, t, outside = setting
+    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": [*CONTAINER, max(outside, t)],
+            "confident": max(t, 0.5)}
+
+
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
-    w, h, t, outside = setting
-    return Blend(w, h), DecisionRule(t, max(t, 0.5), RESCUE, (*CONTAINER, max(outside, t)))
+    return Blend(setting[0], setting[1]), DecisionRule.from_meta(rule_meta(setting))
 
 
 # ------------------------------------------------------------------------------------------- 1. parts
 def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
-    """Each test page of `source` with the fold's model and trees' P(body) and the vote (BlockExtractor steps)."""
-    from bodyblocks.inference.checkpoints import _model_scorer
-    from bodyblocks.inference.gbt import GbtModel, GbtScorer
+    """Each test page of `source` with the fold's model and trees' P(body) and the vote (BlockExtractor steps, of
+    an ensemble of the two whose blend and rule do not matter here)."""
+    import tempfile
 
-    model = _model_scorer(models / source / "model", {"device": "cpu", "batch_size": 16, "threads": None,
-                                                      "engine": "auto"})
-    gbt = GbtScorer(GbtModel.load(trees / source / "gbt"), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
-    ex = BlockExtractor("ensemble", DecisionRule(0.5, 0.5), model=model, gbt=gbt, blend=Blend(0.4, 0.2))
-    positions, _ = select(source, "test", None)
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.training.tune import write_ensemble_folder
+
     pages = []
-    for page in iter_selected(source, positions):
-        doc = None if page.meta.get("error") else ex.page_segmenter(page.html)
-        row: dict[str, Any] = {"id": page.id, "lang": page.lang, "gold": page.gold, "doc": doc}
-        if doc is not None and doc.blocks:
-            prepared = ex.prepare([doc])
-            row["model"] = ex.forward(prepared)[0]
-            row["gbt"] = prepared.gbt[0]
-            row["vote"] = doc.extra[VOTE]
-        pages.append(row)
+    with tempfile.TemporaryDirectory() as tmp:  # (the ensemble's paths to its parts go through it)
+        setting = (0.4, 0.2, 0.5, 0.6)  # any with the vote, so that pages are segmented with it
+        write_ensemble_folder(tmp, models / source / "model", trees / source / "gbt",
+                              {**rule_meta(setting), "heuristic": setting[1]})
+        ex = load_extractor("ensemble", tmp, device="cpu")
+        positions, _ = select(source, "test", None)
+        for page in iter_selected(source, positions):
+            doc = None if page.meta.get("error") else ex.page_segmenter(page.html)
+            row: dict[str, Any] = {"id": page.id, "lang": page.lang, "gold": page.gold, "doc": doc}
+            if doc is not None and doc.blocks:
+                prepared = ex.prepare([doc])
+                row["model"] = ex.forward(prepared)[0]
+                row["gbt"] = prepared.gbt[0]
+                row["vote"] = doc.extra[VOTE]
+            pages.append(row)
     return pages
 
 
@@ -121,9 +131,7 @@ def page_texts(pages: list[dict[str, Any]], setting: Setting) -> list[str]:
         if doc is None or not doc.blocks:
             texts.append("")
             continue
-        probs = blend([p["model"]], [p["gbt"]], [p["vote"]])[0]
-        kept = np.flatnonzero(rule.keep(probs, doc.blocks, doc.title))
-        texts.append("\n".join(doc.blocks[i].text for i in kept))
+        texts.append(rule.decide(doc, blend([p["model"]], [p["gbt"]], [p["vote"]])[0], "ensemble").text)
     return texts
 
 
@@ -170,15 +178,10 @@ def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dic
     setting without the vote); its metrics say where the blend comes from."""
     from bodyblocks.training.tune import write_ensemble_folder
 
-    def rule(setting: Setting) -> dict[str, Any]:
-        w, h, t, outside = setting
-        return {"weight": w, "threshold": t, "rescue": RESCUE, "container": [*CONTAINER, max(outside, t)],
-                "confident": max(t, 0.5)}
-
     chosen, plain = best(grid, SOURCES), best(grid, SOURCES, vote=False)
     loso = {f: list(grid[chosen][f]) for f in (*SOURCES, ZH)}
     write_ensemble_folder(folder, model, gbt, {
-        **rule(chosen), "heuristic": chosen[1], "without_vote": rule(plain),
+        **rule_meta(chosen), "heuristic": chosen[1], "without_vote": rule_meta(plain),
         "metrics": {"chosen_by": "benchmarks/loso_blend.py: the best mean token F1 over the leave-one-source-out "
                                  "folds' test pages", "loso_token_f1_acc90": loso,
                     "without_vote_loso_token_f1_acc90": {f: list(grid[plain][f]) for f in (*SOURCES, ZH)}}})
@@ -191,11 +194,10 @@ def peer_rows(loso: Path) -> dict[str, dict[str, tuple[float, float]]]:
     for source in SOURCES:
         for peer in PEERS:
             summary = json.loads((loso / source / f"eval-{peer}.json").read_text(encoding="utf-8"))["summary"]
+            names = {"*": source, **({"zh": ZH} if source == "daniel" else {})}  # row language -> column
             for r in summary:
-                if r["dataset"] == source and r["lang"] in ("*", "zh"):
-                    name = ZH if r["lang"] == "zh" else source
-                    if r["lang"] == "*" or source == "daniel":
-                        out[peer][name] = (r["token_f1"], r["acc@0.90"])
+                if r["dataset"] == source and r["lang"] in names:
+                    out[peer][names[r["lang"]]] = (r["token_f1"], r["acc@0.90"])
     return out
 
 

@@ -214,26 +214,26 @@ def tag_path_tokens(tag_path: str, tail: int = TAIL) -> tuple[str, ...]:
     distance from the end ("1:p", "1:.content", "2:div"), so the block's own element and its parent count
     apart from the ancestors. A leading ".../" (path cut by the segmenter) is ignored.
     """
-    segments = path_segments(tag_path)
+    segments = _path_segments(tag_path)
     tokens: list[str] = []
     for seg in segments:
         tokens.extend(segment_tokens(seg))
-    for k, seg in path_tail(segments, tail):
-        tokens.extend(_tail_tokens(seg, k))
+    for k, seg in _tail(segments, tail):
+        tokens.extend(tail_tokens(seg, k))
     return tuple(tokens)
 
 
-def path_segments(tag_path: str) -> list[str]:
+def _path_segments(tag_path: str) -> list[str]:
     """The segments of a tag path, without empty ones and the "..." of a path cut by the segmenter."""
     return [s for s in tag_path.split("/") if s and s != "..."]
 
 
-def path_tail(segments: list[str], tail: int) -> list[tuple[int, str]]:
+def _tail(segments: list[str], tail: int) -> list[tuple[int, str]]:
     """(distance from the end, segment) of the last `tail` segments, innermost first."""
     return list(enumerate(reversed(segments[-tail:] if tail else []), start=1))
 
 
-def _tail_tokens(segment: str, k: int) -> tuple[str, ...]:
+def tail_tokens(segment: str, k: int) -> tuple[str, ...]:
     """A segment's tokens prefixed with its distance from the end of the path ("1:p", "2:.main")."""
     return tuple(f"{k}:{t}" for t in segment_tokens(segment))
 
@@ -262,7 +262,7 @@ def _path_ids(tag_path: str, buckets: int) -> tuple[int, ...]:
 
 
 def last_segments(tag_path: str, tail: int) -> list[tuple[int, str]]:
-    """`path_tail(path_segments(tag_path), tail)` for tail >= 0, reading only the end of the path."""
+    """`_tail(_path_segments(tag_path), tail)` for tail >= 0, reading only the end of the path."""
     found: list[tuple[int, str]] = []
     rest = tag_path
     while rest and len(found) < tail:

@@ -94,8 +94,9 @@ def _run_extract(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
     if checkpoint and name not in TRAINED:
         raise ValueError(f"--checkpoint is for {', '.join(TRAINED)}, not {name}")
-    if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL) and kind_of(resolve(None)) == name:
-        checkpoint = str(resolve(None))  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor()
+    if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL):
+        env = resolve(None)  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor() loads it
+        checkpoint = str(env) if kind_of(env) == name else None
     extractor_opts: dict = {"checkpoint": checkpoint} if checkpoint else {}
     if name in TRAINED:
         extractor_opts["fallback"] = args.fallback

@@ -37,7 +37,15 @@ import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
 from bodyblocks.context import CONTEXT_NAMES, context_features
-from bodyblocks.features import FEATURE_NAMES, TAIL, block_features, last_segments, segment_tokens, tag_bags
+from bodyblocks.features import (
+    FEATURE_NAMES,
+    TAIL,
+    block_features,
+    last_segments,
+    segment_tokens,
+    tag_bags,
+    tail_tokens,
+)
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.types import Block, Document
@@ -102,9 +110,7 @@ class _Vocabulary:
         cols = self.segments.get((segment, k))
         if cols is None:
             index = self.index
-            tokens = segment_tokens(segment)
-            if k:
-                tokens = tuple(f"{k}:{t}" for t in tokens)
+            tokens = tail_tokens(segment, k) if k else segment_tokens(segment)
             cols = self.segments[(segment, k)] = frozenset(index[t] for t in tokens if t in index)
         return cols
 

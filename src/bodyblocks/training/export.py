@@ -199,7 +199,7 @@ def quantize_context(folder: str | Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     path = Path(folder) / ox.CONTEXT
-    props = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    props = ox.export_metadata(path)  # (read from the bytes: quantize_dynamic loads the model itself)
     if props.get(ox.QUANTIZED_KEY):
         raise ValueError(f"{path} has int8 weights already")
     root = logging.getLogger()
