@@ -65,6 +65,20 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def grid_values(items: list[str]) -> dict[str, tuple[float, ...]]:
+    """`--grid KEY=V,V` items as GRID entries (ValueError for a key GRID lacks or a value that is not a number)."""
+    out = {}
+    for item in items:
+        key, _, values = item.partition("=")
+        try:
+            if key not in GRID:
+                raise ValueError
+            out[key] = tuple(float(v) for v in values.split(","))
+        except ValueError:
+            raise ValueError(f"--grid {item}: expected one of {', '.join(GRID)}=V,V (numbers)") from None
+    return out
+
+
 def settings() -> list[Setting]:
     """Every setting of GRID whose weights leave the trees a share (w + h < 1)."""
     return [s for s in itertools.product(*GRID.values()) if s[0] + s[1] < 1.0 - 1e-9]
@@ -229,9 +243,11 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "settings on every fold, and the container step's share and inner threshold are what every fold's validation "
         "tuning chose: the choice within the grid is blind to each fold, the grid itself not wholly.",
         "",
-        f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} --out {args.out} "
-        f"--doc {args.doc}`",
+        f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
+        + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
+        + "".join(f"--grid {g} " for g in args.grid) + f"--out {args.out} --doc {args.doc}`",
         "",
+        *([args.note, ""] if args.note else []),
         "| extractor | " + " | ".join(cols) + " | mean |",
         "|---|" + "---|" * (len(cols) + 1),
         "| ensemble, blend chosen on the other folds | " + " | ".join(_fmt(ours[f]) for f in cols)
@@ -267,12 +283,20 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/loso-blend"))
     ap.add_argument("--doc", type=Path, default=Path("docs/generalization-blend.md"))
     ap.add_argument("--report-only", action="store_true", help="the doc from the cached grid scores")
+    ap.add_argument("--grid", action="append", default=[], metavar="KEY=V,V",
+                    help="other values for one of GRID's keys (weight=0 --grid vote=0.1,0.2,0.3,0.4: the trees and the "
+                         "vote without the model)")
+    ap.add_argument("--note", default="", help="a paragraph added to the doc (what the folds' parts are)")
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
     ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
     ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
+    try:
+        GRID.update(grid_values(args.grid))
+    except ValueError as e:
+        ap.error(str(e))
     grid_path = args.out / "grid.pkl"
     done = pickle.loads(grid_path.read_bytes()) if grid_path.exists() else {}
     grid = done
