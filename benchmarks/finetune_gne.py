@@ -125,7 +125,7 @@ def report(runs: list[Path]) -> str:
         + ", ".join(f"{a:+.3f}" for a, _ in deltas) + "; kept " + ", ".join(f"{b:+.3f}" for _, b in deltas) + ".",
         "",
         f"In {sum(a > 0.0005 for a, _ in deltas)} of {len(deltas)} runs the fine-tuned ensemble has a higher token F1 "
-        f"on the held-out pages than the shipped one (the largest change: {max(deltas)[0]:+.3f}). It has a "
+        f"on the held-out pages than the shipped one (the largest change: {max(a for a, _ in deltas):+.3f}). It has a "
         f"higher precision in {sum(m[0] > 0 for m in moves)}, a lower recall in {sum(m[1] < 0 for m in moves)} and a "
         f"higher accuracy at 0.9 in {sum(m[2] > 0 for m in moves)}.",
         "",
