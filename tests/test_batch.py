@@ -443,6 +443,34 @@ def test_free_heap_memory_goes_back_after_every_window(tmp_path: Path, monkeypat
     assert totals.pages == 5 and len(calls) == 3
 
 
+def test_a_run_collects_its_young_objects_rarely_in_its_workers_and_in_its_own_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from bodyblocks.batch import runner
+    from bodyblocks.pool import GC_YOUNG, WorkerPool
+
+    pool = WorkerPool(1, _young_threshold)
+    try:
+        assert [result for _, result, _ in pool.run([0])] == [GC_YOUNG]
+    finally:
+        pool.close()
+    seen: list[int] = []
+    real = runner.work
+    monkeypatch.setattr(runner, "work", lambda job: seen.append(gc.get_threshold()[0]) or real(job))
+    before = gc.get_threshold()
+    totals = run_batch([make_inputs(tmp_path)], tmp_path / "out",
+                       BatchOptions(extractor="heuristic", workers=1, progress=False))
+    assert totals.pages == 5 and seen == [GC_YOUNG] * 5  # the pages of a run without workers
+    assert gc.get_threshold() == before != (GC_YOUNG, *before[1:])  # restored after the run
+
+
+def _young_threshold(_task: int) -> int:
+    import gc
+
+    return gc.get_threshold()[0]
+
+
 # ------------------------------------------------------------------------------------------ what workers send back
 def _block_extraction(key: str) -> Extraction:
     """A block extractor's answer on ARTICLE (blocks, probabilities, kept) with a flag or two set by `key`."""

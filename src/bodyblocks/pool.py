@@ -18,6 +18,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -26,6 +27,26 @@ JOIN_S = 5.0  # how long a killed worker is waited for
 
 class WorkerStartError(RuntimeError):
     """A worker process could not set itself up (its `init` raised, or it did not answer in time)."""
+
+
+# Allocations between two collections of the young generation in a run's processes (CPython's default is 700). A
+# page makes tens of thousands of objects that live until it is done (blocks, lists, the tree's proxies): at 700
+# they are collected and promoted several times a page and walked again by the older generations' collections.
+# Freed by reference counting, most of them are gone before 50,000 allocations; cycles are still collected, so
+# memory stays bounded (benchmarks/cli_profile.py counts the collector's time per page).
+GC_YOUNG = 50_000
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """This process's young generation collected every GC_YOUNG allocations inside the block (a run's pages in
+    its own process, with no workers), CPython's threshold restored after."""
+    before = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -48,6 +69,7 @@ def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] 
     # what the worker inherits (modules, the parent's models) lives as long as it does: its collections of the
     # old generation skip it (each such collection walked all of it: ~20 ms, or 0.3 ms a page of a run's 30)
     gc.freeze()
+    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])  # the worker's pages (few_collections)
     try:
         if init is not None:
             init(*init_args)

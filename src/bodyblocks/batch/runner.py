@@ -38,7 +38,7 @@ from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
-from bodyblocks.pool import WorkerPool, WorkerStartError
+from bodyblocks.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction
 
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
@@ -169,7 +169,7 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
         init_worker(*init)
     overlap = staged and extractor.overlaps and (opts.overlap if opts.overlap is not None else True)
     scheduler = Scheduler(extractor if staged else None, overlap, report.write, opts.page_timeout)
-    with overlapping(overlap):
+    with overlapping(overlap), few_collections():  # the workers collect as rarely (pool._main)
         try:
             # a URL list's page done already is not captured again (a columnar format knows shards, not pages)
             done = (lambda key: report.target_for(key).exists()) if opts.resume and not report.shards else None
