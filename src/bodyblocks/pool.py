@@ -37,12 +37,18 @@ class WorkerStartError(RuntimeError):
 GC_YOUNG = 50_000
 
 
-@contextmanager
-def few_collections() -> Iterator[None]:
-    """This process's young generation collected every GC_YOUNG allocations inside the block (a run's pages in
-    its own process, with no workers), CPython's threshold restored after."""
+def collect_rarely() -> tuple[int, ...]:
+    """Collect this process's young generation every GC_YOUNG allocations from now on; the thresholds before."""
     before = gc.get_threshold()
     gc.set_threshold(GC_YOUNG, *before[1:])
+    return before
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """collect_rarely inside the block (a run's own process: its pages when it has no workers, else what it
+    writes), CPython's thresholds restored after."""
+    before = collect_rarely()
     try:
         yield
     finally:
@@ -69,7 +75,7 @@ def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] 
     # what the worker inherits (modules, the parent's models) lives as long as it does: its collections of the
     # old generation skip it (each such collection walked all of it: ~20 ms, or 0.3 ms a page of a run's 30)
     gc.freeze()
-    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])  # the worker's pages (few_collections)
+    collect_rarely()  # for the worker's pages
     try:
         if init is not None:
             init(*init_args)
