@@ -46,6 +46,7 @@ from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
+from bodyblocks.types import Extraction
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
 ZH = "daniel zh"  # daniel's Chinese pages, reported apart (not a fold of their own)
@@ -137,16 +138,19 @@ def load_parts(out: Path, models: Path, trees: Path) -> dict[str, list[dict[str,
 
 
 # ------------------------------------------------------------------------------------------- 2. scores
+def page_decision(page: dict[str, Any], blend: Blend, rule: DecisionRule) -> tuple[np.ndarray, Extraction] | None:
+    """A fold part's page under a blend and rule: its blended P(body) and the ensemble's Extraction (None: a page
+    with no block)."""
+    doc = page["doc"]
+    if doc is None or not doc.blocks:
+        return None
+    probs = blend([page["model"]], [page["gbt"]], [page["vote"]])[0]
+    return probs, rule.decide(doc, probs, "ensemble")
+
+
 def page_texts(pages: list[dict[str, Any]], setting: Setting) -> list[str]:
     blend, rule = rule_of(setting)
-    texts = []
-    for p in pages:
-        doc = p["doc"]
-        if doc is None or not doc.blocks:
-            texts.append("")
-            continue
-        texts.append(rule.decide(doc, blend([p["model"]], [p["gbt"]], [p["vote"]])[0], "ensemble").text)
-    return texts
+    return [d[1].text if (d := page_decision(p, blend, rule)) is not None else "" for p in pages]
 
 
 def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
@@ -306,10 +310,14 @@ def main() -> int:
     if args.ensemble:
         write_ensemble(args.ensemble, args.model, args.gbt, grid)
     text = report(grid, args.peers, args)
-    doc = args.doc if args.doc.is_absolute() else REPO_ROOT / args.doc
-    write_atomic(doc, text)
-    print(text)
+    write_doc(args.doc, text)
     return 0
+
+
+def write_doc(path: Path, text: str) -> None:
+    """A doc's text to PATH (relative: to the repository's root), and to standard output."""
+    write_atomic(path if path.is_absolute() else REPO_ROOT / path, text)
+    print(text)
 
 
 if __name__ == "__main__":

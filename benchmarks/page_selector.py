@@ -32,9 +32,22 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.loso_blend import PEERS, SOURCES, ZH, Setting, _fmt, _summary, best, log, peer_rows, rule_of
-from bodyblocks.files import REPO_ROOT, write_atomic
-from bodyblocks.metrics import PageScore, score_page
+from benchmarks.loso_blend import (
+    PEERS,
+    SOURCES,
+    ZH,
+    Setting,
+    _fmt,
+    _summary,
+    best,
+    log,
+    page_decision,
+    peer_rows,
+    rule_of,
+    write_doc,
+)
+from bodyblocks.files import write_atomic
+from bodyblocks.metrics import PageScore, score_page, squash
 from bodyblocks.types import Block
 
 FEATURES = (
@@ -82,7 +95,7 @@ def page_features(blocks: Sequence[Block], probs: np.ndarray, kept: np.ndarray, 
     k, v = np.asarray(kept, bool), np.asarray(vote) > 0.5
     ck, cv, both, either = chars[k].sum(), chars[v].sum(), chars[k & v].sum(), chars[k | v].sum()
     page = chars.sum()
-    answer_chars = len("".join(answer.split()))
+    answer_chars = len(squash(answer))
     return np.array([
         math.log1p(ck), math.log1p(cv), math.log1p(page),
         both / (either + 1), both / (ck + 1), both / (cv + 1),
@@ -171,20 +184,19 @@ def page_rows(pages: list[dict[str, Any]], texts: list[str], setting: Setting) -
     blend, rule = rule_of(setting)
     out = []
     for p, answer in zip(pages, texts, strict=True):
-        doc = p["doc"]
-        if doc is None or not doc.blocks:
+        decided = page_decision(p, blend, rule)
+        if decided is None:
             empty = score_page(p["gold"], "")
             if empty.has_gold:
                 out.append(PageRow(p["lang"], None, empty, score_page(p["gold"], answer)))
             continue
-        probs = blend([p["model"]], [p["gbt"]], [p["vote"]])[0]
-        ex = rule.decide(doc, probs, "ensemble")
+        probs, ex = decided
         scored = score_page(p["gold"], ex.text)
         if not scored.has_gold:
             continue
-        kept = np.zeros(len(doc.blocks), bool)
+        kept = np.zeros(len(ex.blocks), bool)
         kept[ex.kept or []] = True
-        features = page_features(doc.blocks, probs, kept, p["vote"], answer) if answer.strip() else None
+        features = page_features(ex.blocks, probs, kept, p["vote"], answer) if answer.strip() else None
         out.append(PageRow(p["lang"], features, scored, score_page(p["gold"], answer)))
     return out
 
@@ -284,10 +296,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/page-selector"), help="the heuristic's texts")
     ap.add_argument("--doc", type=Path, default=Path("docs/generalization-selector.md"))
     args = ap.parse_args()
-    text = report(args)
-    doc = args.doc if args.doc.is_absolute() else REPO_ROOT / args.doc
-    write_atomic(doc, text)
-    print(text)
+    write_doc(args.doc, report(args))
     return 0
 
 
