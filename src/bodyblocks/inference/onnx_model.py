@@ -284,13 +284,16 @@ class OnnxModelScorer(PageScorer):
         """P(body) of one page's blocks (float32)."""
         if page.n == 0:
             return np.zeros(0, np.float32)
-        embed, context = self.sessions()
-        parts = [embed.run(None, self._embed_feed(page, a, b))[0] for a, b in self._embed_chunks(page)]
-        x = parts[0] if len(parts) == 1 else np.concatenate(parts)  # (n, d); the blocks are independent here
-        logits = self._contextualise(context, x)
+        logits = self._contextualise(self.sessions()[1], self.block_vectors(page))
         z = logits - logits.max(axis=1, keepdims=True)
         e = np.exp(z)
         return (e[:, 1] / e.sum(axis=1)).astype(np.float32)
+
+    def block_vectors(self, page: PageInputs) -> np.ndarray:
+        """embed.onnx's (n, d_model) vectors of a page's blocks (n >= 1), before the context layers."""
+        embed = self.sessions()[0]
+        parts = [embed.run(None, self._embed_feed(page, a, b))[0] for a, b in self._embed_chunks(page)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)  # (n, d); the blocks are independent here
 
     def _embed_chunks(self, page: PageInputs) -> list[tuple[int, int]]:
         """Blocks a..b per embed.onnx call: up to EMBED_ROWS blocks and EMBED_NGRAMS n-grams (at least a block)."""
