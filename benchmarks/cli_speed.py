@@ -6,8 +6,10 @@
 Each round runs every command once on each folder, ours and trafilatura's alternating, as whole processes:
 wall seconds, CPU seconds (user + system of the process and every worker it waited for) and peak RSS (the
 largest of those processes; os.wait4). Settings: both with their defaults, and both with 2 cores
-(`--workers 2`, `--parallel 2`). Pages are plain .html files spread over the shared datasets (synthetic pages
-when they are absent); 1 page is data/samples/article-utf8.html. bodyblocks' modules are byte-compiled first, as a
+(`--workers 2`, `--parallel 2`); and, when it is shipped, the faster preset (`--checkpoint fast`: the ensemble
+whose model has no context layers) with its defaults, held against trafilatura's defaults. Pages are plain
+.html files spread over the shared datasets (synthetic pages when they are absent); 1 page is
+data/samples/article-utf8.html. bodyblocks' modules are byte-compiled first, as a
 wheel install leaves them (trafilatura's are). Figures are medians over the rounds; ratios
 are trafilatura's figure over ours (> 1: we are faster). CPU per page is (CPU of the largest run - CPU of the
 one-page run) / (pages - 1): the fixed cost removed.
@@ -45,12 +47,20 @@ def commands(pages: Path, out: Path) -> dict[str, list[str]]:
     bodyblocks = [*([script] if script else [sys.executable, "-m", "bodyblocks"]), "extract", str(pages),
                   "--no-progress", "--no-resume"]
     trafilatura = [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages)]
-    return {
+    cmds = {
         "bodyblocks": [*bodyblocks, "--out", str(out / "bb")],
         "trafilatura": [*trafilatura, "--output-dir", str(out / "tr")],
         "bodyblocks --workers 2": [*bodyblocks, "--workers", "2", "--out", str(out / "bb2")],
         "trafilatura --parallel 2": [*trafilatura, "--parallel", "2", "--output-dir", str(out / "tr2")],
     }
+    from bodyblocks.inference.checkpoints import shipped
+
+    if shipped("fast") is not None:  # the shipped preset without context layers, with its defaults
+        cmds[FAST] = [*bodyblocks, "--checkpoint", "fast", "--out", str(out / "bbf")]
+    return cmds
+
+
+FAST = "bodyblocks --checkpoint fast"
 
 
 def timed(cmd: list[str], out_dirs: list[Path]) -> Run:
@@ -135,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = work / f"pages-{size}"
         counts[size] = write_pages(folder, size)
         cmds = commands(folder, work / f"out-{size}")
-        outs = [work / f"out-{size}" / x for x in ("bb", "tr", "bb2", "tr2")]
+        outs = [work / f"out-{size}" / x for x in ("bb", "tr", "bb2", "tr2", "bbf")]
         results[size] = {name: [] for name in cmds}
         rounds = args.big_rounds if size >= 1000 else args.rounds
         for r in range(rounds):
@@ -165,15 +175,20 @@ def report(results: dict[int, dict[str, list[Run]]], counts: dict[int, int], arg
             lines.append(f"| {counts[size]} | `{name}` | {m.wall:.2f} | {m.cpu:.2f} | {m.rss_mb:.0f} |")
     lines += ["", "| pages | settings | wall: trafilatura / ours | CPU: trafilatura / ours |", "|---|---|---|---|"]
     for size, by in med.items():
-        for ours, theirs, label in (("bodyblocks", "trafilatura", "defaults"),
-                                    ("bodyblocks --workers 2", "trafilatura --parallel 2", "2 cores each")):
+        pairs = [("bodyblocks", "trafilatura", "defaults"),
+                 ("bodyblocks --workers 2", "trafilatura --parallel 2", "2 cores each")]
+        if FAST in by:
+            pairs.append((FAST, "trafilatura", "`--checkpoint fast` against trafilatura's defaults"))
+        for ours, theirs, label in pairs:
             lines.append(f"| {counts[size]} | {label} | {by[theirs].wall / by[ours].wall:.2f} | "
                          f"{by[theirs].cpu / by[ours].cpu:.2f} |")
     sizes = sorted(med)
     if len(sizes) > 1 and sizes[0] == 1:
         big = sizes[-1]
         lines += ["", f"CPU per page, fixed cost removed ({counts[big]}-page run less the 1-page run, defaults):"]
-        for name in ("bodyblocks", "trafilatura"):
+        for name in ("bodyblocks", FAST, "trafilatura"):
+            if name not in med[big] or name not in med[1]:
+                continue
             per = (med[big][name].cpu - med[1][name].cpu) / max(1, counts[big] - 1) * 1000
             lines.append(f"- `{name}`: {per:.1f} ms")
     return "\n".join(lines) + "\n"

@@ -59,6 +59,32 @@ def test_a_missing_shipped_model_is_an_error_not_a_fallback(tmp_path: Path, monk
         bodyblocks.get_extractor("gbt")
 
 
+def test_the_fast_preset_is_a_shipped_ensemble_of_a_model_without_context_and_the_shipped_trees(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    if checkpoints.shipped("fast") is None or checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble-fast is not shipped in this checkout")
+    folder = checkpoints.resolve("fast")
+    assert folder == checkpoints.shipped("fast") != checkpoints.shipped("ensemble")
+    assert checkpoints.kind_of(folder) == "ensemble"
+    meta, default = checkpoints.read_ensemble(folder), checkpoints.read_ensemble(checkpoints.shipped("ensemble"))
+    assert meta["gbt_path"].resolve() == default["gbt_path"].resolve()
+    assert meta["model_path"].resolve() != default["model_path"].resolve()
+    fast = bodyblocks.load("fast")
+    assert fast.model.cfg.use_context is False and fast.model.engine == "onnx"
+    assert bodyblocks.load().model.cfg.use_context is True  # the default stays the accurate one
+    assert "harbour works began" in fast.extract(PAGE).text
+    assert "harbour works began" in bodyblocks.get_extractor("ensemble", checkpoint="fast").extract(PAGE).text
+
+
+def test_a_missing_preset_is_an_error_that_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checkpoints, "SHIPPED", tmp_path)
+    with pytest.raises(ModelNotFound, match="the shipped fast is missing"):
+        checkpoints.resolve("fast")
+    with pytest.raises(ModelNotFound, match="fast"):  # the names a user may give are listed
+        checkpoints.resolve(tmp_path / "nothing")
+
+
 def test_extract_takes_bytes_text_and_paths_and_refuses_a_file_name_as_html(tmp_path: Path) -> None:
     from bodyblocks.errors import NotMarkup
 
@@ -88,7 +114,8 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    for part in ("default/embed.onnx", "default/context.onnx", "gbt/trees.onnx", "default/model.safetensors"):
+    for part in ("default/embed.onnx", "default/context.onnx", "gbt/trees.onnx", "default/model.safetensors",
+                 "fast/embed.onnx", "fast/context.onnx", "fast/model.safetensors", "ensemble-fast/config.json"):
         assert f"bodyblocks/checkpoints/{part}" in names
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     base = [r for r in requires if "extra ==" not in r]
@@ -106,7 +133,9 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     probe = _NO_TORCH + (
         "import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
         "from bodyblocks.inference.registry import default_extractor_name; "
-        "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text}))")
+        "fast = bodyblocks.load('fast').extract(pathlib.Path(sys.argv[1])).text; "
+        "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text, "
+        "'fast': fast}))")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
     run = subprocess.run([str(python), "-c", probe, str(page)], capture_output=True, text=True, cwd=tmp_path,
                          env=env, check=True)
@@ -114,3 +143,4 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     assert Path(got["file"]).is_relative_to(venv), got["file"]  # the wheel's copy ran, not the checkout
     assert got["name"] == "ensemble"
     assert got["text"] == bodyblocks.get_extractor("ensemble").extract(PAGE).text
+    assert got["fast"] == bodyblocks.load("fast").extract(PAGE).text

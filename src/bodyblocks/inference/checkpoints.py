@@ -2,6 +2,7 @@
 
     load()                                                   # $BODYBLOCKS_MODEL, else the shipped ensemble
     load("runs/my-model")                                    # any checkpoint folder: its config.json says the kind
+    load("fast")                                             # a shipped preset (PRESETS): the faster ensemble
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
 
 Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
@@ -15,6 +16,10 @@ Kinds (config.json "kind"; folders written before it was recorded are models):
             the model's, `heuristic`: the vote's; the trees get the rest) and the decision rule, all tuned
             together on validation (training/tune.py); `without_vote` holds the blend and rule tuned
             without the heuristic's vote.
+
+Presets (PRESETS) are other shipped ensembles, named as the kinds are: `fast` is the ensemble whose model has
+no context layers (checkpoints/ensemble-fast: checkpoints/fast and the shipped trees), about 1.3 times as fast
+as the default on a CPU and less accurate on unseen sources (README, docs/generalization-blend-nocontext.md).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
 SHIPPED_FOLDERS = {MODEL: "default", GBT: "gbt", ENSEMBLE: "ensemble"}
+PRESETS = {"fast": "ensemble-fast"}  # name -> shipped ensemble folder
 ENV_MODEL = "BODYBLOCKS_MODEL"  # a checkpoint folder (any kind) that the default extractor loads
 
 
@@ -81,9 +87,10 @@ def read_ensemble(folder: str | Path) -> dict[str, Any]:
 
 
 def shipped(kind: str) -> Path | None:
-    """The shipped folder of a kind when it is complete (an ensemble: with both of its parts), else None."""
-    folder = SHIPPED / SHIPPED_FOLDERS[kind]
-    if kind != ENSEMBLE:
+    """The shipped folder of a kind or preset when it is complete (an ensemble: with both of its parts), else
+    None."""
+    folder = SHIPPED / (PRESETS[kind] if kind in PRESETS else SHIPPED_FOLDERS[kind])
+    if kind not in PRESETS and kind != ENSEMBLE:
         return folder if (folder / "model.safetensors").exists() else None
     try:
         meta = read_ensemble(folder)
@@ -97,7 +104,8 @@ def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
     """The checkpoint folder that `spec` names, like a model name or folder in Hugging Face's loaders.
 
     None: $BODYBLOCKS_MODEL when set, else the shipped ensemble; "ensemble", "model" or "gbt": that kind's
-    shipped folder; anything else: a folder holding a config.json.
+    shipped folder; a preset's name ("fast"): its shipped ensemble; anything else: a folder holding a
+    config.json.
     Raises:
         ModelNotFound: nothing there (with what to do about it).
     """
@@ -109,16 +117,17 @@ def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
                 raise ModelNotFound(f"${ENV_MODEL}={env} is not a checkpoint folder (no config.json there)")
             return folder
         spec = ENSEMBLE
-    if isinstance(spec, str) and spec in KINDS:
+    if isinstance(spec, str) and (spec in KINDS or spec in PRESETS):
         found = shipped(spec)
         if found is None:
-            raise ModelNotFound(f"the shipped {spec} is missing from {SHIPPED / SHIPPED_FOLDERS[spec]}: reinstall "
-                                f"bodyblocks, or pass a checkpoint folder (or set ${ENV_MODEL})")
+            where = SHIPPED / (PRESETS[spec] if spec in PRESETS else SHIPPED_FOLDERS[spec])
+            raise ModelNotFound(f"the shipped {spec} is missing from {where}: reinstall bodyblocks, or pass a "
+                                f"checkpoint folder (or set ${ENV_MODEL})")
         return found
     folder = Path(spec)
     if not (folder / "config.json").is_file():
         raise ModelNotFound(f"{folder} is not a checkpoint folder (no config.json there); "
-                            f"name one of {', '.join(KINDS)} or a folder that `bodyblocks train` wrote")
+                            f"name one of {', '.join((*KINDS, *PRESETS))} or a folder that `bodyblocks train` wrote")
     return folder
 
 
