@@ -34,6 +34,7 @@ SHAPES: dict[str, dict[str, object]] = {
     REFERENCE: {},
     "d_model 128, d_ff 256": {"d_model": 128, "d_ff": 256},
     "d_model 128, d_ff 256, 2 layers": {"d_model": 128, "d_ff": 256, "n_layers": 2},
+    "d_model 64, d_ff 128, 2 layers": {"d_model": 64, "d_ff": 128, "n_layers": 2},
     "1 layer": {"n_layers": 1},
     "no context layers": {"use_context": False},
 }
