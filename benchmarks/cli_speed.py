@@ -41,12 +41,29 @@ class Run:
     rss_mb: float
 
 
+FAST = "bodyblocks --checkpoint fast"
+
+
+def bodyblocks_command(pages: Path) -> list[str]:
+    """`bodyblocks extract` of a folder as a user runs it (the console script), before its --out and options."""
+    script = shutil.which("bodyblocks")
+    return [*([script] if script else [sys.executable, "-m", "bodyblocks"]), "extract", str(pages),
+            "--no-progress", "--no-resume"]
+
+
+def trafilatura_command(pages: Path) -> list[str]:
+    """trafilatura's command on a folder, before its --output-dir and options."""
+    return [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages)]
+
+
+def median_run(runs: list[Run]) -> Run:
+    """Each figure's median over the rounds."""
+    return Run(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall", "cpu", "rss_mb")))
+
+
 def commands(pages: Path, out: Path) -> dict[str, list[str]]:
-    """The four commands on one folder (their output folders under `out`)."""
-    script = shutil.which("bodyblocks")  # the console script, as a user runs it
-    bodyblocks = [*([script] if script else [sys.executable, "-m", "bodyblocks"]), "extract", str(pages),
-                  "--no-progress", "--no-resume"]
-    trafilatura = [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages)]
+    """The commands on one folder (their output folders under `out`)."""
+    bodyblocks, trafilatura = bodyblocks_command(pages), trafilatura_command(pages)
     cmds = {
         "bodyblocks": [*bodyblocks, "--out", str(out / "bb")],
         "trafilatura": [*trafilatura, "--output-dir", str(out / "tr")],
@@ -58,9 +75,6 @@ def commands(pages: Path, out: Path) -> dict[str, list[str]]:
     if shipped("fast") is not None:  # the shipped preset without context layers, with its defaults
         cmds[FAST] = [*bodyblocks, "--checkpoint", "fast", "--out", str(out / "bbf")]
     return cmds
-
-
-FAST = "bodyblocks --checkpoint fast"
 
 
 def timed(cmd: list[str], out_dirs: list[Path]) -> Run:
@@ -145,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = work / f"pages-{size}"
         counts[size] = write_pages(folder, size)
         cmds = commands(folder, work / f"out-{size}")
-        outs = [work / f"out-{size}" / x for x in ("bb", "tr", "bb2", "tr2", "bbf")]
+        outs = [work / f"out-{size}"]  # every command's output folder is in it
         results[size] = {name: [] for name in cmds}
         rounds = args.big_rounds if size >= 1000 else args.rounds
         for r in range(rounds):
@@ -163,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(results: dict[int, dict[str, list[Run]]], counts: dict[int, int], args: argparse.Namespace) -> str:
-    med = {size: {name: Run(*(statistics.median(getattr(r, f) for r in runs) for f in ("wall", "cpu", "rss_mb")))
-                  for name, runs in by.items()} for size, by in results.items()}
+    med = {size: {name: median_run(runs) for name, runs in by.items()} for size, by in results.items()}
     lines = ["# The whole command: `bodyblocks extract` against `trafilatura`", "",
              "Written by benchmarks/cli_speed.py (its docstring says how each figure is taken).", "",
              f"Machine: {os.cpu_count()} cores; `python -m benchmarks.cli_speed --sizes {args.sizes} --rounds "

@@ -59,6 +59,12 @@ def build(folder: Path, changes: dict[str, object], docs: list) -> int:
     return model.n_parameters()
 
 
+def build_shape(folder: Path, changes: dict[str, object], docs: list) -> int:
+    """`build` into a new folder that starts as the shipped one's config.json (its decision rule included)."""
+    shutil.copytree(SHIPPED, folder, ignore=shutil.ignore_patterns("*.onnx", "*.safetensors"))
+    return build(folder, changes, docs)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=500, help="pages (every fourth of the 2,000-page folder)")
@@ -78,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         folders, params = {"shipped model": SHIPPED}, {"shipped model": BlockClassifier.load(SHIPPED).n_parameters()}
         for i, (name, changes) in enumerate(SHAPES.items()):
             folder = work_dir / f"shape{i}"
-            shutil.copytree(SHIPPED, folder, ignore=shutil.ignore_patterns("*.onnx", "*.safetensors"))
-            params[name] = build(folder, changes, docs)
+            params[name] = build_shape(folder, changes, docs)
             folders[name] = folder
         scorers = {name: OnnxModelScorer.load(f) for name, f in folders.items()}
         for s in scorers.values():

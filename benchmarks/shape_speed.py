@@ -25,14 +25,21 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_speed import Run, compile_package, timed, write_pages
-from benchmarks.model_cost import REFERENCE, SHAPES, SHIPPED, build
+from benchmarks.cli_speed import (
+    Run,
+    bodyblocks_command,
+    compile_package,
+    median_run,
+    timed,
+    trafilatura_command,
+    write_pages,
+)
+from benchmarks.model_cost import REFERENCE, SHAPES, build_shape
 from bodyblocks.files import REPO_ROOT
 
 SHIPPED_ENSEMBLE = REPO_ROOT / "checkpoints" / "ensemble"
@@ -43,10 +50,9 @@ PEER = "trafilatura"
 
 def shape_ensemble(work: Path, index: int, changes: dict[str, object], docs: list) -> Path:
     """An ensemble folder under `work`: the shipped ensemble's config with its model a shape built by
-    model_cost.build (random weights, exported) and its trees the shipped ones."""
+    model_cost.build_shape (random weights, exported) and its trees the shipped ones."""
     model = work / f"model-{index}"
-    shutil.copytree(SHIPPED, model, ignore=shutil.ignore_patterns("*.onnx", "*.safetensors"))
-    build(model, changes, docs)
+    build_shape(model, changes, docs)
     ensemble = work / f"ensemble-{index}"
     ensemble.mkdir()
     cfg = json.loads((SHIPPED_ENSEMBLE / "config.json").read_text(encoding="utf-8"))
@@ -57,21 +63,17 @@ def shape_ensemble(work: Path, index: int, changes: dict[str, object], docs: lis
 
 def commands(pages: Path, out: Path, ensembles: dict[str, Path]) -> dict[str, list[str]]:
     """The shipped command, one per shape's ensemble, and trafilatura's, each with its own output folder."""
-    script = shutil.which("bodyblocks")
-    ours = [*([script] if script else [sys.executable, "-m", "bodyblocks"]), "extract", str(pages),
-            "--no-progress", "--no-resume"]
+    ours = bodyblocks_command(pages)
     cmds = {OURS: [*ours, "--out", str(out / "shipped")]}
     for i, (name, folder) in enumerate(ensembles.items()):
         cmds[f"bodyblocks, model: {name}"] = [*ours, "--checkpoint", str(folder), "--out", str(out / f"shape{i}")]
-    cmds[PEER] = [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages),
-                  "--output-dir", str(out / "tr")]
+    cmds[PEER] = [*trafilatura_command(pages), "--output-dir", str(out / "tr")]
     return cmds
 
 
 def report(runs: dict[str, list[Run]], pages: int, args: argparse.Namespace) -> str:
     """The table: medians over the rounds, CPU ms per page (fixed cost included) and the ratios to trafilatura."""
-    med = {name: Run(*(statistics.median(getattr(r, f) for r in rs) for f in ("wall", "cpu", "rss_mb")))
-           for name, rs in runs.items()}
+    med = {name: median_run(rs) for name, rs in runs.items()}
     peer = med[PEER]
     shapes = f" --shapes {' '.join(repr(s) for s in args.shapes)}" if args.shapes != DEFAULT_SHAPES else ""
     lines = [f"Machine: {os.cpu_count()} cores; `python -m benchmarks.shape_speed --pages {args.pages} --rounds "

@@ -86,10 +86,15 @@ def read_ensemble(folder: str | Path) -> dict[str, Any]:
     return meta
 
 
+def _shipped_path(name: str) -> Path:
+    """Where the shipped folder of a kind or preset is (whether or not it is there)."""
+    return SHIPPED / (PRESETS[name] if name in PRESETS else SHIPPED_FOLDERS[name])
+
+
 def shipped(kind: str) -> Path | None:
     """The shipped folder of a kind or preset when it is complete (an ensemble: with both of its parts), else
     None."""
-    folder = SHIPPED / (PRESETS[kind] if kind in PRESETS else SHIPPED_FOLDERS[kind])
+    folder = _shipped_path(kind)
     if kind not in PRESETS and kind != ENSEMBLE:
         return folder if (folder / "model.safetensors").exists() else None
     try:
@@ -120,9 +125,8 @@ def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
     if isinstance(spec, str) and (spec in KINDS or spec in PRESETS):
         found = shipped(spec)
         if found is None:
-            where = SHIPPED / (PRESETS[spec] if spec in PRESETS else SHIPPED_FOLDERS[spec])
-            raise ModelNotFound(f"the shipped {spec} is missing from {where}: reinstall bodyblocks, or pass a "
-                                f"checkpoint folder (or set ${ENV_MODEL})")
+            raise ModelNotFound(f"the shipped {spec} is missing from {_shipped_path(spec)}: reinstall bodyblocks, "
+                                f"or pass a checkpoint folder (or set ${ENV_MODEL})")
         return found
     folder = Path(spec)
     if not (folder / "config.json").is_file():
