@@ -37,6 +37,10 @@ SHAPES: dict[str, dict[str, object]] = {
     "d_model 64, d_ff 128, 2 layers": {"d_model": 64, "d_ff": 128, "n_layers": 2},
     "1 layer": {"n_layers": 1},
     "no context layers": {"use_context": False},
+    "conv context, 1 layer, kernel 7, d_ff 256": {"context_kind": "conv", "n_layers": 1, "d_ff": 256,
+                                                  "conv_kernel": 7},
+    "conv context, 2 layers, kernel 5, d_ff 256": {"context_kind": "conv", "n_layers": 2, "d_ff": 256,
+                                                   "conv_kernel": 5},
 }
 
 
@@ -69,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=500, help="pages (every fourth of the 2,000-page folder)")
     ap.add_argument("--write", type=Path, default=None, help="also write the table to this markdown file")
+    ap.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES),
+                    help=f"the shapes to measure ({REFERENCE!r} is always measured)")
     args = ap.parse_args(argv)
+    shapes = {name: SHAPES[name] for name in SHAPES if name == REFERENCE or name in args.shapes}
 
     from benchmarks.cli_speed import write_pages
     from bodyblocks.inference.model import BlockClassifier
@@ -82,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         files = sorted((work_dir / "pages").glob("*.html"))[::4][: args.pages]
         docs = [segment(f.read_bytes()) for f in files]
         folders, params = {"shipped model": SHIPPED}, {"shipped model": BlockClassifier.load(SHIPPED).n_parameters()}
-        for i, (name, changes) in enumerate(SHAPES.items()):
+        for i, (name, changes) in enumerate(shapes.items()):
             folder = work_dir / f"shape{i}"
             params[name] = build_shape(folder, changes, docs)
             folders[name] = folder

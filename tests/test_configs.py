@@ -76,6 +76,8 @@ def test_lists_tuples_and_none() -> None:
         ("train.epochs=two", "integer"),
         ("train.lr=fast", "number"),
         ("model.use_context=1", "true or false"),
+        ("model.context_kind=lstm", "context_kind"),
+        ("model.conv_kernel=4", "conv_kernel must be odd"),
         ("model.class_weights=[1]", "two numbers"),
         ("model.num_features=3", "features"),
         ("model.encoder.kind=e5-small", "384"),

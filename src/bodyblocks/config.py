@@ -24,6 +24,7 @@ ENCODER_KINDS = ("hash", "hf", "e5-small")
 # rows), so that a checkpoint's config.json asking for more is refused before anything is allocated.
 MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
 MAX_LAYERS = 48
+CONTEXT_KINDS = ("transformer", "conv")  # ModelConfig.context_kind
 MAX_TABLE = 1 << 28  # rows x width of an embedding table (1 GiB of float32)
 MAX_BLOCKS_WINDOW = 16384  # model.window
 
@@ -93,7 +94,9 @@ class ModelConfig:
     tag_buckets: int = 16384  # hash buckets of tag-path tokens
     tag_dim: int = 32  # embedding size of tag-path tokens
     d_model: int = 256  # width of the block representation and the Transformer
-    n_layers: int = 3  # Transformer encoder layers over the page's block sequence
+    context_kind: str = "transformer"  # the page context: "transformer" (self-attention) or "conv" (ConvContext)
+    n_layers: int = 3  # context layers over the page's block sequence
+    conv_kernel: int = 5  # "conv": blocks each layer's depthwise convolution sees (odd: centred on the block)
     n_heads: int = 4  # attention heads
     d_ff: int = 512  # feed-forward width inside each Transformer layer
     dropout: float = 0.1  # dropout in projection, Transformer and head
@@ -115,6 +118,8 @@ class ModelConfig:
                f"model.d_model must be in 1..{MAX_WIDTH} and divide by n_heads")
         _check(1 <= self.n_layers <= MAX_LAYERS and 0 < self.d_ff <= 4 * MAX_WIDTH,
                f"model.n_layers must be in 1..{MAX_LAYERS} and d_ff in 1..{4 * MAX_WIDTH}")
+        _check(self.context_kind in CONTEXT_KINDS, f"model.context_kind must be one of {', '.join(CONTEXT_KINDS)}")
+        _check(1 <= self.conv_kernel <= 63 and self.conv_kernel % 2 == 1, "model.conv_kernel must be odd, 1 to 63")
         _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
         _check(0.0 <= self.text_dropout < 1.0, "model.text_dropout must be in [0, 1)")
         _check(2 <= self.window <= MAX_BLOCKS_WINDOW, f"model.window must be 2 to {MAX_BLOCKS_WINDOW} blocks")

@@ -32,7 +32,7 @@ from bodyblocks.inference import onnx_model as ox
 from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
-from bodyblocks.inference.model import BlockClassifier
+from bodyblocks.inference.model import BlockClassifier, ConvContext
 from bodyblocks.inference.model_scorer import ModelScorer
 from bodyblocks.types import Document
 
@@ -294,12 +294,14 @@ class _ContextGraph(nn.Module):
     def __init__(self, model: BlockClassifier) -> None:
         super().__init__()
         self.model = model
-        layers = model.context.layers if model.context is not None else []
+        layers = model.context.layers if isinstance(model.context, nn.TransformerEncoder) else []
         if not all(layer.norm_first for layer in layers):
             raise ValueError("the export writes pre-norm Transformer layers (norm_first=True), as the model builds")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         context = self.model.context
+        if isinstance(context, ConvContext):
+            return self.model.head(context(x))  # unpadded windows
         if context is not None:
             for layer in context.layers:
                 sa = layer.self_attn
