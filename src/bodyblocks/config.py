@@ -198,8 +198,12 @@ class GbtConfig:
     l2_regularization: float = 1.0  # on leaf values
     n_iter_no_change: int = 20  # early-stopping patience on validation loss (0: run all max_iter)
     seed: int = 0  # random state of scikit-learn
+    # training: the sample weight of a non-body block that reads like body text (training/gbt.hard_negatives:
+    # comments, captions, promos, bylines); 1.0: every block counts once
+    hard_negatives: float = 1.0
 
     def __post_init__(self) -> None:
+        _check(0 < self.hard_negatives <= 100, "gbt.hard_negatives must be in (0, 100]")
         _check(0 <= self.tag_buckets <= 1 << 16 and 0 <= self.neighbours <= 8,
                "gbt.tag_buckets must be in 0..65536 and neighbours in 0..8")
         _check(0 <= self.tag_vocab <= 1 << 14 and self.vocab_sites >= 1 and len(self.tokens) <= self.tag_vocab
