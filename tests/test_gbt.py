@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -304,8 +305,8 @@ def test_hard_negatives_weigh_the_non_body_blocks_that_read_like_body_text(
     assert hard_negatives([page], 1.0) is None  # every block counts once: no weights at all
     assert hard_negatives([page, page], 3.0).tolist() == [3.0, 1.0, 1.0, 1.0, 3.0] * 2  # page_matrix's order
     pages = splits["train"]
-    plain, hard = train_gbt(pages, splits["val"], SMALL), train_gbt(pages, splits["val"], GbtConfig(
-        **{**SMALL.__dict__, "hard_negatives": 5.0}))
+    plain = train_gbt(pages, splits["val"], SMALL)
+    hard = train_gbt(pages, splits["val"], dataclasses.replace(SMALL, hard_negatives=5.0))
     x, _ = page_matrix(splits["val"], SMALL)
     assert not np.allclose(plain.predict_proba(x), hard.predict_proba(x))  # the weights reach the fit
     with pytest.raises(ConfigError, match="hard_negatives"):

@@ -98,7 +98,7 @@ class ModelConfig:
     n_layers: int = 3  # context layers over the page's block sequence
     conv_kernel: int = 5  # "conv": blocks each layer's depthwise convolution sees (odd: centred on the block)
     n_heads: int = 4  # attention heads
-    d_ff: int = 512  # feed-forward width inside each Transformer layer
+    d_ff: int = 512  # feed-forward width inside each context layer (Transformer or conv)
     dropout: float = 0.1  # dropout in projection, Transformer and head
     text_dropout: float = 0.0  # training only: share of blocks whose text vector is zeroed (leans on structure)
     window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows

@@ -221,7 +221,8 @@ class BlockClassifier(nn.Module):
         return x
 
     def _encode(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Transformer over (b, w, d) with padding; rows with no real block keep one slot unmasked (no NaN)."""
+        """The page context over (b, w, d) with padding (ConvContext: zeros at the padding); the Transformer's rows
+        with no real block keep one slot unmasked (no NaN)."""
         assert self.context is not None
         pad = ~mask
         if isinstance(self.context, ConvContext):

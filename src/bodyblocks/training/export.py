@@ -284,7 +284,8 @@ def _bag(table: torch.Tensor, ids: torch.Tensor, owner: torch.Tensor, count: tor
 
 
 class _ContextGraph(nn.Module):
-    """(b, w, d_model) windows -> (b, w, 2) logits: the Transformer (no padding) and the head.
+    """(b, w, d_model) windows -> (b, w, 2) logits: the page context (no padding) and the head. A ConvContext is
+    exported as the model runs it (Conv1d and MatMuls); the Transformer as follows.
 
     The layers written out from their weights (pre-norm, as the model builds them) with ONNX's Attention op
     (opset 23) for the attention: the exporter's own translation of nn.TransformerEncoderLayer spends a third
