@@ -119,6 +119,36 @@ def test_hf_encoder_end_to_end(tiny_hf, tmp_path) -> None:
     assert out.logits.shape == (2, 2) and torch.isfinite(out.loss)
 
 
+def test_embed_texts_fills_the_cache_once_per_text_and_resumes(tiny_hf, tmp_path) -> None:
+    from bodyblocks.training.embed import embed_texts
+
+    cfg = EncoderConfig(kind="hf", name=str(tiny_hf), dim=32, max_length=24, max_chars=40, prefix="p: ")
+    enc = make_encoder(cfg, device="cpu", cache_dir=tmp_path)
+    texts = CORPUS + CORPUS[:2] + [CORPUS[0] + " and more after the cut at forty characters"]
+    first = embed_texts(enc, texts[:3], chunk=2)
+    assert (first.distinct, first.cached, first.computed) == (3, 0, 3) and len(enc.cache) == 3
+    done = embed_texts(enc, texts, chunk=2)  # the cut makes the last text the first one's: one key for both
+    assert (done.distinct, done.cached, done.computed) == (len(CORPUS), 3, len(CORPUS) - 3)
+    assert enc.cache.known([b"missing"]) == set() and len(enc.cache) == len(CORPUS)
+    again = make_encoder(cfg, device="cpu", cache_dir=tmp_path)  # training's lookups hit every text
+    again._compute = lambda texts: pytest.fail("cache missed")  # type: ignore[method-assign]
+    assert again.encode(texts).shape == (len(texts), 32)
+    assert embed_texts(again, texts).computed == 0
+    with pytest.raises(ValueError, match="no cache"):
+        embed_texts(HFEncoder(again.model, again.tokenizer, name="uncached"), texts)
+    with pytest.raises(ValueError, match="chunk"):
+        embed_texts(again, texts, chunk=0)
+
+
+def test_data_embed_refuses_an_encoder_without_vectors_to_cache(tmp_path, capsys) -> None:
+    from bodyblocks.cli import main
+
+    cfg = tmp_path / "hash.yaml"
+    cfg.write_text("model:\n  encoder:\n    kind: hash\n", encoding="utf-8")
+    assert main(["data", "embed", str(tmp_path), "--config", str(cfg)]) != 0
+    assert "must be a frozen encoder" in capsys.readouterr().err
+
+
 def test_hf_encoder_checks_dim_and_fingerprints_weights(tiny_hf, tmp_path) -> None:
     with pytest.raises(ConfigError, match="32-d"):
         make_encoder(EncoderConfig(kind="hf", name=str(tiny_hf), dim=64, cache=False), device="cpu")

@@ -121,6 +121,16 @@ class EmbeddingCache:
                 found[key] = np.frombuffer(blob, dtype="<f2").astype(np.float32)
         return found
 
+    def known(self, keys: Sequence[bytes]) -> set[bytes]:
+        """The keys among `keys` that have a vector (the vectors not read)."""
+        found: set[bytes] = set()
+        db = self._db()
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            found.update(k for (k,) in db.execute(f"SELECT key FROM vectors WHERE key IN ({marks})", chunk))
+        return found
+
     def put(self, items: dict[bytes, np.ndarray]) -> None:
         """Store vectors (as float16)."""
         rows = [(k, np.asarray(v, dtype="<f2").tobytes()) for k, v in items.items()]

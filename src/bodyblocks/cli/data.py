@@ -81,6 +81,16 @@ def add_data(sub: argparse._SubParsersAction) -> None:
     dsub.choices["split"].add_argument("--out", default=None, help="default <repo>/data/splits")
     dsub.choices["oracle"].add_argument("--out", required=True, help="folder for <id>.txt (one per dataset)")
     dsub.choices["oracle"].add_argument("--misses", type=int, default=0, help="list the N worst pages")
+    e = dsub.add_parser("embed", help="fill a frozen text encoder's vector cache with every distinct block text")
+    e.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders or names; 'all'")
+    e.add_argument("--config", required=True, help="a config whose model.encoder is frozen (e.g. configs/e5.yaml)")
+    e.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set model.encoder.max_length=64 (repeatable)")
+    e.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+    e.add_argument("--chunk", type=int, default=20_000, help="distinct texts per stored chunk (a rerun resumes)")
+    e.add_argument("--cache-dir", default=None, help="the datasets' processed cache; default $BODYBLOCKS_CACHE")
+    e.add_argument("--workers", type=int, default=2)
+    e.set_defaults(handler=_run_data_embed)
 
 
 def _run_data_synth(args: argparse.Namespace) -> int:
@@ -140,6 +150,26 @@ def _run_data_stats(args: argparse.Namespace) -> int:
 
     for folder in resolve_datasets(args.datasets):
         print(format_stats(folder.name, dataset_stats(load_cached(folder, args.cache_dir, args.workers))))
+    return 0
+
+
+def _run_data_embed(args: argparse.Namespace) -> int:
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.encoders import make_encoder
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.datasets import resolve_datasets
+    from bodyblocks.training.embed import embed_texts
+
+    cfg = load_config(args.config, args.overrides)
+    if not (cfg.model.use_text and cfg.model.encoder.frozen and cfg.model.encoder.cache):
+        raise ConfigError(f"{args.config}: model.encoder must be a frozen encoder with its cache on "
+                          f"(kind {cfg.model.encoder.kind!r}, cache {cfg.model.encoder.cache})")
+    texts = [b.text for folder in resolve_datasets(args.datasets)
+             for cp in load_cached(folder, args.cache_dir, args.workers) for b in cp.blocks]
+    encoder = make_encoder(cfg.model.encoder, device=args.device)
+    done = embed_texts(encoder, texts, chunk=args.chunk, progress=print)
+    print(f"{encoder.id}: {done.distinct} distinct texts of {len(texts)} blocks, {done.computed} computed in "
+          f"{done.seconds:.0f} s ({done.computed / max(done.seconds, 1e-9):.0f} texts/s), {done.cached} cached before")
     return 0
 
 
