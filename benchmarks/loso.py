@@ -43,11 +43,12 @@ METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 
 def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
-    """configs/default.yaml (with `overrides`, KEY=VALUE) and the other sources' pages only; the ensemble's weak
-    tuning pages leave out the sites of the source's pages."""
+    """configs/default.yaml (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other
+    sources' pages only; the ensemble's weak tuning pages leave out the sites of the source's pages."""
     others = ",".join(s for s in SOURCES if s != source)
     return load_config(REPO_ROOT / "configs" / "default.yaml", [
-        f"ensemble.weak_exclude=[{source}]", *(overrides or []), f"data.root={root}", f"data.datasets=[{others}]",
+        f"ensemble.weak_exclude=[{source}]", *(o.replace("{fold}", source) for o in overrides or []),
+        f"data.root={root}", f"data.datasets=[{others}]",
         f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",
     ])
 

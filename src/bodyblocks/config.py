@@ -148,6 +148,8 @@ class TrainConfig:
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
     init: str = ""  # a model checkpoint folder whose weights start the run (fine-tuning); "": random init
+    text_init: str = ""  # a distilled n-gram table (`bodyblocks distill`) that the text encoder starts from
+    freeze_text: bool = False  # keep the text encoder's n-gram table as it starts (with text_init: the teacher's)
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")

@@ -14,7 +14,16 @@ from collections.abc import Callable, Sequence
 from bodyblocks.cli.annotate import add_annotate
 from bodyblocks.cli.data import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
-from bodyblocks.cli.train import add_ensemble, add_export, add_finetune, add_gbt, add_ship, add_train, add_tune
+from bodyblocks.cli.train import (
+    add_distill,
+    add_ensemble,
+    add_export,
+    add_finetune,
+    add_gbt,
+    add_ship,
+    add_train,
+    add_tune,
+)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -30,6 +39,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_gbt,
     add_ship,
     add_export,
+    add_distill,
     add_annotate,
     add_finetune,
 ]

@@ -193,4 +193,56 @@ def _run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_distill(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("distill", help="fit the model's n-gram table to a frozen encoder's vectors (train.text_init)")
+    p.add_argument("config", help="the block model's config (its model.encoder: kind hash) and its datasets (data)")
+    p.add_argument("--teacher", required=True, help="a config whose model.encoder is the frozen teacher "
+                                                    "(e.g. configs/e5.yaml; fill its cache first: data embed)")
+    p.add_argument("--out", required=True, help="the table's file (.safetensors)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a value of CONFIG (repeatable)")
+    p.add_argument("--teacher-set", dest="teacher_overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a value of the teacher's config, e.g. model.encoder.max_length=64 (repeatable)")
+    p.add_argument("--splits", default="train,val",
+                   help="the project splits whose pages' texts are fitted (data/splits), comma-separated, or 'all': "
+                        "every page of the datasets (a source left out whole needs no split)")
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.set_defaults(handler=_run_distill)
+
+
+def _run_distill(args: argparse.Namespace) -> int:
+    import torch
+
+    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.encoders import make_encoder
+    from bodyblocks.training.cache import load_cached
+    from bodyblocks.training.data import dataset_folder, list_datasets, split_name
+    from bodyblocks.training.distill import DistillConfig, distill, distinct_texts, save_table
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg, teacher_cfg = load_config(args.config, args.overrides), load_config(args.teacher, args.teacher_overrides)
+    enc = teacher_cfg.model.encoder
+    if not (enc.frozen and enc.cache):
+        raise ConfigError(f"{args.teacher}: model.encoder must be a frozen encoder with its cache on")
+    if cfg.model.encoder.kind != "hash" or enc.max_chars != cfg.model.encoder.max_chars:
+        raise ConfigError("the student is the hashed n-gram encoder, cut at the teacher's max_chars "
+                          f"({cfg.model.encoder.kind}, {cfg.model.encoder.max_chars} against {enc.max_chars})")
+    folders = [dataset_folder(cfg.data, d) for d in cfg.data.datasets] if cfg.data.datasets else \
+        list_datasets(cfg.data.root)
+    splits = None if args.splits == "all" else set(args.splits.split(","))
+    texts = distinct_texts([b.text for f in folders for cp in load_cached(f, cfg.data.cache_dir)
+                            if splits is None or split_name(cp) in splits for b in cp.blocks], enc.max_chars)
+    teacher = make_encoder(enc, device="cpu")
+    print(f"{len(texts)} distinct texts of {', '.join(f.name for f in folders)} ({args.splits}); teacher {teacher.id}",
+          flush=True)
+    result = distill(texts, teacher.encode(texts), cfg.model.encoder, DistillConfig(epochs=args.epochs),
+                     teacher=teacher.id, progress=lambda m: print(m, flush=True))
+    save_table(result, args.out)
+    print(f"{args.out}: {result.texts} texts fitted in {result.seconds:.0f} s; cosine to the teacher "
+          f"{result.cosine:.4f} on {result.held_out} held-out texts ({result.cosine_train:.4f} on fitted ones)")
+    return 0
+
+
 # --- end gbt --------------------------------------------------------------------------------------------------
