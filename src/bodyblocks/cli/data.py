@@ -154,19 +154,16 @@ def _run_data_stats(args: argparse.Namespace) -> int:
 
 
 def _run_data_embed(args: argparse.Namespace) -> int:
-    from bodyblocks.config import ConfigError, load_config
+    from bodyblocks.config import load_config
     from bodyblocks.encoders import make_encoder
     from bodyblocks.training.cache import load_cached
     from bodyblocks.training.datasets import resolve_datasets
-    from bodyblocks.training.embed import embed_texts
+    from bodyblocks.training.embed import cached_frozen_encoder, embed_texts
 
-    cfg = load_config(args.config, args.overrides)
-    if not (cfg.model.use_text and cfg.model.encoder.frozen and cfg.model.encoder.cache):
-        raise ConfigError(f"{args.config}: model.encoder must be a frozen encoder with its cache on "
-                          f"(kind {cfg.model.encoder.kind!r}, cache {cfg.model.encoder.cache})")
+    enc = cached_frozen_encoder(load_config(args.config, args.overrides), args.config)
     texts = [b.text for folder in resolve_datasets(args.datasets)
              for cp in load_cached(folder, args.cache_dir, args.workers) for b in cp.blocks]
-    encoder = make_encoder(cfg.model.encoder, device=args.device)
+    encoder = make_encoder(enc, device=args.device)
     done = embed_texts(encoder, texts, chunk=args.chunk, progress=print)
     print(f"{encoder.id}: {done.distinct} distinct texts of {len(texts)} blocks, {done.computed} computed in "
           f"{done.seconds:.0f} s ({done.computed / max(done.seconds, 1e-9):.0f} texts/s), {done.cached} cached before")

@@ -217,20 +217,18 @@ def _run_distill(args: argparse.Namespace) -> int:
     from bodyblocks.config import ConfigError, load_config
     from bodyblocks.encoders import make_encoder
     from bodyblocks.training.cache import load_cached
-    from bodyblocks.training.data import dataset_folder, list_datasets, split_name
+    from bodyblocks.training.data import data_folders, split_name
     from bodyblocks.training.distill import DistillConfig, distill, distinct_texts, save_table
+    from bodyblocks.training.embed import cached_frozen_encoder
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    cfg, teacher_cfg = load_config(args.config, args.overrides), load_config(args.teacher, args.teacher_overrides)
-    enc = teacher_cfg.model.encoder
-    if not (enc.frozen and enc.cache):
-        raise ConfigError(f"{args.teacher}: model.encoder must be a frozen encoder with its cache on")
+    cfg = load_config(args.config, args.overrides)
+    enc = cached_frozen_encoder(load_config(args.teacher, args.teacher_overrides), args.teacher)
     if cfg.model.encoder.kind != "hash" or enc.max_chars != cfg.model.encoder.max_chars:
         raise ConfigError("the student is the hashed n-gram encoder, cut at the teacher's max_chars "
                           f"({cfg.model.encoder.kind}, {cfg.model.encoder.max_chars} against {enc.max_chars})")
-    folders = [dataset_folder(cfg.data, d) for d in cfg.data.datasets] if cfg.data.datasets else \
-        list_datasets(cfg.data.root)
+    folders = data_folders(cfg.data)
     splits = None if args.splits == "all" else set(args.splits.split(","))
     texts = distinct_texts([b.text for f in folders for cp in load_cached(f, cfg.data.cache_dir)
                             if splits is None or split_name(cp) in splits for b in cp.blocks], enc.max_chars)

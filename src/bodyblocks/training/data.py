@@ -40,14 +40,15 @@ def dataset_folder(cfg: DataConfig, name: str) -> Path:
     return resolve_dataset(Path(cfg.root) / name if cfg.root else name)
 
 
+def data_folders(cfg: DataConfig) -> list[Path]:
+    """The dataset folders that cfg names (none named: every dataset under its root)."""
+    return [dataset_folder(cfg, d) for d in cfg.datasets] if cfg.datasets else list_datasets(cfg.root)
+
+
 def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
-    if cfg.datasets:
-        folders = [dataset_folder(cfg, d) for d in cfg.datasets]
-    else:
-        folders = list_datasets(cfg.root)
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
-    for folder in folders:
+    for folder in data_folders(cfg):
         counts: dict[str, int] = {}
         for cp in load_cached(folder, cfg.cache_dir, workers=workers):
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):

@@ -145,7 +145,7 @@ def distill(texts: Sequence[str], targets: np.ndarray, enc: EncoderConfig, cfg: 
         return float(torch.cat(sims).mean())
 
     shape = {"kind": "hash", "buckets": enc.buckets, "dim": enc.dim, "max_chars": enc.max_chars, "teacher": teacher}
-    return Distilled(student.hash.bag.weight.detach().numpy().copy(), shape, len(fit), len(held), cosine(held),
+    return Distilled(table.detach().numpy().copy(), shape, len(fit), len(held), cosine(held),
                      cosine(fit[: max(len(held), 1000)]), time.perf_counter() - start)
 
 

@@ -15,7 +15,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bodyblocks.config import Config, ConfigError, EncoderConfig
 from bodyblocks.encoders import text_key
+
+
+def cached_frozen_encoder(cfg: Config, where: str) -> EncoderConfig:
+    """cfg's text encoder, which must be a frozen one with its vector cache on (`where`: the config, for the error)."""
+    enc = cfg.model.encoder
+    if not (cfg.model.use_text and enc.frozen and enc.cache):
+        raise ConfigError(f"{where}: model.encoder must be a frozen encoder with its cache on "
+                          f"(kind {enc.kind!r}, cache {enc.cache})")
+    return enc
 
 
 @dataclass
