@@ -100,7 +100,7 @@ def test_parallel_workers_and_review_pages(tmp_path: Path) -> None:
     totals = run_batch([src], out, opts)
     assert totals.ok == 3 and totals.failed == 2
     assert (out / "good.md").read_text(encoding="utf-8").startswith("# Flood relief")
-    review = (out / "review" / "good.html").read_text(encoding="utf-8")
+    review = (out / "review" / "pages" / "good.html").read_text(encoding="utf-8")
     assert "Relief convoys" in review and (out / "review" / "index.html").exists()
 
 
@@ -122,7 +122,7 @@ def test_review_takes_every_low_confidence_page_and_lists_them_first(tmp_path: P
         (src / f"p{i:02d}.html").write_text("<p>doubt</p>" if i in (7, 31) else "<p>sure</p>", encoding="utf-8")
     out = tmp_path / "out"
     run_batch([src], out, BatchOptions(extractor="unsure", review=0.2, progress=False))
-    reviewed = {p.stem for p in (out / "review").glob("p*.html")}
+    reviewed = {p.stem for p in (out / "review" / "pages").glob("p*.html")}
     others = {f"p{i:02d}" for i in range(40) if sampled(f"p{i:02d}", 0.2)} - {"p07", "p31"}
     assert others and reviewed == others | {"p07", "p31"}  # every low-confidence page, and the sample
     index = (out / "review" / "index.html").read_text(encoding="utf-8")

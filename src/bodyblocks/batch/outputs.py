@@ -22,7 +22,7 @@ from typing import Any
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter, shard_name
 from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
-from bodyblocks.batch.review import write_review, write_review_index
+from bodyblocks.batch.review import review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.markdown import block_kind, folded, to_markdown
 from bodyblocks.types import Extraction
@@ -207,7 +207,7 @@ class Report:
         if page is not None and self.review and (page.fields["low_confidence"] or page.fields["no_body"]
                                                  or sampled(job.key, self.review)):
             assert page.ex is not None, "a run with review pages renders with its Extraction kept"
-            write_review(self.out / "review" / (job.key + ".html"), job.key, page.ex)
+            write_review(review_path(self.out / "review", job.key), job.key, page.ex)
         line = entry(job, None if page is None else page.fields, error and printable(error), secs,
                      str(target) if target else None)
         count(self.totals, line)

@@ -1,11 +1,20 @@
-"""Review pages: a page's blocks with the kept ones highlighted, beside the extracted text, for checking by eye."""
+"""Review pages: a page's blocks with the kept ones highlighted, beside the extracted text, for checking by eye.
+
+A run's review folder holds `index.html` and the pages under `pages/` (`review/pages/<key>.html`): no page key
+can take the index's name, whatever it is (`index`, `sub/index`). The index links each page by a relative
+`./pages/...` address with every character of the key that is not a plain name character percent-encoded, so
+that no key (`javascript:alert(1)`, `//host/x`, `"><script>`) becomes a link anywhere else.
+"""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
+from urllib.parse import quote
 
 from bodyblocks.types import Extraction
+
+PAGES = "pages"  # the review pages' subfolder of the review folder; index.html beside it
 
 _STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:0}header{padding:8px 16px;background:#223;color:#fff}
 main{display:grid;grid-template-columns:1fr 1fr;gap:16px;padding:16px}
@@ -42,22 +51,28 @@ def write_review(path: Path, key: str, ex: Extraction) -> None:
     path.write_text(doc, encoding="utf-8")
 
 
+def review_path(folder: Path, key: str) -> Path:
+    """Where the review page of the page with this key goes in the review folder (module docstring)."""
+    return folder / PAGES / (key + ".html")
+
+
+def review_link(key: str) -> str:
+    """The index's link to a key's review page: relative, percent-encoded but for its "/" separators."""
+    return "./" + PAGES + "/" + quote(key + ".html", safe="/")
+
+
 def write_review_index(folder: Path, order: dict[str, tuple[bool, float]] | None = None) -> None:
     """review/index.html linking every review page; `order`: per page key a sort key (low-confidence first,
     then by confidence), so that the pages most worth a look come first."""
     if not folder.exists():
         return
-    pages = sorted(p for p in folder.rglob("*.html") if p.name != "index.html")
+    root = folder / PAGES
+    keys = sorted(p.relative_to(root).as_posix()[: -len(".html")] for p in root.rglob("*.html") if p.is_file())
     if order:
-        def rank(p: Path) -> tuple[bool, float]:
-            key = str(p.relative_to(folder))[: -len(".html")]
-            return order.get(key, (True, 1.0))
-
-        pages.sort(key=rank)
-    names = [html.escape(str(p.relative_to(folder))) for p in pages]
-    items = "".join(f'<li><a href="{n}">{n}</a></li>' for n in names)
+        keys.sort(key=lambda key: order.get(key, (True, 1.0)))
+    items = "".join(f'<li><a href="{html.escape(review_link(k))}">{html.escape(k)}</a></li>' for k in keys)
     (folder / "index.html").write_text(
         "<!doctype html><meta charset=utf-8><title>review</title>"
-        f"<h1>{len(pages)} pages to review</h1><ul>{items}</ul>",
+        f"<h1>{len(keys)} pages to review</h1><ul>{items}</ul>",
         encoding="utf-8",
     )
