@@ -12,15 +12,13 @@ towards the model.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments, write_report
 from benchmarks.gne_gold import gne_dataset
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.files import write_atomic
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import levenshtein_ratio, summarize
 from bodyblocks.segment import segment
@@ -41,11 +39,10 @@ def kappa(a: list[int], b: list[int]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__doc__, write=True)
     ap.add_argument("--dataset", default=None)
     ap.add_argument("--first", default=str(FIRST))
     ap.add_argument("--second", default=str(SECOND))
-    ap.add_argument("--write", default=None)
     args = ap.parse_args(argv)
     dataset = gne_dataset(args.dataset)
     if dataset is None:
@@ -105,9 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{s['token_f1']:.3f} / {s['acc@0.90']:.3f} / {s['acc@0.80']:.3f} |")
     text = "\n".join(out) + "\n"
     print(text)
-    if args.write:
-        write_atomic(args.write, text)
-        write_atomic(Path(args.write).with_suffix(".json"), json.dumps(res, indent=1) + "\n")
+    write_report(args.write, text, res)
     return 0
 
 

@@ -11,7 +11,6 @@ reduced to 256 colours to stay small.
 
 from __future__ import annotations
 
-import argparse
 import io
 import shutil
 import subprocess
@@ -21,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "gne-pages"
@@ -99,11 +100,10 @@ def _text(drv: Any, i: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, out=ROOT / "docs" / "annotation")
     ap.add_argument("--dataset", default=str(DEFAULT_DATASET))
     ap.add_argument("--pages", nargs=2, default=["gne-163-1", "gne-cmse-1"], metavar="ID",
                     help="a news page (the block list) and a government page (container selection, help)")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "annotation"))
     args = ap.parse_args(argv)
 
     if not subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout.strip():

@@ -25,7 +25,6 @@ Usage: python -m benchmarks.dom_fidelity [--root DIR] [--per-dataset N | --pages
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import hashlib
 import json
@@ -40,10 +39,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments, need_root
 from bodyblocks.capture import CHROMIUM_FLAGS
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
+from bodyblocks.files import REPO_ROOT, write_atomic
 from bodyblocks.htmltags import INVISIBLE_TAGS
 from bodyblocks.segment import segment, segment_tree
 from bodyblocks.walk import walk_blocks
@@ -831,20 +831,19 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
 
 # ----------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=datasets_root())
+    ap = arguments(__doc__, root=True)
     ap.add_argument("--per-dataset", type=int, help="a quick run: this many pages of each dataset, spread over it")
     ap.add_argument("--pages", type=int, default=NON_ZH_PAGES,
                     help=f"non-Chinese pages spread over the datasets, plus every Chinese one (default {NON_ZH_PAGES})")
-    ap.add_argument("--out", type=Path, default=REPO_ROOT / "docs" / "dom_fidelity.md",
-                    help="the Markdown report; the per-page JSON goes beside it (.json)")
+    ap.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "dom_fidelity" / "report.md",
+                    help="the Markdown report, every page listed (its summary is docs/evaluation.md's); the "
+                         "per-page JSON goes beside it (.json)")
     ap.add_argument("--cache", type=Path, default=CACHE_DIR / "innertext.jsonl")
     ap.add_argument("--timeout", type=float, default=PAGE_TIMEOUT, help="page-load timeout, seconds")
     ap.add_argument("--no-render", action="store_true", help="score cached renders only (no browser)")
     ap.add_argument("--note", default="", help="a sentence added to the report's header")
     args = ap.parse_args(argv)
-    if args.root is None:
-        raise SystemExit("no datasets root (set BODYBLOCKS_DATASETS or pass --root)")
+    need_root(args.root, "benchmarks.dom_fidelity")
     command = "python -m benchmarks.dom_fidelity " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     pages = select_pages(args.root, args.per_dataset, args.pages)
     cache = RenderCache(args.cache)

@@ -14,14 +14,15 @@ Every figure comes from the reports; nothing is typed in by hand.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments
 from bodyblocks.evaluation.evaluate import ALL
 from bodyblocks.evaluation.report import format_table, plot_accuracy, write_json
+from bodyblocks.files import write_atomic
 
 CJK_LANG = "zh"  # split out of a multilingual dataset as its own row
 PEERS = ("trafilatura", "readability")  # the issue-5 target: beat both
@@ -206,11 +207,52 @@ def summary_markdown(reports: list[dict[str, Any]], rows: list[dict[str, Any]], 
     return "\n".join(parts)
 
 
+def tables_by_title(summary: str) -> dict[str, list[str]]:
+    """The first Markdown table under each `## title` of summary.md."""
+    out: dict[str, list[str]] = {}
+    title = None
+    for line in summary.splitlines():
+        if line.startswith("## "):
+            title = line[3:].strip()
+        elif title is not None and line.startswith("|"):
+            out.setdefault(title, []).append(line)
+        elif title is not None and title in out:
+            title = None  # the table ended
+    return out
+
+
+def sync_doc(doc: str, tables: dict[str, list[str]]) -> tuple[str, list[str]]:
+    """`doc` with each table under a bold title (`**Token F1 (dataset x extractor)**`) that names a section of
+    summary.md replaced by that section's table (the prose around it left alone); and the titles replaced."""
+    lines = doc.splitlines()
+    out: list[str] = []
+    done: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        title = line[2:-2] if line.startswith("**") and line.endswith("**") else None
+        if title not in tables:
+            continue
+        while i < len(lines) and not lines[i].startswith("|"):  # blank lines between title and table
+            out.append(lines[i])
+            i += 1
+        while i < len(lines) and lines[i].startswith("|"):  # the old table
+            i += 1
+        out.extend(tables[title])
+        done.append(title)
+    return "\n".join(out) + "\n", done
+
+
 def main() -> int:
-    """Merge the reports under OUT and write summary.md, summary.json and accuracy.png."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="the folder run_evaluation.sh wrote (docs/evaluation)")
+    """Merge the reports under OUT and write summary.md, summary.json and accuracy.png; with --doc, its tables."""
+    parser = arguments(__doc__)
+    parser.add_argument("out", type=Path, help="the folder run_evaluation.sh wrote (benchmarks/results/evaluation)")
     parser.add_argument("--real", nargs="+", default=[], help="datasets whose test split the target covers")
+    parser.add_argument("--doc", type=Path, default=None,
+                        help="copy summary.md's tables into this manual page (docs/evaluation.md): only the "
+                             "tables under a bold title that names a section of summary.md")
     args = parser.parse_args()
     reports = load_reports(args.out)
     if not reports:
@@ -222,6 +264,11 @@ def main() -> int:
     (args.out / "summary.md").write_text(summary_markdown(reports, rows, by_lang, set(args.real)), encoding="utf-8")
     print(format_table(rows))
     print(f"wrote {args.out / 'summary.md'}, summary.json, accuracy.png from {len(reports)} reports")
+    if args.doc:
+        text, done = sync_doc(args.doc.read_text(encoding="utf-8"),
+                              tables_by_title((args.out / "summary.md").read_text(encoding="utf-8")))
+        write_atomic(args.doc, text)
+        print("\n".join(f"updated {args.doc}: {t}" for t in done))
     return 0
 
 

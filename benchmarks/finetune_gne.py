@@ -13,7 +13,6 @@ its validation score (OUT/ensemble), on the held-out pages.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import subprocess
@@ -21,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
+from benchmarks.common import arguments, write_report
+from bodyblocks.files import REPO_ROOT, datasets_root
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.finetune import finetune, repeats
 
@@ -137,14 +137,13 @@ def report(runs: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__doc__, write=True)
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1])
     ap.add_argument("--runs", nargs="*", default=None, help="run folders to report (default: the seeds' folders)")
     ap.add_argument("--variant", choices=sorted(VARIANTS), default=None,
                     help="same-site: train on half the pages of the held-out sites too; same-language: the mix is "
                          "the base pages in the user's languages (both with finetune's defaults)")
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--write", default=None)
     args, extra = ap.parse_known_args(argv)
     name = f"finetune-gne-{args.variant}" if args.variant else "finetune-gne"
     runs = [Path(r) for r in args.runs] if args.runs else [REPO_ROOT / f"runs/{name}-s{s}" for s in args.seeds]
@@ -154,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 run(seed, folder, extra, args.variant)
     text = report(runs)
     print(text)
-    if args.write:
-        write_atomic(args.write, text)
+    write_report(args.write, text)
     return 0
 
 

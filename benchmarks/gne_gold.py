@@ -12,15 +12,15 @@ and line recall per page; government pages apart from news pages (the annotator'
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import REPORTS, arguments, write_report
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.files import datasets_root, write_atomic
+from bodyblocks.files import datasets_root
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import summarize
 from bodyblocks.segment import segment
@@ -86,15 +86,15 @@ def _figures(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def _agreement() -> str:
-    """A sentence from docs/annotation_agreement.json (benchmarks/annotation_agreement.py), when it is there."""
-    path = Path(__file__).resolve().parents[1] / "docs" / "annotation_agreement.json"
+    """A sentence from benchmarks/annotation_agreement.py's data (runs/reports/agreement.json), when it is there."""
+    path = REPORTS / "agreement.json"
     if not path.is_file():
         return "No second annotation was compared."
     a = json.loads(path.read_text(encoding="utf-8"))
     shift = max(abs(v["first"]["token_f1"] - v["second"]["token_f1"]) for v in a["scores"].values())
     differ = sum(r["differ"] for r in a["rows"])
     return (f"An independent second annotation of {a['pages']} pages, started from no labels "
-            f"(docs/annotation_agreement.md), differs on {differ} of {a['blocks']:,} blocks (Cohen's kappa "
+            f"(docs/annotation.md), differs on {differ} of {a['blocks']:,} blocks (Cohen's kappa "
             f"{a['kappa']:.3f}) and moves no extractor's mean token F1 on those pages by more than {shift:.3f}.")
 
 
@@ -136,14 +136,13 @@ def markdown(res: dict[str, Any], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__doc__, write=True)
     ap.add_argument("--dataset", default=None, help="the gne-pages folder (default: under the datasets root)")
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--extractors", default=",".join(DEFAULT_EXTRACTORS))
     ap.add_argument("--extra", action="append", default=[], metavar="NAME=CHECKPOINT",
                     help="also an ensemble (or model, gbt) checkpoint folder under NAME")
     ap.add_argument("--only", default=None, help="a finetune split.json: only its held-out pages")
-    ap.add_argument("--write", default=None, help="markdown report (a .json beside it)")
     args = ap.parse_args(argv)
     dataset = gne_dataset(args.dataset)
     if dataset is None:
@@ -161,9 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.gne_gold " + " ".join(argv if argv is not None else sys.argv[1:])
     text = markdown(res, command.strip())
     print(text)
-    if args.write:
-        write_atomic(args.write, text)
-        write_atomic(Path(args.write).with_suffix(".json"), json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    write_report(args.write, text, res)
     return 0
 
 

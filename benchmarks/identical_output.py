@@ -18,7 +18,6 @@ pages whose text differs and the largest |ΔP| over all blocks, and exits 1 unle
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -27,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common import arguments
 
 
 def _records(folder: Path) -> list[dict[str, Any]]:
@@ -131,7 +132,7 @@ def compare(a: Path, b: Path) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dump")
     d.add_argument("out", type=Path)

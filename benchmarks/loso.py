@@ -23,16 +23,16 @@ the folds' models and trees instead, by benchmarks/loso_blend.py (docs/generaliz
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments
 from bodyblocks.config import Config, load_config
 from bodyblocks.evaluation.evaluate import ALL, EvalConfig, evaluate
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic, write_json
+from bodyblocks.files import REPO_ROOT, write_atomic, write_json
 from bodyblocks.inference.checkpoints import shipped
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")  # labelled, full gold
@@ -152,7 +152,7 @@ ORDER = ("ensemble", "ensemble-xs", "model", "gbt", "heuristic", "trafilatura", 
 
 
 def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
-    """docs/generalization.md and .json from the folds' eval files: a table per fold and the mean over folds."""
+    """The folds' report (runs/loso/generalization.md, .json): a table per fold and the mean over folds."""
     folds = {s: fold_rows(out / s) for s in SOURCES if (out / s).is_dir()}
     labels = [x for x in ORDER if any(x in rows for rows in folds.values())]
     columns = [(s, "all") for s in folds] + [("daniel", "zh")] * ("daniel" in folds)
@@ -174,7 +174,7 @@ def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
     write_json(doc.with_suffix(".json"), {"epochs": epochs, "folds": folds, "means": means})
     where = "".join(f" {flag} {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}"
                     for flag, path, default in (("--out", out, REPO_ROOT / "runs" / "loso"),
-                                                ("--doc", doc, REPO_ROOT / "docs" / "generalization.md"))
+                                                ("--doc", doc, REPO_ROOT / "runs" / "loso" / "generalization.md"))
                     if path.resolve() != default.resolve())
     text = [
         "# Generalization: leave-one-source-out",
@@ -196,16 +196,13 @@ def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=datasets_root(), help="the datasets folder")
-    ap.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "loso", help="the folds' folders")
+    ap = arguments(__doc__, root=True, out=REPO_ROOT / "runs" / "loso", threads=1,
+                   write=REPO_ROOT / "runs" / "loso" / "generalization.md", doc_flag="--doc")
     ap.add_argument("--folds", nargs="+", choices=SOURCES, default=list(SOURCES))
     ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                     help="learned parts to train and evaluate (the ensemble needs the model and the trees)")
     ap.add_argument("--epochs", type=int, default=3, help="the Transformer's epochs per fold")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads while training")
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
-    ap.add_argument("--doc", type=Path, default=REPO_ROOT / "docs" / "generalization.md")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
     ap.add_argument("--note", default="", help="a paragraph added to the doc (how and when the folds were run)")
     ap.add_argument("--train-only", action="store_true",
@@ -219,6 +216,7 @@ def main() -> int:
     ap.add_argument("--wait-for-models", action="store_true",
                     help="let another process (--parts model --train-only) train each fold's model: wait for it")
     args = ap.parse_args()
+    args.doc = Path(args.doc)
     if args.root is None:
         raise SystemExit("no datasets folder (set BODYBLOCKS_DATASETS or pass --root)")
     parts = tuple(p for p in PARTS if p in args.parts)

@@ -40,8 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import arguments, write_report
 from bodyblocks.evaluation.evaluate import iter_selected, select
-from bodyblocks.files import REPO_ROOT, write_atomic
+from bodyblocks.files import write_atomic
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
@@ -280,12 +281,10 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = arguments(__doc__, out="runs/loso-blend", write="docs/generalization.md#loso", doc_flag="--doc")
     ap.add_argument("--models", type=Path, default=Path("runs/loso"), help="fold folders holding model/")
     ap.add_argument("--trees", type=Path, default=Path("runs/loso-vocab"), help="fold folders holding gbt/")
     ap.add_argument("--peers", type=Path, default=Path("runs/loso"), help="fold folders with eval-PEER.json")
-    ap.add_argument("--out", type=Path, default=Path("runs/loso-blend"))
-    ap.add_argument("--doc", type=Path, default=Path("docs/generalization-blend.md"))
     ap.add_argument("--report-only", action="store_true", help="the doc from the cached grid scores")
     ap.add_argument("--grid", action="append", default=[], metavar="KEY=V,V",
                     help="other values for one of GRID's keys (weight=0 --grid vote=0.1,0.2,0.3,0.4: the trees and the "
@@ -310,14 +309,9 @@ def main() -> int:
     if args.ensemble:
         write_ensemble(args.ensemble, args.model, args.gbt, grid)
     text = report(grid, args.peers, args)
-    write_doc(args.doc, text)
-    return 0
-
-
-def write_doc(path: Path, text: str) -> None:
-    """A doc's text to PATH (relative: to the repository's root), and to standard output."""
-    write_atomic(path if path.is_absolute() else REPO_ROOT / path, text)
     print(text)
+    write_report(args.doc, text)
+    return 0
 
 
 if __name__ == "__main__":

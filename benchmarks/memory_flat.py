@@ -13,14 +13,13 @@ in each fifth of the pages (the first fifth fills the bounded caches; flat means
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from bodyblocks.files import datasets_root
+from benchmarks.common import arguments
 
 
 def rss_mb() -> float:
@@ -56,9 +55,7 @@ def count_lines(path: Path) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=datasets_root())
-    ap.add_argument("--pages", type=int, default=20000)
+    ap = arguments(__doc__, root=True, pages=20000)
     ap.add_argument("--distinct", type=int, default=600, help="real pages behind the links")
     ap.add_argument("--extractor", default=None, help="default: the CLI's default extractor")
     ap.add_argument("--every", type=float, default=10.0, help="seconds between samples")

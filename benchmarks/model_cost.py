@@ -19,13 +19,13 @@ keys).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from bodyblocks.files import REPO_ROOT, write_json
+from benchmarks.common import arguments, write_report
+from bodyblocks.files import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "checkpoints" / "default"
 REFERENCE = "shipped shape, random weights"  # the shapes' figures are held against this one's
@@ -70,9 +70,7 @@ def build_shape(folder: Path, changes: dict[str, object], docs: list) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=500, help="pages (every fourth of the 2,000-page folder)")
-    ap.add_argument("--write", type=Path, default=None, help="also write the table to this markdown file")
+    ap = arguments(__doc__, pages=500, write=True)  # pages: every fourth of the 2,000-page folder
     ap.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES),
                     help=f"the shapes to measure ({REFERENCE!r} is always measured)")
     args = ap.parse_args(argv)
@@ -125,11 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        args.write.write_text(f"# What the model's shape costs on CPU\n\nWritten by `python -m benchmarks.model_cost"
-                              f"{' --pages ' + str(args.pages) if args.pages != 500 else ''} --write {args.write}` "
-                              "(its docstring says how).\n\n" + text + "\n", encoding="utf-8")
-        write_json(args.write.with_suffix(".json"), {k: {"embed_s": v[0], "context_s": v[1]}
-                                                      for k, v in spent.items()} | {"pages": n})
+        write_report(args.write, f"Written by `python -m benchmarks.model_cost"
+                     f"{' --pages ' + str(args.pages) if args.pages != 500 else ''} --write {args.write}` "
+                     "(its docstring says how).\n\n" + text + "\n",
+                     {k: {"embed_s": v[0], "context_s": v[1]} for k, v in spent.items()} | {"pages": n})
     return 0
 
 

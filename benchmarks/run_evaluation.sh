@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate docs/evaluation/: every extractor on the TEST split of every dataset in the datasets root
+# Regenerate benchmarks/results/evaluation/: every extractor on the TEST split of every dataset in the datasets root
 # (full gold: cleaneval-en cleanportaleval daniel dragnet l3s-gn1 wcxb-dev; snippets only:
 # trafilatura-eval) and on the whole 300-page synthetic corpus, then the merged tables
-# (python -m benchmarks.evaluation_summary -> docs/evaluation/summary.md, summary.json, accuracy.png).
+# (python -m benchmarks.evaluation_summary -> benchmarks/results/evaluation/summary.md, summary.json, accuracy.png).
 #
 # One `bodyblocks evaluate` run per (dataset, extractor) into OUT/<dataset>/<extractor>/ (report.json,
 # pages.csv, report.md, accuracy.png, console.txt). A run whose report.json exists is skipped unless
@@ -28,7 +28,7 @@ NICE="${NICE:-15}"
 CHECKPOINT="checkpoints/default"
 GBT_DIR="checkpoints/gbt"
 ENSEMBLE_DIR="checkpoints/ensemble"
-OUT="docs/evaluation"
+OUT="benchmarks/results/evaluation"
 SYNTH_DIR="${TMPDIR:-/tmp}/bodyblocks-eval/synth-300"  # generated data stays out of the repository
 ONLY=""
 LIMIT=""

@@ -19,7 +19,6 @@ No GPU figure is measured here: the GPU stage's is `benchmarks/throughput.py --g
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -33,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic
+from benchmarks.common import arguments, need_root, write_report
+from bodyblocks.files import REPO_ROOT
 
 SNAPSHOT_PAGES = 2_500_000_000  # HTML pages in one Common Crawl snapshot (the issue's figure)
 GROUP = 16  # pages per prepare / model call, as a CPU model actor's batch (scale/pipeline.CPU_BATCH)
@@ -350,16 +350,12 @@ model-stage figure comes from `python -m benchmarks.throughput --pages 2000 --ex
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=datasets_root())
-    ap.add_argument("--pages", type=int, default=600)
+    ap = arguments(__doc__, root=True, pages=600, write=True)
     ap.add_argument("--small", type=int, default=100, help="pages of the small WARCs (the runs' fixed cost)")
     ap.add_argument("--files", type=int, default=4, help="WARC files the pages are split into")
     ap.add_argument("--node-cpus", type=int, default=64, help="cores per node of the cluster estimate")
-    ap.add_argument("--write", type=Path, default=None, help="write the report here (and scale.json beside it)")
     args = ap.parse_args()
-    if args.root is None:
-        sys.exit("benchmarks.scale needs ../shared/datasets (or --root)")
+    need_root(args.root, "benchmarks.scale")
     tmp = Path(tempfile.mkdtemp(prefix="bb-scale-"))
     # the large WARCs are measured; the small ones (their first --small pages) give the runs' fixed cost, and the
     # difference their rate per page once started (a cluster's runs last hours: the fixed cost is nothing there)
@@ -400,9 +396,7 @@ def main() -> None:
               "cluster": cluster, "gpu": None, "gpu_batch": GPU_BATCH,
               "load_average": {"min": min(LOADS), "max": max(LOADS)}}
     print(json.dumps(result, indent=1))
-    if args.write:
-        write_atomic(args.write, report(result))
-        write_atomic(args.write.with_name("scale.json"), json.dumps(result, indent=1) + "\n")
+    write_report(args.write, report(result), result)
 
 
 if __name__ == "__main__":

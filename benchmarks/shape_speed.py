@@ -39,6 +39,7 @@ from benchmarks.cli_speed import (
     trafilatura_command,
     write_pages,
 )
+from benchmarks.common import arguments, write_report
 from benchmarks.model_cost import REFERENCE, SHAPES, build_shape
 from bodyblocks.files import REPO_ROOT
 
@@ -103,12 +104,9 @@ def build_all(work: Path, shapes: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=2000)
-    ap.add_argument("--rounds", type=int, default=1)
+    ap = arguments(__doc__, pages=2000, rounds=1, write=True)
     ap.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, choices=list(SHAPES),
                     help="model_cost.SHAPES to run (default: all but the shipped shape)")
-    ap.add_argument("--write", type=Path, default=None, help="also write the table to this Markdown file")
     ap.add_argument("--build", type=Path, default=None, help=argparse.SUPPRESS)  # in the child: build, then exit
     args = ap.parse_args(argv)
     if args.build is not None:
@@ -137,8 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(runs, pages, args)
     print(text)
     if args.write:
-        args.write.write_text("# A cheaper model shape in the whole command\n\nWritten by `python -m "
-                              "benchmarks.shape_speed` (its docstring says how).\n\n" + text, encoding="utf-8")
+        write_report(args.write, "Written by `python -m benchmarks.shape_speed` (its docstring says how).\n\n" + text)
     return 0
 
 

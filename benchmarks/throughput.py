@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments
 from bodyblocks.batch import BatchOptions, default_threads, run_batch
 from bodyblocks.decode import read_bytes
-from bodyblocks.files import REPO_ROOT, datasets_root
+from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
 
 
@@ -121,10 +122,7 @@ def child(which: str, files_json: str, out: str, args: argparse.Namespace) -> No
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=datasets_root())
-    ap.add_argument("--pages", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = arguments(__doc__, root=True, pages=300, rounds=3)
     ap.add_argument("--extractor", default=None, help="default: the shipped model")
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--device", default="cpu")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.revisions import comparison_args, in_turn, revision_modules, sample_pages
+from benchmarks.common import arguments, in_turn, revision_modules, sample_pages
 
 # the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("rules", "src/bodyblocks/baselines/rules.py", ()),
@@ -34,7 +34,9 @@ def revision_vote(rev: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = comparison_args(__doc__.splitlines()[0], "vote").parse_args(argv)
+    ap = arguments(__doc__, pages=500, rounds=2)
+    ap.add_argument("--against", default=None, help="a git revision whose vote to time beside this tree's")
+    args = ap.parse_args(argv)
 
     from bodyblocks.inference.vote import VOTE, add_vote
     from bodyblocks.segment import segment_tree
