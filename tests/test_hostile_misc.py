@@ -44,3 +44,47 @@ def test_review_links_are_relative_and_encoded_and_no_key_takes_the_index(tmp_pa
     own = (out / "review" / "pages" / "index.html").read_text(encoding="utf-8")
     assert "Relief convoys reached the valley" in own  # the page with id `index` keeps its own review page
     assert (out / "review" / "pages" / "sub" / "index.html").is_file()
+
+
+# ------------------------------------------------------------------------------------------ decoding
+def test_a_charset_label_outside_the_whatwg_standard_is_not_honoured() -> None:
+    from bodyblocks.decode import decode_bytes
+
+    page = ('<html><head><meta charset="cp037"></head><body><p>The council approved the budget on Monday, '
+            "and the works begin in spring.</p></body></html>")
+    d = decode_bytes(page.encode("ascii"))
+    assert d.encoding not in ("cp037", "cp500") and "The council approved the budget" in d.text
+    assert not d.replaced and d.declared == ["cp037"]
+
+
+def test_whatwg_labels_map_as_browsers_read_them() -> None:
+    from bodyblocks.decode import _codec
+
+    assert {label: _codec(label) for label in ("gb2312", "GBK", "latin1", "iso-8859-1", "us-ascii", "shift_jis",
+                                               "euc-kr", "big5", "koi8-r", "windows-1251", "cp037", "utf-7",
+                                               "ebcdic-cp-us", "iso-2022-kr")} == {
+        "gb2312": "gb18030", "GBK": "gb18030", "latin1": "cp1252", "iso-8859-1": "cp1252", "us-ascii": "cp1252",
+        "shift_jis": "cp932", "euc-kr": "cp949", "big5": "big5hkscs", "koi8-r": "koi8-r",
+        "windows-1251": "cp1251", "cp037": None, "utf-7": None, "ebcdic-cp-us": None, "iso-2022-kr": None}
+
+
+def test_a_gb2312_page_with_broken_bytes_is_read_as_chinese_and_flagged() -> None:
+    from bodyblocks.decode import decode_bytes
+
+    paragraphs = "".join(f"<p>第{i}段：救援车队周二抵达山谷，此前连续三天的降雨冲毁了山路，官员表示道路已经重新开放。"
+                         "居民们一直在山脊上等待物资，第一批卡车运来了饮用水、大米、毛毯和药品。</p>"
+                         for i in range(60))
+    page = f'<html><head><meta charset="gb2312"><title>救援</title></head><body>{paragraphs}</body></html>'
+    data = bytearray(page.encode("gb18030"))
+    body = data.index(b"<body>")
+    step = (len(data) - body) // 13
+    for k in range(1, 13):  # 12 broken bytes: a lead byte followed by an invalid trail byte
+        at = body + k * step
+        while data[at] < 0x80:
+            at += 1
+        data[at + 1] = 0x7F if data[at] >= 0x81 else data[at + 1]
+        data[at] = 0xFF
+    d = decode_bytes(bytes(data))
+    assert d.encoding == "gb18030", d.encoding
+    assert d.replaced and 1 <= d.text.count("\ufffd") <= 24
+    assert "官员表示道路已经重新开放" in d.text and "Ã" not in d.text and "¡" not in d.text

@@ -6,10 +6,14 @@ Order (first that succeeds wins):
      is almost never valid UTF-8 by chance, and real pages declare gb2312 over UTF-8 bytes (daniel);
   3. each charset declared for the page, decoded strictly: those given by the caller first (the HTTP
      Content-Type of a WARC response), then the page's own (HTTP-equiv / meta charset / XML declaration);
-  4. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
+     only the WHATWG Encoding Standard's labels count (LABELS: what browsers honour), read as browsers read
+     them (gb2312 as GB18030, latin1 as windows-1252, ...); any other label (cp037, utf-7) is ignored;
+  4. a declared CJK charset with a few broken bytes replaced, when the rest reads as its script (flagged
+     `Decoded.replaced`), rather than a single-byte codec's mojibake of the whole page;
+  5. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
      looks like Chinese text, then cp1252;
-  5. a detector (charset_normalizer) as a last resort, and finally UTF-8 with replacement characters,
-     reported through `Decoded.replaced`.
+  6. a detector (charset_normalizer) as a last resort, its guess taken only when it is a WHATWG encoding, and
+     finally UTF-8 with replacement characters, reported through `Decoded.replaced`.
 """
 
 from __future__ import annotations
@@ -41,12 +45,57 @@ _DECLARED = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_.:-]+)""",
     re.IGNORECASE,
 )
-# Browsers (WHATWG Encoding) read these labels as their supersets; so do we.
-_ALIASES = {
-    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030", "cp936": "gb18030",
-    "iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252",
-    "iso8859-1": "cp1252", "windows-1252": "cp1252", "unicode": "utf-8", "utf8": "utf-8",
+# The labels of the WHATWG Encoding Standard (https://encoding.spec.whatwg.org/#names-and-labels), the only ones
+# a browser honours, each with the Python codec that decodes its encoding: a label not here (cp037, EBCDIC; utf-7;
+# base64) is no charset of a web page and is ignored. As browsers do, gb2312 and gbk are read as GB18030 (their
+# superset), latin1 / iso-8859-1 / us-ascii as windows-1252, shift_jis as windows-31j (cp932), euc-kr as
+# windows-949, big5 as Big5-HKSCS; utf-16 labels in a page's bytes mean UTF-8 (the HTML standard: a page that
+# could say so is ASCII-compatible), and the "replacement" encodings' labels (iso-2022-kr, hz-gb-2312, ...) and
+# x-user-defined are ignored.
+_WHATWG = {
+    "utf-8": "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8 "
+             "unicodefffe utf-16be csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
+    "cp866": "866 cp866 csibm866 ibm866",
+    "iso8859-2": "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2",
+    "iso8859-3": "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3",
+    "iso8859-4": "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4",
+    "iso8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 iso_8859-5:1988",
+    "iso8859-6": "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
+                 "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987",
+    "iso8859-7": "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
+                 "iso_8859-7 iso_8859-7:1987 sun_eu_greek",
+    "iso8859-8": "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 iso88598 "
+                 "iso_8859-8 iso_8859-8:1988 visual csiso88598i iso-8859-8-i logical",
+    "iso8859-10": "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6",
+    "iso8859-13": "iso-8859-13 iso8859-13 iso885913",
+    "iso8859-14": "iso-8859-14 iso8859-14 iso885914",
+    "iso8859-15": "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9",
+    "iso8859-16": "iso-8859-16",
+    "koi8-r": "cskoi8r koi koi8 koi8-r koi8_r",
+    "koi8-u": "koi8-ru koi8-u",
+    "mac-roman": "csmacintosh mac macintosh x-mac-roman",
+    "cp874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874",
+    "cp1250": "cp1250 windows-1250 x-cp1250",
+    "cp1251": "cp1251 windows-1251 x-cp1251",
+    "cp1252": "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
+              "iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252",
+    "cp1253": "cp1253 windows-1253 x-cp1253",
+    "cp1254": "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 latin5 "
+              "windows-1254 x-cp1254",
+    "cp1255": "cp1255 windows-1255 x-cp1255",
+    "cp1256": "cp1256 windows-1256 x-cp1256",
+    "cp1257": "cp1257 windows-1257 x-cp1257",
+    "cp1258": "cp1258 windows-1258 x-cp1258",
+    "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
+    "gb18030": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk gb18030",
+    "big5hkscs": "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
+    "euc_jp": "cseucpkdfmtjapanese euc-jp x-euc-jp",
+    "iso2022_jp": "csiso2022jp iso-2022-jp",
+    "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+    "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
+             "windows-949",
 }
+LABELS = {label: codec for codec, labels in _WHATWG.items() for label in labels.split()}  # label -> Python codec
 
 
 def read_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
@@ -94,23 +143,15 @@ def declared_charsets(data: bytes) -> list[str]:
     return found
 
 
-# Python codecs that no page is written in, whatever it declares: browsers know none of them (the WHATWG
-# Encoding Standard), and some are no text encodings at all ("undefined" always fails, "punycode" and "idna"
-# encode host names, the escapes decode backslash sequences, UTF-7 was a way to smuggle markup).
-IGNORED_CODECS = frozenset(["undefined", "punycode", "idna", "unicode-escape", "raw-unicode-escape", "utf-7"])
-
-
 def _codec(label: str) -> str | None:
-    """Canonical Python codec for a charset label, or None when Python does not know it or it is none a page
-    can be written in (IGNORED_CODECS, and bytes-to-bytes codecs such as base64 or zlib)."""
-    label = _ALIASES.get(label, label)
-    try:
-        info = codecs.lookup(label)
-    except LookupError:
-        return None
-    if not getattr(info, "_is_text_encoding", True) or info.name.replace("_", "-") in IGNORED_CODECS:
-        return None
-    return info.name
+    """Canonical Python codec for a charset label, or None when it is no WHATWG label (LABELS): Python knows many
+    codecs no page is written in (cp037, EBCDIC, turns an ASCII page into other letters; utf-7 smuggles markup;
+    punycode, base64, rot13 are no charsets), and a browser honours none of them."""
+    codec = LABELS.get(label.strip().lower())
+    return None if codec is None else codecs.lookup(codec).name
+
+
+WHATWG_CODECS = frozenset(codecs.lookup(c).name for c in _WHATWG)  # what a WHATWG label can decode as
 
 
 def _strict(data: bytes, codec: str) -> str | None:
@@ -242,11 +283,52 @@ def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
         text = _strict(data, codec)
         if text is not None and (codec != "gb18030" or _looks_chinese(text)):
             return Decoded(text, codec, False, declared)
+    damaged = _declared_cjk_with_replacements(data, declared)
+    if damaged is not None:
+        return damaged
     for codec in ("utf-8", "gb18030", "cp1252"):
         text = _strict(data, codec)
         if text is not None and (codec != "gb18030" or _looks_chinese(text)):
             return Decoded(text, codec, False, declared)
     return _last_resort(data, declared)
+
+
+# A page that declares a CJK charset and fails it strictly on a few broken bytes (a truncated upload, a byte lost
+# in transit) is still in that charset: read in it with replacement characters (and flagged `replaced`) when at
+# most this share of its non-ASCII characters are replacements and the rest reads as the charset's script, rather
+# than as a single-byte codec (cp1252 takes any bytes, and makes mojibake of the whole page)
+CJK_DAMAGE_RATIO = 0.02
+_SCRIPT_OF = {"gb18030": "zh", "big5hkscs": "zh-hant", "cp932": "ja", "euc_jp": "ja", "iso2022_jp": "ja", "cp949": "ko"}
+
+
+def _declared_cjk_with_replacements(data: bytes, declared: Sequence[str]) -> Decoded | None:
+    """The page in the first CJK charset it declares, a few bad bytes replaced, when it reads as that script."""
+    for label in declared:
+        codec = _codec(label)
+        script = _SCRIPT_OF.get(codec or "")
+        if codec is None or script is None:
+            continue
+        text = data.decode(codec, errors="replace")
+        bad = text.count("\ufffd")
+        non_ascii = sum(1 for c in text if c > "\x7f")
+        if bad and bad <= CJK_DAMAGE_RATIO * non_ascii and _reads_as(text.replace("\ufffd", ""), script):
+            return Decoded(text, codec, True, list(declared))
+    return None
+
+
+def _reads_as(text: str, script: str) -> bool:
+    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, _looks_chinese;
+    zh-hant: CJK ideographs and punctuation; ja: those and kana; ko: those and Hangul)."""
+    if script == "zh":
+        return _looks_chinese(text)
+    non_ascii = [c for c in text if c > "\x7f"]
+    if not non_ascii:
+        return False
+    fits = 0
+    for c in non_ascii:
+        fits += _is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
+            script == "ko" and ("\uac00" <= c <= "\ud7af" or "\u1100" <= c <= "\u11ff" or "\u3130" <= c <= "\u318f"))
+    return fits >= 0.9 * len(non_ascii)
 
 
 def _merged(first: list[str], then: list[str]) -> list[str]:
@@ -277,12 +359,20 @@ def _last_resort(data: bytes, declared: list[str]) -> Decoded:
         from charset_normalizer import from_bytes
 
         best = from_bytes(data[:200_000]).best()
-        if best is not None and best.encoding:
+        if best is not None and best.encoding and _whatwg(best.encoding):  # its guess, only among the web's
             text = data.decode(best.encoding, errors="replace")
             return Decoded(text, best.encoding, "\ufffd" in text, declared)
     except ImportError:  # the detector is optional
         pass
     return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared)
+
+
+def _whatwg(codec: str) -> bool:
+    """Whether a Python codec name is one a WHATWG encoding decodes as (WHATWG_CODECS)."""
+    try:
+        return codecs.lookup(codec).name in WHATWG_CODECS
+    except LookupError:
+        return False
 
 
 def page_source(page: str | bytes | os.PathLike[str]) -> str | bytes:
