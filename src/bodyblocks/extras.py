@@ -9,7 +9,8 @@ import importlib
 from types import ModuleType
 
 # the extra of pyproject.toml that installs each optional module (by its top-level name)
-EXTRA_OF = {"warcio": "scale", "pyarrow": "scale", "ray": "scale", "datatrove": "scale"}
+EXTRA_OF = {"warcio": "scale", "pyarrow": "scale", "ray": "scale", "datatrove": "scale", "selenium": "capture",
+            "torch": "train", "sklearn": "train", "matplotlib": "train", "onnx": "train", "onnxscript": "train"}
 
 
 def require(module: str, purpose: str) -> ModuleType:

@@ -64,7 +64,8 @@ def check_available(chromium: str = CHROMIUM, chromedriver: str = CHROMEDRIVER) 
     try:
         from selenium import webdriver
     except ImportError as exc:
-        raise CaptureUnavailable("selenium is not installed; install with `pip install 'selenium>=4.15'`") from exc
+        raise CaptureUnavailable("capture needs selenium, which is not installed (pip install 'bodyblocks[capture]')"
+                                 ) from exc
     return webdriver
 
 
