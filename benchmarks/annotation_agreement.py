@@ -1,7 +1,7 @@
 """Agreement of two annotations of the same pages: block-level agreement and Cohen's kappa, and what the
 gold texts they make do to the extractors' scores.
 
-    python -m benchmarks.annotation_agreement --write docs/annotation_agreement.md
+    python -m benchmarks.annotation_agreement --write docs/ANNOTATION.md#agreement
 
 The first annotation is data/annotations/gne-pages (made with the shipped model's labels as the starting
 point, as `bodyblocks annotate` shows them); the second (data/annotations/gne-pages-second) was

@@ -20,7 +20,7 @@ Pages under 0.9 get a cause, classified from where each missing line sits in an 
 scripting off, as Chromium parses with JavaScript off) and in libxml2's tree (the one we walk), and the share
 our walk would reach on html5lib's tree and on Lexbor's (selectolax) re-serialized tree (each optional).
 
-Usage: python -m benchmarks.dom_fidelity [--root DIR] [--per-dataset N | --pages N] [--out docs/dom_fidelity.md]
+Usage: python -m benchmarks.dom_fidelity [--root DIR] [--per-dataset N | --pages N] [--out runs/dom_fidelity/report.md]
 """
 
 from __future__ import annotations
@@ -836,7 +836,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pages", type=int, default=NON_ZH_PAGES,
                     help=f"non-Chinese pages spread over the datasets, plus every Chinese one (default {NON_ZH_PAGES})")
     ap.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "dom_fidelity" / "report.md",
-                    help="the Markdown report, every page listed (its summary is docs/evaluation.md's); the "
+                    help="the Markdown report, every page listed (its summary is in docs/EVALUATION.md); the "
                          "per-page JSON goes beside it (.json)")
     ap.add_argument("--cache", type=Path, default=CACHE_DIR / "innertext.jsonl")
     ap.add_argument("--timeout", type=float, default=PAGE_TIMEOUT, help="page-load timeout, seconds")

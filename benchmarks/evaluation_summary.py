@@ -9,7 +9,7 @@ Reads OUT/<dataset>/<extractor>/report.json (+ pages.csv, and the command from r
   OUT/accuracy.png  accuracy against threshold, one panel per dataset.
 Every figure comes from the reports; nothing is typed in by hand.
 
-    python -m benchmarks.evaluation_summary docs/evaluation --real cleaneval-en daniel ...
+    python -m benchmarks.evaluation_summary benchmarks/results/evaluation --real cleaneval-en daniel ...
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def main() -> int:
     parser.add_argument("out", type=Path, help="the folder run_evaluation.sh wrote (benchmarks/results/evaluation)")
     parser.add_argument("--real", nargs="+", default=[], help="datasets whose test split the target covers")
     parser.add_argument("--doc", type=Path, default=None,
-                        help="copy summary.md's tables into this manual page (docs/evaluation.md): only the "
+                        help="copy summary.md's tables into this manual page (docs/EVALUATION.md): only the "
                              "tables under a bold title that names a section of summary.md")
     args = parser.parse_args()
     reports = load_reports(args.out)

@@ -1,7 +1,7 @@
 """Fine-tuning on your own sites, measured on the gne-pages gold set: `bodyblocks finetune` on half of the sites,
 before / after on the other half, for a few seeds (each seed another split by site) and settings.
 
-    python -m benchmarks.finetune_gne --seeds 0 1 --write docs/finetune.md            # runs, then the report
+    python -m benchmarks.finetune_gne --seeds 0 1 --write docs/ANNOTATION.md#finetune           # runs, then the report
     python -m benchmarks.finetune_gne --variant same-site --seeds 0 1          # and --variant same-language
     python -m benchmarks.finetune_gne --report-only --runs RUN [RUN ...] --write FILE   # the report of any runs
 

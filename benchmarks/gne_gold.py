@@ -1,7 +1,7 @@
 """The Chinese news and government gold set: every extractor on the 62 gne-pages against the gold their block
 labels make (data/annotations/gne-pages, made with `bodyblocks annotate`; docs/ANNOTATION.md).
 
-    python -m benchmarks.gne_gold --write docs/gne_gold.md
+    python -m benchmarks.gne_gold --write docs/EVALUATION.md#gne-gold
     python -m benchmarks.gne_gold --only runs/ft/split.json --extra finetuned=runs/ft/ensemble   # held-out pages
 
 The gold text of a page is its body blocks' text, one block per line group (annotate.store.derived_gold); a
@@ -94,7 +94,7 @@ def _agreement() -> str:
     shift = max(abs(v["first"]["token_f1"] - v["second"]["token_f1"]) for v in a["scores"].values())
     differ = sum(r["differ"] for r in a["rows"])
     return (f"An independent second annotation of {a['pages']} pages, started from no labels "
-            f"(docs/annotation.md), differs on {differ} of {a['blocks']:,} blocks (Cohen's kappa "
+            f"(docs/ANNOTATION.md), differs on {differ} of {a['blocks']:,} blocks (Cohen's kappa "
             f"{a['kappa']:.3f}) and moves no extractor's mean token F1 on those pages by more than {shift:.3f}.")
 
 

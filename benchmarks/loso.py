@@ -2,7 +2,7 @@
 
     python -m benchmarks.loso --epochs 3                             # every fold; finished stages are kept
     python -m benchmarks.loso --folds cleanportaleval --parts gbt    # the trees alone, one fold
-    python -m benchmarks.loso --report-only                          # docs/generalization.md from what is done
+    python -m benchmarks.loso --report-only                          # runs/loso/generalization.md from what is done
     python -m benchmarks.loso --redo gbt ensemble shipped            # a new recipe for some stages, the rest kept
 
 Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the other sources' pages:
@@ -17,8 +17,8 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
                shipped ensemble (which was trained with S's training pages: not a LOSO figure).
 No learned part of a fold sees a page of S, tuning included. daniel's Chinese pages are reported on their own.
 
-Stage 3 is the validation-tuned recipe (docs/generalization.md). The shipped ensemble's blend is chosen across
-the folds' models and trees instead, by benchmarks/loso_blend.py (docs/generalization-blend.md).
+Stage 3 is the validation-tuned recipe (docs/GENERALIZATION.md, its ablation table). The shipped ensemble's blend
+is chosen across the folds' models and trees instead, by benchmarks/loso_blend.py (docs/GENERALIZATION.md).
 """
 
 from __future__ import annotations

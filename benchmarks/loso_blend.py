@@ -3,14 +3,14 @@ parts do on sources they never saw, with each fold's own figure from a blend cho
 
     python -m benchmarks.loso_blend                                   # runs/loso models, runs/loso-vocab trees
     python -m benchmarks.loso_blend --trees runs/loso --out runs/loso-blend-hashed \
-        --doc docs/generalization-blend-hashed.md                    # the hashed buckets' trees
+        --doc runs/loso-blend-hashed/report.md                   # the hashed buckets' trees
     python -m benchmarks.loso_blend --report-only                     # the doc again from the cached scores
     python -m benchmarks.loso_blend --report-only --ensemble checkpoints/ensemble --model checkpoints/default \
         --gbt checkpoints/gbt                                         # an ensemble folder with the chosen blend
 
 benchmarks/loso.py tunes each fold's blend on the validation pages of the fold's own training sources. Those pages
 come from the same sources as the training pages, so the tuned blend learns their gold conventions rather than what
-holds on a new source (docs/generalization-vocab.md: tuned on validation, the trees with the token vocabulary lose
+holds on a new source (docs/GENERALIZATION.md: tuned on validation, the trees with the token vocabulary lose
 the gain they show alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
 threshold and the container step's outer threshold), chosen by the mean token F1 over the folds' left-out test pages,
 each fold scored with its own parts (trained without its source):
@@ -281,7 +281,7 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
 
 
 def main() -> int:
-    ap = arguments(__doc__, out="runs/loso-blend", write="docs/generalization.md#loso", doc_flag="--doc")
+    ap = arguments(__doc__, out="runs/loso-blend", write="docs/GENERALIZATION.md#loso", doc_flag="--doc")
     ap.add_argument("--models", type=Path, default=Path("runs/loso"), help="fold folders holding model/")
     ap.add_argument("--trees", type=Path, default=Path("runs/loso-vocab"), help="fold folders holding gbt/")
     ap.add_argument("--peers", type=Path, default=Path("runs/loso"), help="fold folders with eval-PEER.json")

@@ -1,7 +1,7 @@
 """What the block model's shape costs on CPU: the forward pass of the shipped model against smaller shapes, one run.
 
     python -m benchmarks.model_cost                           # 500 of benchmarks/cli_speed.py's 2,000 pages
-    python -m benchmarks.model_cost --pages 200 --write docs/model_cost.md
+    python -m benchmarks.model_cost --pages 200 --write docs/SPEED.md#model-cost
 
 Each shape is the shipped model's configuration with some keys changed (SHAPES), built with random weights
 (seed 0: the cost of a forward pass does not depend on the weights' values) and exported to ONNX Runtime as

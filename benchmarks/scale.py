@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import arguments, need_root, write_report
-from bodyblocks.files import REPO_ROOT
+from benchmarks.common import REPORTS, arguments, need_root, write_report
+from bodyblocks.files import REPO_ROOT, write_json
 
 SNAPSHOT_PAGES = 2_500_000_000  # HTML pages in one Common Crawl snapshot (the issue's figure)
 GROUP = 16  # pages per prepare / model call, as a CPU model actor's batch (scale/pipeline.CPU_BATCH)
@@ -277,7 +277,7 @@ def report(r: dict[str, Any]) -> str:
     small = r["small_pages"]
     return f"""# At scale: WARC in, Parquet out, Ray Data across nodes
 
-Every number here comes from `{r['command']}` ({r['machine']}); `docs/scale.json` holds them all.
+Every number here comes from `{r['command']}` ({r['machine']}); `runs/reports/scale.json` holds them all.
 
 ## What was measured
 
@@ -396,7 +396,8 @@ def main() -> None:
               "cluster": cluster, "gpu": None, "gpu_batch": GPU_BATCH,
               "load_average": {"min": min(LOADS), "max": max(LOADS)}}
     print(json.dumps(result, indent=1))
-    write_report(args.write, report(result), result)
+    write_json(REPORTS / "scale.json", result)
+    write_report(args.write, report(result))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """What a cheaper model shape would give the whole command: `bodyblocks extract` with each shape against trafilatura.
 
     python -m benchmarks.shape_speed                          # 2,000 pages, 1 round
-    python -m benchmarks.shape_speed --pages 500 --rounds 2 --shapes "no context layers" --write docs/shape_speed.md
+    python -m benchmarks.shape_speed --pages 500 --rounds 2 --shapes "no context layers" \
+        --write docs/SPEED.md#shape-speed
 
 benchmarks/model_cost.py times the forward pass of each shape alone; this runs the whole command a user runs
 with each shape in the shipped ensemble, so that the wall-time ratio against trafilatura that issue's target
@@ -16,7 +17,7 @@ with the shipped ensemble and with `--checkpoint` each shape's ensemble, and `tr
 Random weights cost what trained ones cost: every page goes through the same sessions, the trees, the vote and
 the decision rule whatever its probabilities (the heuristic fallback, the one step whose use depends on them,
 is off by default). Their text is not the product's, so only the time is reported; what a shape costs in
-accuracy is in its leave-one-source-out folds (docs/generalization-blend-*.md).
+accuracy is in its leave-one-source-out folds (docs/GENERALIZATION.md).
 """
 
 from __future__ import annotations
