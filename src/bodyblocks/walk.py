@@ -27,9 +27,11 @@ _COUNTED = frozenset([*HEADING_LEVELS, "li", "dd", "dt", "td", "th", "tr"])
 PUNCT = frozenset("，。！？；：、“”‘’（）《》〈〉【】…—．,.!?;:\"'()[]-")
 _PUNCT_RE = re.compile("[" + re.escape("".join(sorted(PUNCT))) + "]")  # counts PUNCT characters in C
 _REACT_SEGMENT = re.compile(r"S:\d+")  # <div hidden id="S:0">: streamed content that a script reveals
-# A <button> holding this many elements is not a label: a missing </button> swallowed part of the page
-# (a browser displays a button's content, so nothing is lost by walking it).
+# A <button> holding this many elements, or any element of a page's flow (a paragraph, a heading, a list, a
+# table, a section), is not a label: a missing </button> swallowed part of the page (a browser displays a
+# button's content, so nothing is lost by walking it).
 SWALLOWING_BUTTON = 64
+_PAGE_FLOW = frozenset(["p", "h1", "h2", "h3", "h4", "h5", "h6", "article", "section", "main", "table", "ul", "ol"])
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _WS_CHARS = r" \t\r\n\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 WS = re.compile(f"[{_WS_CHARS}]+")
@@ -69,6 +71,14 @@ def _at_least(items: Iterator[Any], n: int) -> bool:
     return sum(1 for _ in zip(range(n), items, strict=False)) >= n
 
 
+def _swallowed(descendants: Iterator[str]) -> bool:
+    """Whether a <button>'s descendant tags show a swallowed page part rather than a label."""
+    for i, t in enumerate(descendants):
+        if i + 1 >= SWALLOWING_BUTTON or t in _PAGE_FLOW:
+            return True
+    return False
+
+
 def _skip(tag: str, attrs: Any, noscript: bool = False, descendants: Iterator[str] | None = None) -> bool:
     """Whether an element's whole subtree is invisible (`noscript`: a browser without JavaScript).
 
@@ -77,7 +87,7 @@ def _skip(tag: str, attrs: Any, noscript: bool = False, descendants: Iterator[st
     """
     if tag in INVISIBLE_TAGS:
         if tag == "button":
-            return descendants is None or not _at_least(descendants, SWALLOWING_BUTTON)
+            return descendants is None or not _swallowed(descendants)
         return not (noscript and tag == "noscript")
     if attrs.get("hidden") is not None and not (tag == "div" and _REACT_SEGMENT.fullmatch(str(attrs.get("id", "")))):
         return True
