@@ -18,12 +18,14 @@ so any block extractor's kept blocks render the same way.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 from bodyblocks.types import Block
 
 KINDS = ("heading", "paragraph", "list-item", "table-row", "code", "quote")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _LEADING_MARK = re.compile(r"^([#>+*=-]|\d+[.)]\s)")  # a line that Markdown would read as markup
 
 
@@ -132,3 +134,11 @@ def to_markdown(title: str, blocks: Sequence[Block]) -> str:
             out.append(rendered)
         i += 1
     return "\n\n".join(out) + "\n" if out else ""
+
+
+def front_matter(fields: dict[str, str | None]) -> str:
+    """YAML front matter of a page's metadata (the fields that are set, in order; "" when none is): each value
+    a double-quoted YAML string (JSON's escapes are YAML's), the date as YYYY-MM-DD."""
+    lines = [f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else json.dumps(v, ensure_ascii=False)}"
+             for k, v in fields.items() if v]
+    return "---\n" + "\n".join(lines) + "\n---\n\n" if lines else ""

@@ -102,3 +102,9 @@ class Extraction:
     no_body: bool = False  # the extractor decided the page has no body text
     replaced: bool = False  # decoding needed replacement characters
     truncated: bool = False  # the page was cut at the segmenter's size limit (segment.MAX_CHARS) before parsing
+    # what the page states about itself (metadata.py: meta tags, JSON-LD, htmldate); None where it states nothing
+    author: str | None = None
+    date: str | None = None  # publication date, YYYY-MM-DD
+    site_name: str | None = None
+    language: str | None = None  # the page's declared language, ISO 639 ("en", "zh")
+    canonical_url: str | None = None

@@ -24,7 +24,8 @@ from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
-from bodyblocks.markdown import block_kind, folded, to_markdown
+from bodyblocks.markdown import block_kind, folded, front_matter, to_markdown
+from bodyblocks.metadata import FIELDS
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md", **COLUMNAR}
@@ -47,17 +48,14 @@ class Totals:
 
 
 def render(ex: Extraction, fmt: str, key: str) -> str:
-    """The output file's content in txt, json or md."""
+    """The output file's content in txt, json or md (md: the page's metadata as YAML front matter first)."""
     if fmt == "txt":
         return ex.text + ("\n" if ex.text else "")
     if fmt == "md":
-        if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
-            return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)])
-        title = folded(ex.title)
-        paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and folded(ln) != title]
-        return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *paragraphs]) + "\n"
+        return front_matter(metadata_of(ex)) + _markdown(ex)
     rec: dict[str, Any] = {
-        "id": key, "title": ex.title, "text": ex.text, "extractor": ex.extractor, "encoding": ex.encoding,
+        "id": key, "title": ex.title, **metadata_of(ex), "text": ex.text, "extractor": ex.extractor,
+        "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
     }
     if ex.blocks is not None:
@@ -70,6 +68,20 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
     return json.dumps(rec, ensure_ascii=False, indent=1) + "\n"
 
 
+def _markdown(ex: Extraction) -> str:
+    """The page as Markdown: a block extractor's kept blocks with their structure, else its text's lines."""
+    if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
+        return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)])
+    title = folded(ex.title)
+    paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and folded(ln) != title]
+    return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *paragraphs]) + "\n"
+
+
+def metadata_of(ex: Extraction | None) -> dict[str, str | None]:
+    """The page's metadata fields (metadata.FIELDS: author, date, site_name, language, canonical_url)."""
+    return {f: getattr(ex, f, None) if ex is not None else None for f in FIELDS}
+
+
 def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, Any]:
     """One page's row of a columnar shard (columnar.COLUMNS); a failed page has its error and no text."""
     flags = [] if ex is None else [name for name, on in (
@@ -78,7 +90,8 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
     return {
         "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
         "title": ex.title if ex else None, "text": ex.text if ex else None,
-        "markdown": render(ex, "md", job.key) if ex else None, "language": job.language,
+        "markdown": render(ex, "md", job.key) if ex else None, **metadata_of(ex),
+        "language": job.language or (ex.language if ex else None),
         "encoding": ex.encoding if ex else None, "confidence": ex.confidence if ex else None, "flags": flags,
         "error": error and printable(error),
     }

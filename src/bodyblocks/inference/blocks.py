@@ -32,6 +32,7 @@ from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
+from bodyblocks.metadata import METADATA, with_metadata
 from bodyblocks.segment import segment, segment_tree
 from bodyblocks.types import Document, Extraction
 
@@ -286,7 +287,7 @@ class BlockExtractor:
             ex = self.rule.decide(doc, p, self.name)
             if ex.low_confidence and self.fallback and sources is not None:
                 ex = self._fall_back(sources[i], ex)
-            out.append(ex)
+            out.append(with_metadata(ex, doc.extra.get(METADATA)))
         return out
 
     def _fall_back(self, source: Source, ex: Extraction) -> Extraction:

@@ -1,0 +1,93 @@
+"""A page's metadata (metadata.py): fields of the Extraction, read from the tree the segmenter parsed."""
+
+from __future__ import annotations
+
+import json
+
+from bodyblocks.metadata import FIELDS, METADATA, Metadata, page_metadata
+from bodyblocks.segment import parse, segment_tree
+from bodyblocks.types import Extraction
+
+BODY = "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would reopen "
+               "in spring after the old pilings are replaced.</p>" for i in range(6))
+ARTICLE = f"""<!doctype html><html lang="en-GB"><head><title>Harbour works | Example News</title>
+<meta name="author" content="  Ada   Lovelace ">
+<meta property="og:site_name" content="Example News">
+<meta property="article:published_time" content="2024-05-17T08:30:00+01:00">
+<link rel="alternate" href="/feed.xml"><link rel="Canonical" href="https://example.com/news/harbour-works">
+</head><body><nav><a href="/">Home</a></nav><article><h1>Harbour works begin</h1>{BODY}</article></body></html>"""
+JSONLD = """<html><head><meta property="og:locale" content="de_DE"><meta property="og:url" content="/a/b">
+<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [
+  {"@type": "WebSite", "name": "ignored"},
+  {"@type": "NewsArticle", "author": [{"@type": "Person", "name": "Ann Smith"}, {"name": "Bo Li"}],
+   "publisher": {"@type": "Organization", "name": "Die Zeitung"}, "datePublished": "2021-03-04"}]}</script>
+<script type="application/ld+json">{ not json</script></head><body><p>Text</p></body></html>"""
+
+
+def _meta(html: str, url: str | None = None) -> Metadata:
+    return page_metadata(parse(html, "lxml"), url)
+
+
+def test_meta_tags_give_every_field() -> None:
+    m = _meta(ARTICLE)
+    assert m == Metadata(author="Ada Lovelace", date="2024-05-17", site_name="Example News", language="en",
+                         canonical_url="https://example.com/news/harbour-works")
+
+
+def test_json_ld_gives_author_publisher_and_date_and_og_gives_locale_and_url() -> None:
+    m = _meta(JSONLD, url="https://zeitung.example/x/y")
+    assert m.author == "Ann Smith; Bo Li"  # the article's, not the website's, and both people
+    assert m.site_name == "Die Zeitung"
+    assert m.date == "2021-03-04"
+    assert m.language == "de"
+    assert m.canonical_url == "https://zeitung.example/a/b"  # og:url made absolute against the page's URL
+
+
+def test_a_page_that_states_nothing_has_no_metadata_and_nothing_is_guessed_from_its_text() -> None:
+    m = _meta("<html><body><p>By John Doe, 3 March 2020, in English.</p></body></html>")
+    assert m == Metadata()
+    assert _meta("<html><body><p>x</p></body></html>", url="https://example.com/2019/07/01/story").date == \
+        "2019-07-01"  # the URL's own date (htmldate)
+
+
+def test_bad_values_are_dropped_not_raised() -> None:
+    m = _meta('<html lang="x-klingon-long"><head><meta name="author" content="https://example.com/me">'
+              '<meta property="article:published_time" content="2024-13-45"></head><body><p>x</p></body></html>')
+    assert m.author is None and m.date is None and m.language is None
+
+
+def test_the_segmenter_keeps_the_metadata_and_extractors_copy_it_to_the_result() -> None:
+    doc, _ = segment_tree(ARTICLE)
+    assert doc.extra[METADATA].author == "Ada Lovelace"
+    import bodyblocks
+
+    ex = bodyblocks.get_extractor("gbt").extract(ARTICLE)
+    assert (ex.author, ex.date, ex.site_name, ex.language, ex.canonical_url) == (
+        "Ada Lovelace", "2024-05-17", "Example News", "en", "https://example.com/news/harbour-works")
+    assert all(hasattr(Extraction(""), f) for f in FIELDS)
+
+
+def test_json_and_markdown_outputs_and_columnar_rows_carry_the_metadata() -> None:
+    import bodyblocks
+    from bodyblocks.batch.columnar import COLUMNS
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import page_row, render
+
+    ex = bodyblocks.get_extractor("gbt").extract(ARTICLE)
+    rec = json.loads(render(ex, "json", "a"))
+    assert rec["author"] == "Ada Lovelace" and rec["date"] == "2024-05-17" and rec["language"] == "en"
+    md = render(ex, "md", "a")
+    front, rest = md.split("---\n", 2)[1:]
+    assert md.startswith("---\n") and 'author: "Ada Lovelace"' in front and "date: 2024-05-17" in front
+    assert 'site_name: "Example News"' in front and "canonical_url:" in front
+    assert "harbour works began" in rest
+    row = page_row(Job(key="a", source="a", position=0), ex, None)
+    assert {f for f in FIELDS} <= set(COLUMNS) and row["author"] == "Ada Lovelace" and row["site_name"]
+
+
+def test_markdown_of_a_page_without_metadata_has_no_front_matter() -> None:
+    import bodyblocks
+    from bodyblocks.batch.outputs import render
+
+    ex = bodyblocks.get_extractor("gbt").extract(f"<html><body><article>{BODY}</article></body></html>")
+    assert not render(ex, "md", "a").startswith("---")
