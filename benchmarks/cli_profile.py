@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.common import arguments
+
 # (label, module, attribute): what is timed; an attribute "Class.method" wraps the class's method
 PARTS = (
     ("worker: page (work)", "bodyblocks.batch.runner", "work"),
@@ -145,9 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return _child(argv[1], argv[3:])
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap = arguments(__doc__, pages=300, rounds=2)
     ap.add_argument("--against", default=None, metavar="REV", help="also that revision, alternating with this tree")
     args = ap.parse_args(argv)
     from benchmarks.cli_speed import write_pages

@@ -1,7 +1,7 @@
 """The whole command, as a user runs it: `bodyblocks extract` against `trafilatura` on the same folder.
 
     python -m benchmarks.cli_speed                            # 1, 181 and 2,000 pages; 3 rounds (1 for 2,000)
-    python -m benchmarks.cli_speed --sizes 1,181 --rounds 5 --write docs/cli_speed.md
+    python -m benchmarks.cli_speed --sizes 1,181 --rounds 5 --write docs/SPEED.md#cli-speed
 
 Each round runs every command once on each folder, ours and trafilatura's alternating, as whole processes:
 wall seconds, CPU seconds (user + system of the process and every worker it waited for) and peak RSS (the
@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common import arguments, write_report
 from bodyblocks.files import REPO_ROOT
 
 SAMPLE = REPO_ROOT / "data" / "samples" / "article-utf8.html"
@@ -140,11 +141,9 @@ def compile_package() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__doc__, rounds=3, write=True)
     ap.add_argument("--sizes", default="1,181,2000", help="pages per folder, comma-separated")
-    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--big-rounds", type=int, default=1, help="rounds for folders of 1,000 pages or more")
-    ap.add_argument("--write", type=Path, default=None, help="also write the tables to this Markdown file")
     args = ap.parse_args(argv)
     if shutil.which("trafilatura") is None:
         print("trafilatura is not installed: pip install 'bodyblocks[peers]'", file=sys.stderr)
@@ -170,8 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{run.rss_mb:.0f} MB", file=sys.stderr)
     text = report(results, counts, args)
     print(text)
-    if args.write:
-        args.write.write_text(text, encoding="utf-8")
+    write_report(args.write, text)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

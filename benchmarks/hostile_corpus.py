@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments
 from bodyblocks.files import REPO_ROOT
 
 RSS_TARGET_KIB = 1536 * 1024  # 1.5 GiB
@@ -667,7 +668,7 @@ def leaks(out: Path, report_lines: list[dict[str, Any]]) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__)
     ap.add_argument("--out", type=Path, default=None, help="build and run here (kept); default: a temp folder")
     ap.add_argument("--extractor", default=None, help="default: the CLI's default (the ensemble)")
     ap.add_argument("--workers", type=int, default=None, help="parsing processes (default: the CLI's, 1)")
