@@ -88,3 +88,51 @@ def test_a_gb2312_page_with_broken_bytes_is_read_as_chinese_and_flagged() -> Non
     assert d.encoding == "gb18030", d.encoding
     assert d.replaced and 1 <= d.text.count("\ufffd") <= 24
     assert "官员表示道路已经重新开放" in d.text and "Ã" not in d.text and "¡" not in d.text
+
+
+# ------------------------------------------------------------------------------------------ signals
+def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> tuple[int | None, str]:
+    """A real `bodyblocks extract` in its own process group, given Ctrl-C (SIGINT to the group) three times once
+    its first outputs are written; (exit status, stderr)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "bodyblocks", "extract", str(src), "--out", str(out), "--no-progress", *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not any(out.glob("p*.txt")):
+            time.sleep(0.02)
+        time.sleep(delay_s)
+        for _ in range(3):
+            if proc.poll() is not None:
+                break
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(0.03)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, err
+
+
+def test_ctrl_c_to_the_process_group_prints_no_worker_traceback(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    body = "".join(f"<p>Paragraph {i}: the relief convoys reached the valley after three days of rain, and the "
+                   "drivers signed for water, rice and blankets.</p>" for i in range(300))
+    for i in range(600):
+        (src / f"p{i:03d}.html").write_text(f"<html><body><article>{body}</article></body></html>", encoding="utf-8")
+    interrupted = 0
+    for n, delay in enumerate((0.0, 0.05, 0.15, 0.3, 0.5, 0.02)):
+        status, err = _interrupted_run(src, tmp_path / f"out{n}", delay, ["--extractor", "heuristic",
+                                                                          "--workers", "2"])
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err and "ForkProcess" not in err, err
+        assert status in (0, 130), (status, err)  # stopped with its report (or done first), never killed by it
+        interrupted += status == 130
+    assert interrupted >= 4  # the runs were stopped by the signal (not finished before it came)

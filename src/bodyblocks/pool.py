@@ -70,7 +70,13 @@ def _die_with_parent(parent: int) -> None:
 
 def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple,
           parent: int) -> None:
-    """A worker: set up and say so (or why not), then answer tasks until None."""
+    """A worker: set up and say so (or why not), then answer tasks until None (or the run's end of its pipe)."""
+    # Ctrl-C reaches the whole process group: the run's process stops the run and then the workers; a worker
+    # that took it too would print a KeyboardInterrupt traceback from wherever it was. SIGINT was blocked
+    # across the fork (_Worker), so none can arrive before it is ignored here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent(parent)
     # what the worker inherits (modules, the parent's models) lives as long as it does: its collections of the
     # old generation skip it (each such collection walked all of it: ~20 ms, or 0.3 ms a page of a run's 30)
@@ -82,9 +88,26 @@ def _main(conn: Connection, fn: Callable[[Any], Any], init: Callable[..., None] 
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as WorkerStartError
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", None))
-    while (task := conn.recv()) is not None:
-        conn.send(fn(task))
+    try:
+        conn.send(("ready", None))
+        while (task := conn.recv()) is not None:
+            result = fn(task)  # (an error of fn's own is no pipe's: it ends the worker as it did)
+            conn.send(result)
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # the run's process went away: nothing to answer
+        return
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back in this thread inside the block (a Ctrl-C then is delivered when it ends)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class _Worker:
@@ -94,7 +117,8 @@ class _Worker:
                  start_timeout_s: float) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args, os.getpid()), daemon=True)
-        self.proc.start()
+        with _sigint_blocked():  # the worker starts with SIGINT blocked and ignores it before unblocking (_main)
+            self.proc.start()
         child.close()
         self.task: Any = None
         self.busy = False

@@ -119,12 +119,13 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     total = count_pages(inputs) if opts.progress else None
     report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total,
                     opts.shard_size)
-    start, status = time.perf_counter(), "complete"
+    start, status, sigint = time.perf_counter(), "complete", None
     try:
         with _signals_stop_the_run():
             _run(inputs, opts, extractor, report)
     except (Interrupted, KeyboardInterrupt):
         status = "interrupted"
+        sigint = _hold_sigint()  # a second Ctrl-C (the process group's, an impatient user's) stops no report
         raise
     except BaseException as exc:
         status = f"failed: {type(exc).__name__}: {exc}"
@@ -136,7 +137,17 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         except OSError as exc:
             if status == "complete":  # else the error that stopped the run is the one to tell
                 raise OutputUnwritable(f"cannot write {out / 'report.json'}: {exc.strerror or exc}") from exc
+        finally:
+            if sigint is not None:
+                signal.signal(signal.SIGINT, sigint)
     return report.totals
+
+
+def _hold_sigint() -> Any:
+    """Ignore SIGINT (in the main thread); the handler before, to give back, or None elsewhere."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def runs_staged(extractor: Extractor) -> bool:

@@ -8,6 +8,7 @@ annotate.py: annotate); keep each subcommand's parser and handler together.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -72,6 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except BrokenPipeError:  # e.g. `bodyblocks segment page.html | head`
         return 0
+    except KeyboardInterrupt:  # Ctrl-C where a subcommand does not handle it itself (loading a model, say)
+        if args.debug:
+            raise
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # exiting: another Ctrl-C stops nothing, quietly
+        print(f"bodyblocks {args.command}: interrupted", file=sys.stderr)
+        return 130
     except USAGE_ERRORS as exc:
         if args.debug:
             raise

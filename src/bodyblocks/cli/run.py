@@ -141,6 +141,7 @@ def _run_extract(args: argparse.Namespace) -> int:
               "again to go on)", file=sys.stderr)
         return 1
     except (Interrupted, KeyboardInterrupt) as exc:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run is over: another Ctrl-C stops nothing, quietly
         print(f"bodyblocks extract: interrupted; what was done is in {args.out}/report.json (run the same command "
               "again to go on)", file=sys.stderr)
         return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
