@@ -2,6 +2,10 @@
 
     python -m benchmarks.cli_speed                            # 1, 181 and 2,000 pages; 3 rounds (1 for 2,000)
     python -m benchmarks.cli_speed --sizes 1,181 --rounds 5 --write docs/SPEED.md#cli-speed
+    python -m benchmarks.cli_speed --no-upgrade                # time the installed trafilatura as it is
+
+trafilatura: the newest release on the package index (`pip index versions trafilatura`) is installed first
+unless --no-upgrade (or the index cannot be reached); the version timed is printed in the report.
 
 Each round runs every command once on each folder, ours and trafilatura's alternating, as whole processes:
 wall seconds, CPU seconds (user + system of the process and every worker it waited for) and peak RSS (the
@@ -55,6 +59,38 @@ def bodyblocks_command(pages: Path) -> list[str]:
 def trafilatura_command(pages: Path) -> list[str]:
     """trafilatura's command on a folder, before its --output-dir and options."""
     return [shutil.which("trafilatura") or "trafilatura", "--input-dir", str(pages)]
+
+
+def trafilatura_version() -> str | None:
+    """The installed trafilatura's version (its distribution's metadata), None when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("trafilatura")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def newest_trafilatura() -> str | None:
+    """The newest trafilatura release on the package index pip uses (`pip index versions`), None when pip cannot
+    say (no network, an index without the listing)."""
+    found = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "trafilatura"], capture_output=True,
+                           text=True, check=False)
+    for line in found.stdout.splitlines():  # "trafilatura (2.3.1)"
+        if line.startswith("trafilatura (") and line.rstrip().endswith(")"):
+            return line.strip()[len("trafilatura (") : -1]
+    return None
+
+
+def ensure_newest_trafilatura() -> tuple[str | None, str | None]:
+    """Install the index's newest trafilatura when the installed one is another or none: (installed, newest)."""
+    newest, installed = newest_trafilatura(), trafilatura_version()
+    if newest is not None and installed != newest:
+        print(f"trafilatura {installed or 'not installed'}: installing {newest}, the newest on the index",
+              file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"trafilatura=={newest}"], check=False)
+        installed = trafilatura_version()
+    return installed, newest
 
 
 def median_run(runs: list[Run]) -> Run:
@@ -144,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = arguments(__doc__, rounds=3, write=True)
     ap.add_argument("--sizes", default="1,181,2000", help="pages per folder, comma-separated")
     ap.add_argument("--big-rounds", type=int, default=1, help="rounds for folders of 1,000 pages or more")
+    ap.add_argument("--no-upgrade", action="store_true", help="time the installed trafilatura, whatever its version")
     args = ap.parse_args(argv)
+    args.trafilatura, args.newest = (trafilatura_version(), None) if args.no_upgrade else ensure_newest_trafilatura()
     if shutil.which("trafilatura") is None:
         print("trafilatura is not installed: pip install 'bodyblocks[peers]'", file=sys.stderr)
         return 2
@@ -180,6 +218,8 @@ def report(results: dict[int, dict[str, list[Run]]], counts: dict[int, int], arg
              "Written by benchmarks/cli_speed.py (its docstring says how each figure is taken).", "",
              f"Machine: {os.cpu_count()} cores; `python -m benchmarks.cli_speed --sizes {args.sizes} --rounds "
              f"{args.rounds} --big-rounds {args.big_rounds}` (medians)", "",
+             f"trafilatura {getattr(args, 'trafilatura', None) or '?'} (newest on the package index: "
+             f"{getattr(args, 'newest', None) or 'not checked'})", "",
              "| pages | command | wall s | CPU s | peak MB |", "|---|---|---|---|---|"]
     for size, by in med.items():
         for name, m in by.items():
