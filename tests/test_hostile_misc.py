@@ -136,3 +136,38 @@ def test_ctrl_c_to_the_process_group_prints_no_worker_traceback(tmp_path: Path) 
         assert status in (0, 130), (status, err)  # stopped with its report (or done first), never killed by it
         interrupted += status == 130
     assert interrupted >= 4  # the runs were stopped by the signal (not finished before it came)
+
+
+# ------------------------------------------------------------------------------------------ annotate
+def test_annotate_never_rewrites_pages_jsonl_and_every_record_is_kept(tmp_path: Path) -> None:
+    from bodyblocks.annotate.store import AnnotationStore
+    from bodyblocks.segment import segment
+    from bodyblocks.training.datasets import read_dataset, read_records
+
+    ds = tmp_path / "ds"
+    (ds / "html").mkdir(parents=True)
+    for name in ("a", "b", "a2"):
+        (ds / "html" / f"{name}.html.gz").write_bytes(gzip.compress(ARTICLE.replace("Tuesday", name).encode()))
+    raw = ('{"id": "a",  "html": "html/a.html.gz", "note": "\\u957f\\u6c5f"}\n'  # spacing, escapes: kept as they are
+           '{"html": "html/b.html.gz", "id": "b", "gold": null}\n'
+           '{"id": "../escape", "html": "html/a.html.gz"}\n'  # left out by annotate (a warning)
+           '\n'
+           '{"id": "out", "html": "../outside.html.gz"}\n'  # left out: its file leaves the dataset
+           '{"id": "a", "html": "html/a2.html.gz", "split": "test"}\n'  # a duplicate id
+           '{"id": "c d", "html": "html/b.html.gz"}\n')  # left out: its id is no plain name
+    (ds / "pages.jsonl").write_bytes(raw.encode("utf-8"))
+    store = AnnotationStore(ds)
+    assert store.ids() == ["a", "b"]
+    blocks = segment(store.page("b").html).blocks
+    labels = [int("Relief convoys reached" in b.text) for b in blocks]
+    store.save("b", blocks, labels, done=True, kind="news")  # marking one page done
+    store.save("a", segment(store.page("a").html).blocks, [0] * len(segment(store.page("a").html).blocks))
+    assert (ds / "pages.jsonl").read_bytes() == raw.encode("utf-8")  # byte for byte
+    assert len(read_records(ds)) == 6
+    assert (ds / "gold" / "b.txt").read_text(encoding="utf-8").startswith("Relief convoys reached the valley")
+    page_b = next(p for p in read_dataset(ds) if p.id == "b")
+    assert page_b.gold and page_b.gold.startswith("Relief convoys reached") and page_b.block_labels is not None
+    assert not list(ds.rglob(".*.tmp"))
+    store.save("b", blocks, labels, done=False)  # un-done: the tool's gold goes, pages.jsonl still untouched
+    assert not (ds / "gold" / "b.txt").exists() and (ds / "pages.jsonl").read_bytes() == raw.encode("utf-8")
+    assert next(p for p in read_dataset(ds) if p.id == "b").gold is None

@@ -3,9 +3,11 @@
 The file format (one JSON per page, keyed by the blocks' xpaths, with text fingerprints) is
 training/annotations.py. The labels folder is `DATASET/annotations/` by default; then, for a page marked done,
 the gold text derived from the labels (the body blocks' text, one block per line group) is written into the
-dataset too (and removed again when the page is no longer done), where its readers look for gold
-(`gold/<id>.txt` named by pages.jsonl, or `name.txt` beside `name.html`), unless the page already had gold
-the tool did not write. With another labels folder the dataset is only read.
+dataset too, as a file of its own (and removed again when the page is no longer done): `gold/<id>.txt` in the
+shared layout, which the page's annotation names (`written_gold`) and the dataset readers take as the page's
+gold when its record names none, or `name.txt` beside `name.html`; never over gold the tool did not write.
+The user's files are never rewritten: pages.jsonl stays byte for byte as it was, every record kept (those
+left out here, duplicate ids). With another labels folder the dataset is only read.
 
 Every write is atomic (a temporary file renamed over the target). Page ids come from the dataset's own
 listing: nothing named by a caller is used as a path.
@@ -13,7 +15,6 @@ listing: nothing named by a caller is used as a path.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -211,17 +212,10 @@ class AnnotationStore:
         return rel
 
     def _set_gold(self, ann: Annotation, rel: str, text: str | None) -> None:
-        """Write the derived gold (text) or remove the tool's gold (None), and name it in pages.jsonl."""
+        """Write the derived gold (text) or remove the tool's gold (None); pages.jsonl is not touched (the
+        annotation names the file: module docstring)."""
         e = self.entry(ann.id)
         if text is not None:
             write_atomic(e.gold_path, text + "\n")
         else:
             e.gold_path.unlink(missing_ok=True)
-        if e.record is not None and e.record.get("gold") != (rel if text is not None else None):
-            e.record["gold"] = rel if text is not None else None
-            self._write_records()
-
-    def _write_records(self) -> None:
-        """pages.jsonl with the records as they are now (a page that gained gold names its file)."""
-        lines = [json.dumps(e.record, ensure_ascii=False) for e in self.entries.values() if e.record is not None]
-        write_atomic(self.dataset / "pages.jsonl", "\n".join(lines) + "\n")

@@ -136,16 +136,28 @@ def page_from_record(dataset_dir: str | Path, rec: dict[str, Any], with_html: bo
             labels_html = read_bytes(base / rec["labels"])
     except (InputError, OSError) as exc:
         meta["error"] = f"{type(exc).__name__}: {exc}"
+    block_labels = _annotation(base, rec["id"], meta)
     gold = None
-    if rec.get("gold"):
-        gold, repair = read_gold(base / rec["gold"])
+    gold_file = base / rec["gold"] if rec.get("gold") else _annotated_gold(base, block_labels)
+    if gold_file is not None:
+        gold, repair = read_gold(gold_file)
         if repair:
             meta["gold_repair"] = repair
     return Page(
         id=rec["id"], html=html, url=rec.get("url"), lang=rec.get("lang"), gold=gold,
         snippets=rec.get("snippets"), split=rec.get("split"), dataset=base.name,
-        labels_html=labels_html, meta=meta, block_labels=_annotation(base, rec["id"], meta),
+        labels_html=labels_html, meta=meta, block_labels=block_labels,
     )
+
+
+def _annotated_gold(base: Path, ann: Any) -> Path | None:
+    """The gold file `bodyblocks annotate` wrote for a page marked done (its annotation's written_gold), when it
+    is there inside the dataset: the page's gold when its record names none (pages.jsonl is never rewritten)."""
+    rel = getattr(ann, "written_gold", None)
+    if not isinstance(rel, str) or not rel:
+        return None
+    path = (base / rel).resolve()
+    return path if path.is_relative_to(base.resolve()) and path.is_file() else None
 
 
 def _annotation(base: Path, page_id: str, meta: dict[str, Any]) -> Any:
