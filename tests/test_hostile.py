@@ -132,14 +132,17 @@ def test_entries_that_cannot_be_pages_are_reported_not_dropped(tmp_path: Path) -
     os.mkfifo(src / "pipe.html")  # opening it would block the run for ever
     os.symlink(src, src / "sub" / "loop")  # a folder link back up: not followed
     (tmp_path / "elsewhere.html").write_text(ARTICLE, encoding="utf-8")
-    os.symlink(tmp_path / "elsewhere.html", src / "linked.html")  # a file link: read where it points
+    os.symlink(tmp_path / "elsewhere.html", src / "linked.html")  # a file link out of the input: not read
+    os.symlink(src / "good.html", src / "sub" / "inside.html")  # a file link inside it: read where it points
     report = run([src], tmp_path / "out")
     by_id = {p["id"]: p for p in report["pages"]}
-    assert set(by_id) == {"good", "sub/deep", "dangling", "pipe", "linked"}  # each once: no loop
+    assert set(by_id) == {"good", "sub/deep", "sub/inside", "dangling", "pipe", "linked"}  # each once: no loop
     assert by_id["dangling"]["error"] == "not-found: a dangling symbolic link"
     assert by_id["pipe"]["error"] == "not-a-file: a FIFO, not a page file"
-    assert {k for k, p in by_id.items() if p["status"] == "ok"} == {"good", "sub/deep", "linked"}
-    assert report["totals"]["failed"] == 2 and report["totals"]["reasons"] == {"not-found": 1, "not-a-file": 1}
+    assert by_id["linked"]["error"].startswith("outside-input: a symbolic link to ")
+    assert {k for k, p in by_id.items() if p["status"] == "ok"} == {"good", "sub/deep", "sub/inside"}
+    assert report["totals"]["failed"] == 3
+    assert report["totals"]["reasons"] == {"not-found": 1, "not-a-file": 1, "outside-input": 1}
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads every folder")

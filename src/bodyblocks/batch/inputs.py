@@ -30,6 +30,14 @@ from bodyblocks.batch.warc import is_warc, warc_stem
 
 HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 MAX_SEGMENT_BYTES = 120  # of one path segment of a key (file systems allow 255 bytes a name, suffix included)
+# of a whole key, and its folders: deeper or longer ids have their tail folded into one last segment, so that an
+# output's path stays far inside PATH_MAX (4,096 bytes) and its folders are made without deep recursion
+MAX_KEY_BYTES = 1024
+MAX_KEY_DEPTH = 16
+MAX_WALK_DEPTH = 100  # folders below an input folder that are walked; a deeper one is a failed entry (too-deep)
+# a key's folder segment that ends like an output file is given a "_": "col.txt/inner" beside "col" (col.txt),
+# "x.html/y" beside "x" (review pages, .html), "report.json/x": no folder where a file must be
+FILE_SUFFIXES = (".txt", ".json", ".md", ".html", ".jsonl", ".parquet", ".lock", ".tmp")
 RESERVED_KEYS = frozenset(["report", "report.pages"])  # report.json and report.pages.jsonl are the run's
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")  # control characters, NUL among them
 _SEPARATORS = re.compile(r"[/\\]+")
@@ -79,8 +87,26 @@ def safe_key(raw: str) -> str:
             digest = hashlib.sha1(data).hexdigest()[:10]
             part = data[: MAX_SEGMENT_BYTES - 11].decode("utf-8", "ignore") + "-" + digest
         segments.append(part)
+    segments = [s + "_" if i < len(segments) - 1 and s.casefold().endswith(FILE_SUFFIXES) else s
+                for i, s in enumerate(segments)]
     key = "/".join(segments) or "_"
+    if len(segments) > MAX_KEY_DEPTH or len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        key = _folded(segments, key)
     return f"{key}~page" if key in RESERVED_KEYS else key
+
+
+def _folded(segments: list[str], key: str) -> str:
+    """A key too deep or too long (safe_key): its leading folders as far as MAX_KEY_DEPTH and MAX_KEY_BYTES
+    allow, then the rest in one last segment, cut and given a hash of the whole key (folded keys stay distinct)."""
+    keep, size = 0, 0
+    while (keep < min(len(segments) - 1, MAX_KEY_DEPTH - 1)
+           and size + len(segments[keep].encode("utf-8")) + 1 <= MAX_KEY_BYTES - MAX_SEGMENT_BYTES):
+        size += len(segments[keep].encode("utf-8")) + 1
+        keep += 1
+    rest = "_".join(segments[keep:]).encode("utf-8")
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
+    last = rest[: MAX_SEGMENT_BYTES - 11].decode("utf-8", "ignore") + "-" + digest
+    return "/".join([*segments[:keep], last])
 
 
 class UniqueKeys:
@@ -125,10 +151,12 @@ def is_url_list(path: Path) -> bool:
     return bool(lines) and urls * 2 > len(lines)
 
 
-def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int | None:
+def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None, out: str | Path | None = None
+                ) -> int | None:
     """How many pages iter_jobs will yield for these inputs, counted cheaply (names and lines, nothing parsed):
     the progress bar's total; None when an input is a WARC file (its pages are known once it is read).
-    `stop_at`: stop counting there (whether there are any pages: 1; a WARC file counts 1)."""
+    `stop_at`: stop counting there (whether there are any pages: 1; a WARC file counts 1); `out`: the output
+    folder, not walked."""
     total, unknown = 0, False
     for raw in inputs:
         path = Path(raw)
@@ -140,7 +168,7 @@ def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None) -> int
                 with open(path / "pages.jsonl", "rb") as fh:
                     total += sum(islice((1 for line in fh if line.strip()), stop_at))
             elif path.is_dir():
-                pages = (1 for _, _, files in os.walk(path) for f in files if f.lower().endswith(HTML_SUFFIXES))
+                pages = (1 for _ in _folder_entries(path, Path(out) if out is not None else None))
                 total += sum(islice(pages, stop_at))
             elif path.is_file() and is_url_list(path):
                 from bodyblocks.capture import read_urls
@@ -159,11 +187,13 @@ Name = Callable[[str], str]  # a raw key -> the job's safe and unique key (keys 
 
 
 def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None = None,
-              done: Callable[[str], bool] | None = None) -> Iterator[Job]:
+              done: Callable[[str], bool] | None = None, out: str | Path | None = None,
+              follow_symlinks: bool = False) -> Iterator[Job]:
     """Every page named by INPUT arguments, lazily, in a stable order, each with a safe and unique key.
 
     `done(key)`: whether a page's output exists already (resume); a URL whose page is done is not captured
-    again (its Job comes without HTML, to be reported as skipped).
+    again (its Job comes without HTML, to be reported as skipped). `out`: the output folder, never walked as an
+    input; `follow_symlinks`: read links under an input folder wherever they lead (_folder_entries).
     """
     unique = UniqueKeys()
 
@@ -171,7 +201,7 @@ def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None 
         return unique(safe_key(raw))
 
     for path, source in input_sources(inputs):
-        yield from input_jobs(path, source, name, capture_opts, done)
+        yield from input_jobs(path, source, name, capture_opts, done, out=out, follow_symlinks=follow_symlinks)
 
 
 def input_sources(inputs: Iterable[str | Path]) -> list[tuple[Path, str]]:
@@ -186,14 +216,15 @@ def input_sources(inputs: Iterable[str | Path]) -> list[tuple[Path, str]]:
 
 
 def input_jobs(path: Path, source: str, name: Name, capture_opts: dict[str, Any] | None = None,
-               done: Callable[[str], bool] | None = None) -> Iterator[Job]:
+               done: Callable[[str], bool] | None = None, out: str | Path | None = None,
+               follow_symlinks: bool = False) -> Iterator[Job]:
     """The jobs of one input (iter_jobs'), each told its source and position."""
     if path.is_file() and is_warc(path):
         jobs = _warc_jobs(path, name, source)
     elif path.is_dir() and (path / "pages.jsonl").exists():
-        jobs = _dataset_jobs(path, name)
+        jobs = _dataset_jobs(path, name, follow_symlinks)
     elif path.is_dir():
-        jobs = _folder_jobs(path, name)
+        jobs = _folder_jobs(path, name, Path(out) if out is not None else None, follow_symlinks)
     elif path.is_file() and is_url_list(path):
         jobs = _url_jobs(path, capture_opts or {}, name, done)
     elif path.is_file():
@@ -232,30 +263,82 @@ def _warc_jobs(path: Path, name: Name, source: str) -> Iterator[Job]:
         yield Job(key=name(f"{source}/{position:07d}"), path=str(path), error=f"unreadable: {exc.strerror or exc}")
 
 
-def _folder_jobs(root: Path, name: Name) -> Iterator[Job]:
+def _folder_jobs(root: Path, name: Name, out: Path | None = None, follow_symlinks: bool = False) -> Iterator[Job]:
     """The page files under a folder, by path; keys mirror their paths relative to it.
 
-    Symlinked folders are not followed (no loops); a symlinked file is read where it points. What looks like a
-    page but cannot be one is a failed page with its reason, not an omission: a dangling link, a FIFO, socket
-    or device (never opened: a FIFO would block), a folder that cannot be listed.
+    What looks like a page but cannot be one is a failed page with its reason, not an omission: a symbolic link
+    out of the folder (unless `follow_symlinks`), a dangling link, a FIFO, socket or device (never opened: a FIFO
+    would block), a folder that cannot be listed or lies too deep (_folder_entries, which leaves `out` out).
     """
     found: list[tuple[Path, Job]] = []  # sorted as paths (by their parts), as the jobs always came
-    unreadable: list[OSError] = []
-    for folder, _, files in os.walk(root, onerror=unreadable.append):
-        here = Path(folder)
-        for file in files:
-            if file.lower().endswith(HTML_SUFFIXES):
-                f = here / file
-                rel = f.relative_to(root)
-                key = str(rel.parent / stem_of(f)) if rel.parent != Path(".") else stem_of(f)
-                found.append((f, Job(key=key, path=str(f), error=_not_a_page(f))))
-    for exc in unreadable:
-        where = Path(exc.filename or root)
-        key = str(where.relative_to(root)) if where != root and where.is_relative_to(root) else where.name
-        found.append((where, Job(key=key, path=str(where), error=f"unreadable: {exc.strerror or exc}")))
+    for path, error in _folder_entries(root, out, follow_symlinks):
+        if error is not None and not path.name.lower().endswith(HTML_SUFFIXES):  # a folder
+            key = str(path.relative_to(root)) if path != root else root.name
+        else:
+            rel = path.relative_to(root)
+            key = str(rel.parent / stem_of(path)) if rel.parent != Path(".") else stem_of(path)
+        found.append((path, Job(key=key, path=str(path), error=error or _not_a_page(path))))
     for _, job in sorted(found, key=lambda item: item[0]):
         job.key = name(job.key)
         yield job
+
+
+def _folder_entries(root: Path, out: Path | None = None, follow_symlinks: bool = False
+                    ) -> Iterator[tuple[Path, str | None]]:
+    """Every page-named entry under a folder, with why it is no page to read (None: read it), and every folder
+    that cannot be walked, with why; walked with a stack, not recursion, in no particular order.
+
+    The rule for symbolic links: a linked folder is never walked (no loops); a linked page is read only when it
+    resolves to a file inside the named folder, else it fails as `outside-input` (`follow_symlinks`: read
+    wherever it leads). The output folder `out` is never walked (a run's outputs and review pages are not
+    read back as inputs by the next). A folder more than MAX_WALK_DEPTH levels down fails as `too-deep`.
+    """
+    base = root.resolve()
+    skip = _identity(out)
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            yield folder, f"unreadable: {exc.strerror or exc}"
+            continue
+        for entry in entries:
+            path = folder / entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir and skip is not None and entry.inode() == skip[1] and _identity(entry) == skip:
+                    continue
+            except OSError:
+                is_dir = False
+            if is_dir and depth >= MAX_WALK_DEPTH:
+                yield path, f"too-deep: more than {MAX_WALK_DEPTH} folders below {printable(str(root))}, not walked"
+            elif is_dir:
+                stack.append((path, depth + 1))
+            elif entry.name.lower().endswith(HTML_SUFFIXES):
+                yield path, None if follow_symlinks or not entry.is_symlink() else _link_out(path, base)
+
+
+def _identity(where: Path | os.DirEntry | None) -> tuple[int, int] | None:
+    """(device, inode) of a folder, to know it however it is spelled; None when there is none."""
+    if where is None:
+        return None
+    try:
+        st = where.stat(follow_symlinks=False) if isinstance(where, os.DirEntry) else os.stat(where)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _link_out(path: Path, base: Path) -> str | None:
+    """Why a symbolic link under the input folder BASE (resolved) is not read: it leads out of it; None when it
+    stays inside."""
+    target = os.path.realpath(path)
+    if Path(target).is_relative_to(base):
+        return None
+    return (f"outside-input: a symbolic link to {printable(target)}, outside {printable(str(base))} "
+            "(--follow-symlinks reads it)")
 
 
 def _not_a_page(path: Path) -> str | None:
@@ -273,32 +356,39 @@ def _not_a_page(path: Path) -> str | None:
     return f"not-a-file: a {kind}, not a page file"
 
 
-def _dataset_jobs(folder: Path, name: Name) -> Iterator[Job]:
+def _dataset_jobs(folder: Path, name: Name, follow_symlinks: bool = False) -> Iterator[Job]:
     """Pages of a folder in the shared dataset layout, named by their ids; a record that cannot be used (not
-    JSON, no id, no html path, or a path that leads out of the dataset folder) is a failed page."""
+    JSON, nested too deep to decode, no id, no html path, or a path that leads out of the dataset folder, by
+    its name or, unless `follow_symlinks`, by a symbolic link) is a failed page."""
     base = folder.resolve()
     with open(folder / "pages.jsonl", encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if line.strip():
-                job = _dataset_job(folder, base, n, line)
+                job = _dataset_job(folder, base, n, line, follow_symlinks)
                 job.key = name(job.key)
                 yield job
 
 
-def _dataset_job(folder: Path, base: Path, n: int, line: str) -> Job:
+def _dataset_job(folder: Path, base: Path, n: int, line: str, follow_symlinks: bool = False) -> Job:
     """One pages.jsonl line (number `n`) as a Job."""
     where = f"pages.jsonl line {n}"
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
         return Job(key=f"pages.jsonl-line-{n}", error=f"bad-record: {where} is not JSON ({exc.msg})")
+    except RecursionError:  # e.g. 100,000 nested [
+        return Job(key=f"pages.jsonl-line-{n}", error=f"bad-record: {where} is nested too deeply to decode")
     if not isinstance(rec, dict) or rec.get("id") in (None, ""):
         return Job(key=f"pages.jsonl-line-{n}", error=f"bad-record: {where} has no id")
     key, html = str(rec["id"]), rec.get("html")
     if not isinstance(html, str) or not html:
         return Job(key=key, error=f"bad-record: {where} has no html path")
+    if "\0" in html:
+        return Job(key=key, error=f"bad-record: {where} has a NUL byte in its html path")
     path = folder / html
-    if not path.resolve().is_relative_to(base):
+    # by its name (../../etc/passwd, an absolute path), or through a symbolic link unless they are followed
+    lands = os.path.normpath(base / html) if follow_symlinks else os.path.realpath(path)
+    if not Path(lands).is_relative_to(base):
         return Job(key=key, error=f"outside-dataset: {where} points out of {folder}: {printable(html)}")
     url = rec.get("url")
     return Job(key=key, path=str(path), url=url if isinstance(url, str) else None)
@@ -306,22 +396,29 @@ def _dataset_job(folder: Path, base: Path, n: int, line: str) -> Job:
 
 def _url_jobs(path: Path, capture_opts: dict[str, Any], name: Name,
               done: Callable[[str], bool] | None) -> Iterator[Job]:
-    """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page; a URL whose
-    page is done already (resume) is not captured again. Keys are the URLs' positions in the list."""
+    """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page, and so is a line
+    that is no http(s) URL (file:///etc/passwd, a line that is not UTF-8: never captured); a URL whose page is
+    done already (resume) is not captured again. Keys are the URLs' positions in the list."""
     from bodyblocks.capture import capture, read_urls  # Selenium: imported only for URL lists
+    from bodyblocks.capture.urls import _rejection
 
     urls = read_urls(path)
     keys = [name(f"{i:06d}") for i in range(len(urls))]
-    todo = [i for i in range(len(urls)) if not (done is not None and done(keys[i]))]
+    rejected = {i: reason for i, url in enumerate(urls) if (reason := _rejection(url)) is not None}
+    todo = [i for i in range(len(urls)) if i not in rejected and not (done is not None and done(keys[i]))]
+
+    def between(start: int, stop: int) -> Iterator[Job]:  # the rejected and done ones, in the list's order
+        for j in range(start, stop):
+            bad = rejected.get(j)
+            yield Job(key=keys[j], url=urls[j], error=f"bad-url: {bad}" if bad else None)
+
     position = 0  # the next URL to yield a Job for
     for page in capture([urls[i] for i in todo], **capture_opts) if todo else ():
         i = todo[page.index]
-        for j in range(position, i):  # the done ones before it, in the list's order
-            yield Job(key=keys[j], url=urls[j])
+        yield from between(position, i)
         position = i + 1
         if page.ok:
             yield Job(key=keys[i], html=page.html, url=page.final_url or page.url)
         else:
             yield Job(key=keys[i], url=page.url, error=f"capture-{page.status}: {page.error}")
-    for j in range(position, len(urls)):
-        yield Job(key=keys[j], url=urls[j])
+    yield from between(position, len(urls))

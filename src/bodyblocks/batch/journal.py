@@ -44,6 +44,7 @@ class Journal:
         self.index: dict[str, int] = {}  # page id -> byte offset of its latest line (memory: per page, not line)
         self._lock: Any = None
         self._fh: Any = None
+        self._reader: Any = None  # for `line`, opened at its first call
 
     def __enter__(self) -> Journal:
         self._lock = _take_lock(self.out / LOCK)
@@ -105,6 +106,20 @@ class Journal:
         except OSError as exc:
             raise OutputUnwritable(f"cannot write to {self.out}: {exc.strerror or exc}") from exc
 
+    def line(self, key: str) -> dict[str, Any] | None:
+        """A page's latest line (None: it has none, or half a line from a killed run)."""
+        offset = self.index.get(key)
+        if offset is None:
+            return None
+        if self._reader is None:
+            self._reader = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        self._reader.seek(offset)
+        try:
+            rec = json.loads(self._reader.readline())
+        except ValueError:
+            return None
+        return rec if isinstance(rec, dict) else None
+
     def lines(self) -> Iterator[dict[str, Any]]:
         """Every page's latest line, in the order the pages were first recorded."""
         if self._fh is not None:
@@ -122,6 +137,9 @@ class Journal:
             except OSError:  # the write that failed has raised OutputUnwritable already
                 pass
             self._fh = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._lock is not None:
             self._lock.close()  # releases the lock
             self._lock = None

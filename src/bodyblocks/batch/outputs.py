@@ -13,7 +13,9 @@ formats (parquet, jsonl) write a row per page into shards (columnar.py: `page_ro
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -183,8 +185,20 @@ class Report:
         return self.target_for(job.key)
 
     def is_done(self, job: Job) -> bool:
-        """Whether the page's output exists from an earlier run (a columnar format's: its complete shard)."""
-        return self.target(job).exists()
+        """Whether the page's output exists from an earlier run (a columnar format's: its complete shard) and,
+        for a page read from a file, was made from this page's input (same_input): keys follow the inputs'
+        order, so a page put before another of the same id (a record inserted earlier in pages.jsonl, x.htm
+        beside x.html) takes that one's key, and the output there is the other page's, to be redone."""
+        try:
+            if not self.target(job).exists():
+                return False
+        except OSError:  # a name the file system refuses: not done (writing it fails the page, with the reason)
+            return False
+        if self.shards is not None or job.path is None:
+            return True
+        line = self.journal.line(job.key)
+        return line is None or same_input(line, job)
+
 
     def filtered(self, job: Job) -> None:
         """A WARC record that is no page (a request, an image): counted by kind, nothing written."""
@@ -202,7 +216,11 @@ class Report:
         if self.bar is not None:
             self.bar.update(1)
         if not self.journal.has(job.key):
-            self.journal.append({"id": job.key, "status": "skipped", "output": str(self.target(job))})
+            source = job.path or job.url
+            self.journal.append({"id": job.key, "input": printable(source) if source else None, "status": "skipped",
+                                 "output": str(self.target(job)),
+                                 **({"record_id": job.record_id} if job.record_id is not None else {})})
+
 
     def write(self, job: Job, ex: Extraction | Rendered | None, error: str | None, secs: float) -> None:
         """Write one page's output and journal line, and count it; `ex`: its extraction, or that extraction
@@ -277,6 +295,34 @@ class Report:
                           for line in self.journal.lines() if line.get("status") == "ok"}
             write_review_index(self.out / "review", confidence)
         return run
+
+
+def same_input(line: dict[str, Any], job: Job) -> bool:
+    """Whether a page's journal line was made from this job's input: the same WARC record, and the same file, its
+    path as given or one ending like it (the same inputs named from another folder); a line that does not say
+    (from an older version) is taken as the same."""
+    if "record_id" in line and line["record_id"] != job.record_id:
+        return False
+    was = line.get("input")
+    if not isinstance(was, str) or job.path is None:
+        return True
+    before, now = Path(os.path.normpath(was)), Path(os.path.normpath(printable(job.path)))
+    if before == now or (before.is_absolute() and now.is_absolute()):
+        return before == now
+    short, long = sorted((before.parts, now.parts), key=len)
+    short = tuple(itertools.dropwhile(lambda part: part in ("..", "/"), short))
+    return bool(short) and long[len(long) - len(short):] == short
+
+
+def _earlier_seconds(out: Path) -> float:
+    """totals.seconds of the folder's report.json from the runs before this one (0 when there is none)."""
+    try:
+        with open(out / "report.json", encoding="utf-8") as fh:
+            start = fh.read(65536)  # totals come first: the page lines that follow may be many
+        head = json.loads(start[: start.index(', "pages": [')] + "}")
+        return float(head["totals"]["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def count(totals: Totals, line: dict[str, Any]) -> None:

@@ -76,6 +76,9 @@ class BatchOptions:
     progress: bool = True
     capture_opts: dict[str, Any] = field(default_factory=dict)
     shard_size: int = SHARD_SIZE  # pages per shard of the columnar formats (parquet, jsonl)
+    # read symbolic links under an input folder (or a dataset's html paths) wherever they lead; by default one
+    # that leads out of its input fails its entry (outside-input, outside-dataset)
+    follow_symlinks: bool = False
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -116,7 +119,7 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     settings = {k: v for k, v in opts.extractor_opts.items() if k in OUTPUT_SETTINGS}
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
-    total = count_pages(inputs) if opts.progress else None
+    total = count_pages(inputs, out=out) if opts.progress else None
     report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total,
                     opts.shard_size)
     start, status, sigint = time.perf_counter(), "complete", None
@@ -184,7 +187,8 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
         try:
             # a URL list's page done already is not captured again (a columnar format knows shards, not pages)
             done = (lambda key: report.target_for(key).exists()) if opts.resume and not report.shards else None
-            for window in _windows(iter_jobs(inputs, opts.capture_opts, done)):  # 1. inputs, WINDOW at a time
+            jobs = iter_jobs(inputs, opts.capture_opts, done, out=report.out, follow_symlinks=opts.follow_symlinks)
+            for window in _windows(jobs):  # 1. inputs, WINDOW at a time
                 todo = _not_done(window, report, opts.resume)
                 results = _in_order(pool, todo) if pool else map(work, todo)
                 _classify(results, scheduler, staged, max(opts.batch_size, GROUP))

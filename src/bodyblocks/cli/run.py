@@ -74,6 +74,11 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                    help="ensemble: leave out the heuristic's vote (faster; the blend and rule tuned without it)")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
     p.add_argument("--no-resume", action="store_true", help="redo pages whose output exists")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="read symbolic links in an input folder (and a dataset's html paths) wherever they lead; by "
+                        "default a link is read only when it stays inside the input named on the command line, and "
+                        "one that leads out fails its entry (outside-input). A link named on the command line is "
+                        "always read; linked folders are never walked")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--capture-timeout", type=float, default=30.0, help="per-URL timeout when INPUT is a URL list")
     p.set_defaults(handler=_run_extract)
@@ -123,8 +128,9 @@ def _run_extract(args: argparse.Namespace) -> int:
         batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout}, shard_size=args.shard_size,
+        follow_symlinks=args.follow_symlinks,
     )
-    if count_pages(args.inputs, stop_at=1) == 0:  # before anything is written; run_batch counts them all
+    if count_pages(args.inputs, stop_at=1, out=args.out) == 0:  # before anything is written; run_batch counts them all
         raise ValueError(f"no pages in {' '.join(args.inputs)} (page files end in {', '.join(HTML_SUFFIXES)}; "
                          "or give a dataset folder with pages.jsonl, a file of URLs, or a WARC file)")
     if any(is_warc(Path(i)) for i in args.inputs if Path(i).is_file()):
@@ -164,7 +170,8 @@ def _run_extract_ray(args: argparse.Namespace, opts: object) -> int:
     from bodyblocks.scale.pipeline import RayOptions, run_ray
 
     unsupported = [flag for flag, on in (("--fallback", args.fallback), ("--review", args.review),
-                                         ("--workers", args.workers is not None)) if on]
+                                         ("--workers", args.workers is not None),
+                                         ("--follow-symlinks", args.follow_symlinks)) if on]
     if unsupported:
         raise ValueError(f"--ray does not take {', '.join(unsupported)} (use --ray-workers and --ray-actors)")
     ray_opts = RayOptions(address=None if args.ray == "local" else args.ray, workers=args.ray_workers,
