@@ -400,7 +400,9 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
 
     monkeypatch.setattr(batch, "run_batch", fake_run_batch)
     monkeypatch.setattr(cores, "usable_cores", lambda: 8)
-    base = ["extract", "page.html", "--out", str(tmp_path / "o"), "--extractor", "model", "--no-progress",
+    (tmp_path / "page.html").write_text("<p>x</p>", encoding="utf-8")  # an input that is not there: exit 2
+    base = ["extract", str(tmp_path / "page.html"), "--out", str(tmp_path / "o"), "--extractor", "model",
+            "--no-progress",
             "--engine", "torch"]
     assert main([*base, "--workers", "2"]) == 0
     assert main([*base, "--threads", "3", "--overlap"]) == 0

@@ -379,21 +379,45 @@ def page_source(page: str | bytes | os.PathLike[str]) -> str | bytes:
     """What the API's `extract(page)` was given, as HTML text or bytes: bytes and markup as they are, a
     path-like (pathlib.Path) read with read_bytes (gzip too).
 
-    A str that names an existing file and holds no markup is refused with NotMarkup: it was meant as a path
-    (pass a Path), and extracting the file name as if it were the page would answer with the name.
+    A str that holds no markup and names a file or folder, or looks like a path (one line, no space, ending in
+    a page's suffix or holding a "/"), is refused with NotMarkup: it was meant as a path, and extracting the
+    name as if it were the page would answer with the name. A path-like to a folder is an IsADirectoryError
+    that says what to do with a folder.
     """
     if isinstance(page, os.PathLike):
+        if os.path.isdir(page):
+            raise IsADirectoryError(f"{os.fspath(page)!r} is a folder, not a page: extract its pages with "
+                                    f"`bodyblocks extract {os.fspath(page)} --out OUT`, or pass one file's path")
         return read_bytes(page)
     if isinstance(page, str) and "<" not in page and len(page) < 4096 and "\n" not in page:
-        try:
-            is_file = os.path.isfile(page)
-        except (OSError, ValueError):  # NUL bytes, names too long
-            is_file = False
-        if is_file:
-            raise NotMarkup(f"{page!r} is a file name, not HTML: pass pathlib.Path({page!r}) or the file's bytes")
+        _refuse_a_path(page)
     if not isinstance(page, str | bytes | bytearray | memoryview):
         raise TypeError(f"a page is HTML as str or bytes, or a path-like; got {type(page).__name__}")
     return bytes(page) if isinstance(page, bytearray | memoryview) else page
+
+
+_PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".gz", ".php", ".asp", ".aspx", ".jsp", ".txt", ".xml")
+
+
+def _refuse_a_path(text: str) -> None:
+    """NotMarkup for a str without markup that names a file or folder or looks like a path (page_source)."""
+    name = text.strip()
+    try:
+        is_file, is_dir = os.path.isfile(name), os.path.isdir(name)
+    except (OSError, ValueError):  # NUL bytes, names too long
+        is_file = is_dir = False
+    if is_file:
+        raise NotMarkup(f"{name!r} is a file name, not HTML: pass pathlib.Path({name!r}) or the file's bytes")
+    if is_dir:
+        raise NotMarkup(f"{name!r} is a folder, not HTML: extract its pages with `bodyblocks extract {name} --out "
+                        "OUT`, or pass one file as pathlib.Path")
+    if name.startswith(("http://", "https://")) and " " not in name:
+        raise NotMarkup(f"{name!r} is an address, not HTML: fetch the page first (a file of URLs to `bodyblocks "
+                        "extract`, or `bodyblocks capture`) and pass its HTML, bytes or pathlib.Path; url= takes "
+                        "the address")
+    if name and " " not in name and (name.lower().endswith(_PAGE_SUFFIXES) or "/" in name or "\\" in name):
+        raise NotMarkup(f"{name!r} looks like a file name, not HTML, and there is no such file here ({os.getcwd()}): "
+                        "pass the page's HTML (a str with its markup, or bytes), or pathlib.Path to a file that exists")
 
 
 def to_text(html: str | bytes, declared: Sequence[str] = ()) -> Decoded:

@@ -141,33 +141,52 @@ class Journal:
             self._reader.close()
             self._reader = None
         if self._lock is not None:
-            self._lock.close()  # releases the lock
+            _release_lock(self.out / LOCK, self._lock)
             self._lock = None
 
 
 def _take_lock(path: Path) -> Any:
     """The output folder's lock, held until the file is closed (also when the process dies); None where the
-    system has no fcntl (not POSIX)."""
+    system has no fcntl (not POSIX). The lock file is removed when the run ends (_release_lock): a lock taken
+    on a file that was removed meanwhile is let go and taken again on the file now at `path`."""
     try:
         import fcntl
     except ImportError:
         return None
-    fh = open(path, "a+")  # noqa: SIM115 - held open for the run
-    try:
-        # a POSIX record lock: owned by this process alone, so the worker processes it forks do not hold it
-        # (with flock, a worker outliving a kill -9 of the run kept the folder busy)
-        fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except (BlockingIOError, PermissionError):
-        fh.seek(0)
-        holder = fh.read().strip() or "another process"
+    while True:
+        fh = open(path, "a+")  # noqa: SIM115 - held open for the run
+        try:
+            # a POSIX record lock: owned by this process alone, so the worker processes it forks do not hold it
+            # (with flock, a worker outliving a kill -9 of the run kept the folder busy)
+            fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, PermissionError):
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise FolderBusy(f"{path.parent} is being written by another bodyblocks run ({holder}); "
+                             "wait for it or use another --out") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fh.fileno()).st_ino
+        except FileNotFoundError:  # the run that held it removed it after this one opened it
+            same = False
+        if same:
+            break
         fh.close()
-        raise FolderBusy(f"{path.parent} is being written by another bodyblocks run ({holder}); "
-                         "wait for it or use another --out") from None
     fh.seek(0)
     fh.truncate()
     fh.write(f"pid {os.getpid()}\n")
     fh.flush()
     return fh
+
+
+def _release_lock(path: Path, fh: Any) -> None:
+    """Remove the lock file, then let go of the lock (in that order: a run that opened the file before it was
+    removed finds it gone once it holds the lock, and takes the lock again on a new file: _take_lock)."""
+    try:
+        os.unlink(path)
+    except OSError:  # gone already, or a folder that takes no more changes: the lock still goes with the file
+        pass
+    fh.close()
 
 
 def _describe(settings: dict[str, Any]) -> str:

@@ -162,12 +162,14 @@ class Report:
 
     def __init__(self, out: Path, fmt: str, extractor: str, review: float = 0.0, progress: bool = False,
                  settings: dict[str, Any] | None = None, resume: bool = True, total: int | None = None,
-                 shard_size: int = SHARD_SIZE) -> None:
+                 shard_size: int = SHARD_SIZE, model: dict[str, Any] | None = None) -> None:
         """`settings`: what the outputs depend on besides the extractor's name and the format (its checkpoint,
         its decision rule, ...), recorded in the journal; a resumed run must have the same. Raises
         journal.FolderBusy and journal.SettingsMismatch. `total`: the pages expected (the progress bar's ETA).
-        `shard_size`: pages per shard of a columnar format."""
+        `shard_size`: pages per shard of a columnar format. `model`: what made the outputs (report.json's "model":
+        inference/provenance.describe)."""
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
+        self.model = model
         self.suffix = FORMATS[fmt]
         self.totals = Totals()  # this run's
         self.shards = ShardWriter(out, fmt, shard_size) if fmt in COLUMNAR else None
@@ -281,8 +283,11 @@ class Report:
         folder = Totals()
         for line in self.journal.lines():
             count(folder, line)
+        # the folder's seconds: this run's and those of the runs before it (their report.json's, when resumed)
+        folder.seconds = round(seconds + (_earlier_seconds(self.out) if self.journal.resume else 0.0), 3)
         head = {
-            "extractor": self.extractor, "format": self.fmt, "status": status, "totals": asdict(folder),
+            "extractor": self.extractor, "model": self.model, "format": self.fmt, "status": status,
+            "totals": asdict(folder),
             "this_run": asdict(run), "pages_per_s": round(run.pages / run.seconds, 3) if run.seconds else None,
         }
         with atomic_path(self.out / "report.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
@@ -312,6 +317,17 @@ def same_input(line: dict[str, Any], job: Job) -> bool:
     short, long = sorted((before.parts, now.parts), key=len)
     short = tuple(itertools.dropwhile(lambda part: part in ("..", "/"), short))
     return bool(short) and long[len(long) - len(short):] == short
+
+
+def _earlier_seconds(out: Path) -> float:
+    """totals.seconds of the folder's report.json from the runs before this one (0 when there is none)."""
+    try:
+        with open(out / "report.json", encoding="utf-8") as fh:
+            start = fh.read(65536)  # totals come first: the page lines that follow may be many
+        head = json.loads(start[: start.index(', "pages": [')] + "}")
+        return float(head["totals"]["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def _earlier_seconds(out: Path) -> float:

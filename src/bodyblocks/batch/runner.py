@@ -19,6 +19,7 @@ Inputs are consumed in bounded windows, so memory stays flat however many pages 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,7 @@ from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
+from bodyblocks.inference.provenance import describe_extractor, headline
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction
@@ -76,6 +78,12 @@ class BatchOptions:
     progress: bool = True
     capture_opts: dict[str, Any] = field(default_factory=dict)
     shard_size: int = SHARD_SIZE  # pages per shard of the columnar formats (parquet, jsonl)
+    # what report.json says made the outputs (inference/provenance.describe: checkpoint, preset, engine,
+    # version, model hash); None: described from the extractor
+    model: dict[str, Any] | None = None
+    # once the run starts (its folder locked, its settings checked): "bodyblocks extract: <model> on <engine>"
+    # on stderr, the first line of the CLI's run
+    announce: bool = False
     # read symbolic links under an input folder (or a dataset's html paths) wherever they lead; by default one
     # that leads out of its input fails its entry (outside-input, outside-dataset)
     follow_symlinks: bool = False
@@ -120,8 +128,11 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs, out=out) if opts.progress else None
+    model = opts.model or describe_extractor(opts.extractor, opts.extractor_opts, extractor)
     report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total,
-                    opts.shard_size)
+                    opts.shard_size, model=model)
+    if opts.announce:
+        print(f"bodyblocks extract: {headline(model)}", file=sys.stderr, flush=True)
     start, status, sigint = time.perf_counter(), "complete", None
     try:
         with _signals_stop_the_run():

@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USAGE_ERRORS as exc:
         if args.debug:
             raise
-        print(f"bodyblocks {args.command}: {one_line(exc)}", file=sys.stderr)
+        print(f"bodyblocks {args.command}: {one_line(exc)}{install_hint(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line, and how to see more
         if args.debug:
@@ -90,6 +90,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bodyblocks {args.command}: internal error: {type(exc).__name__}: {one_line(exc)} "
               "(run with --debug for the traceback)", file=sys.stderr)
         return 1
+
+
+def install_hint(exc: BaseException) -> str:
+    """For a module that is not installed (a bare `No module named 'torch'`), what to install: the extra of
+    pyproject.toml that brings it (extras.EXTRA_OF); "" for other errors and for messages that say it already."""
+    from bodyblocks.extras import EXTRA_OF
+
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    extra = EXTRA_OF.get(name.split(".", 1)[0]) if name else None
+    if extra is None or "pip install" in str(exc):
+        return ""
+    return f" (pip install 'bodyblocks[{extra}]', or bash scripts/setup.sh --dev in a clone)"
 
 
 def one_line(exc: BaseException) -> str:

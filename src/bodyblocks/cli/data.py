@@ -60,11 +60,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 # --- data (training/: synth, datasets, splits, cache, oracle) -------------------------------------------------
 def add_data(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="datasets: synthetic corpus, splits, processed cache, oracle, statistics")
-    dsub = p.add_subparsers(dest="data_command", required=True)
+    dsub = p.add_subparsers(dest="data_command", required=True, help="what to do")
     s = dsub.add_parser("synth", help="write a synthetic Chinese corpus in the shared dataset layout")
     s.add_argument("--out", required=True, help="folder to create")
-    s.add_argument("--pages", type=int, default=300)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--pages", type=int, default=300, help="pages to write (300)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the generator: the same seed, the same corpus")
     s.set_defaults(handler=_run_data_synth)
     for name, helptext, run in (
         ("split", "write grouped train/val/test id lists under data/splits", _run_data_split),
@@ -75,9 +75,9 @@ def add_data(sub: argparse._SubParsersAction) -> None:
         c = dsub.add_parser(name, help=helptext)
         c.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders or names; 'all'")
         c.add_argument("--cache-dir", default=None, help="default $BODYBLOCKS_CACHE or ~/.cache/bodyblocks")
-        c.add_argument("--workers", type=int, default=2)
+        c.add_argument("--workers", type=int, default=2, help="worker processes (2)")
         c.set_defaults(handler=run)
-    dsub.choices["split"].add_argument("--seed", type=int, default=0)
+    dsub.choices["split"].add_argument("--seed", type=int, default=0, help="seed of the grouped draw")
     dsub.choices["split"].add_argument("--out", default=None, help="default <repo>/data/splits")
     dsub.choices["oracle"].add_argument("--out", required=True, help="folder for <id>.txt (one per dataset)")
     dsub.choices["oracle"].add_argument("--misses", type=int, default=0, help="list the N worst pages")
@@ -89,7 +89,7 @@ def add_data(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
     e.add_argument("--chunk", type=int, default=20_000, help="distinct texts per stored chunk (a rerun resumes)")
     e.add_argument("--cache-dir", default=None, help="the datasets' processed cache; default $BODYBLOCKS_CACHE")
-    e.add_argument("--workers", type=int, default=2)
+    e.add_argument("--workers", type=int, default=2, help="worker processes reading the pages (2)")
     e.set_defaults(handler=_run_data_embed)
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 def add_segment(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("segment", help="cut a page into ordered text blocks (JSON lines or a table)")
     p.add_argument("page", help="a .html, .htm or .html.gz file")
-    p.add_argument("--format", choices=["jsonl", "table"], default="jsonl")
+    p.add_argument("--format", choices=["jsonl", "table"], default="jsonl",
+                   help="jsonl (the default): a JSON object per block with its features; table: a line per block")
     p.set_defaults(handler=_run_segment)
 
 
@@ -52,7 +53,9 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                    help="--ray: CPU stage tasks at once (decode, segment, features; default: as the cluster allows)")
     p.add_argument("--ray-actors", type=int, default=None,
                    help="--ray: model actors (default: one per GPU, else one per 4 CPUs of the cluster)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where the model runs: cuda (a GPU, with torch), cpu, or auto (the default: the GPU when there "
+                        "is one and torch is installed, else the CPU)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="pages per forward pass of the model (default: 1 on CPU, where padding costs more than "
                         "batching saves; 64 on CUDA)")
@@ -79,7 +82,7 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                         "default a link is read only when it stays inside the input named on the command line, and "
                         "one that leads out fails its entry (outside-input). A link named on the command line is "
                         "always read; linked folders are never walked")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--capture-timeout", type=float, default=30.0, help="per-URL timeout when INPUT is a URL list")
     p.set_defaults(handler=_run_extract)
 
@@ -92,8 +95,12 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.extras import require
     from bodyblocks.inference.checkpoints import ENV_MODEL, engine_of, gpu_present, kind_of, resolve
+    from bodyblocks.inference.provenance import describe
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
+    missing = [i for i in args.inputs if not os.path.lexists(i)]
+    if missing:  # a typo is the user's to fix before anything runs, not a failed page
+        raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
     checkpoint = args.checkpoint
     name = args.extractor or (kind_of(resolve(checkpoint)) if checkpoint else default_extractor_name())
     if name not in extractor_names():
@@ -106,9 +113,11 @@ def _run_extract(args: argparse.Namespace) -> int:
     extractor_opts: dict = {"checkpoint": checkpoint} if checkpoint else {}
     if name in TRAINED:
         extractor_opts["fallback"] = args.fallback
+    engine = "none" if name == "gbt" else None  # the trees alone: no model to run
     if name in TORCH:
         threads = args.threads or None  # ONNX Runtime: one thread per worker
-        if engine_of(name, checkpoint, args.engine, args.device) == "torch":  # this process classifies
+        engine = engine_of(name, checkpoint, args.engine, args.device)
+        if engine == "torch":  # this process classifies
             threads = args.threads or default_threads(args.workers or 1, args.overlap is not False)
         extractor_opts.update({"device": args.device, "threads": threads, "engine": args.engine})
     if args.no_vote:
@@ -135,6 +144,8 @@ def _run_extract(args: argparse.Namespace) -> int:
                          "or give a dataset folder with pages.jsonl, a file of URLs, or a WARC file)")
     if any(is_warc(Path(i)) for i in args.inputs if Path(i).is_file()):
         require("warcio", "reading WARC files")  # before anything is written
+    opts.model = describe(name, checkpoint, engine)  # report.json's "model"; the run's first line says it
+    opts.announce = True
     if args.ray is not None:
         return _run_extract_ray(args, opts)
     try:
@@ -202,8 +213,10 @@ def add_capture(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retries", type=int, default=1, help="extra attempts after timeouts and errors")
     p.add_argument("--politeness", type=float, default=1.0, help="minimum seconds between requests to one host")
     p.add_argument("--recycle-after", type=int, default=50, help="pages per browser before a fresh one")
-    p.add_argument("--chromium", default="/usr/bin/chromium")
-    p.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    p.add_argument("--chromium", default="/usr/bin/chromium",
+                   help="the Chromium binary (Debian's: apt-get install chromium)")
+    p.add_argument("--chromedriver", default="/usr/bin/chromedriver",
+                   help="the chromedriver binary (Debian's: apt-get install chromium-driver)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_run_capture)
 

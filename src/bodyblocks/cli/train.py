@@ -17,7 +17,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.lr=1e-3 (repeatable)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.set_defaults(handler=_run_train)
 
 
@@ -113,10 +113,10 @@ def add_finetune(sub: argparse._SubParsersAction) -> None:
                                                         "third as many of its validation pages)")
     p.add_argument("--user-share", type=float, default=0.3,
                    help="share of the training pages that are yours, by repetition (0.3)")
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--lr", type=float, default=1e-4)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--epochs", type=int, default=4, help="passes over the training pages (4)")
+    p.add_argument("--lr", type=float, default=1e-4, help="the learning rate (1e-4: a small step from the base)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the held-out draw and the training order")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.set_defaults(handler=_run_finetune)
 
 
@@ -206,7 +206,7 @@ def add_distill(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--splits", default="train,val",
                    help="the project splits whose pages' texts are fitted (data/splits), comma-separated, or 'all': "
                         "every page of the datasets (a source left out whole needs no split)")
-    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--epochs", type=int, default=6, help="passes over the pages' texts (6)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.set_defaults(handler=_run_distill)
 
