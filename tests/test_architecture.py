@@ -5,7 +5,8 @@ Layers, lowest first (docs/ARCHITECTURE.md): core modules (types, decode, segmen
 and those below, never those above: inference never reaches training, training never reaches evaluation or the
 command line.
 Every import counts, at the top of a module or inside a function (those dodge a cycle at run time, not in
-the design); only imports under `if TYPE_CHECKING:` are left out.
+the design); only imports under `if TYPE_CHECKING:` are left out. The package root (bodyblocks/__init__.py, the
+one-call API) sits over every layer: no module under it imports it (the version is bodyblocks.version's).
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def _targets(name: str, node: ast.Import | ast.ImportFrom, modules: dict[str, Pa
     return {m for m in found if m in modules}
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package's modules it imports (a submodule importing its own package's __init__ aside)."""
+def import_graph(own_packages: bool = False) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (a submodule importing its own package's __init__ aside,
+    unless `own_packages`)."""
     modules = module_files()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
@@ -63,7 +65,7 @@ def import_graph() -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skip:
                 graph[name] |= {t for t in _targets(name, node, modules)
-                                if t != name and not name.startswith(t + ".")}
+                                if t != name and (own_packages or not name.startswith(t + "."))}
     return graph
 
 
@@ -118,6 +120,12 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
                   if layer(m) != "api" and layer(t) != "api" and rank[layer(t)] > rank[layer(m)])
 
 
+def imports_of_the_root(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> bodyblocks' for every module under the API that imports the package root (its own parent
+    package's __init__ counts: `from bodyblocks import __version__` in inference is an upward import)."""
+    return sorted(f"{m} -> {PACKAGE}" for m, targets in graph.items() if PACKAGE in targets and layer(m) != "api")
+
+
 def test_no_import_cycle_among_the_packages_modules() -> None:
     assert cycles(import_graph()) == []
 
@@ -128,6 +136,25 @@ def test_dependencies_run_one_way_through_the_layers() -> None:
     assert upward_imports(graph) == []
 
 
+def test_no_module_under_the_api_imports_the_package_root() -> None:
+    """The version comes from bodyblocks.version, a leaf: inference saving a checkpoint, evaluation writing a
+    report and the command line's --version never reach up to bodyblocks/__init__.py."""
+    graph = import_graph(own_packages=True)
+    assert imports_of_the_root(graph) == []
+    assert "bodyblocks.version" in graph["bodyblocks.inference.model"] | graph["bodyblocks.inference.gbt"]
+    assert graph["bodyblocks.version"] == set()  # a leaf
+
+
+def test_the_package_version_is_pyprojects() -> None:
+    import tomllib
+
+    from bodyblocks import __version__
+    from bodyblocks.version import __version__ as leaf
+
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert __version__ == leaf == project["version"]
+
+
 def test_the_checks_see_cycles_and_upward_imports() -> None:
     """The two checks above can fail: a made-up graph with a cycle and an upward import is caught."""
     graph = {"bodyblocks.segment": {"bodyblocks.inference.model"}, "bodyblocks.inference.model": {"bodyblocks.segment"},
@@ -135,6 +162,8 @@ def test_the_checks_see_cycles_and_upward_imports() -> None:
     assert cycles(graph) == [["bodyblocks.inference.model", "bodyblocks.segment"]]
     assert upward_imports(graph) == ["bodyblocks.segment -> bodyblocks.inference.model",
                                      "bodyblocks.training.loop -> bodyblocks.cli"]
+    assert imports_of_the_root({"bodyblocks.inference.model": {"bodyblocks"}, "bodyblocks.__main__": {"bodyblocks"},
+                                "bodyblocks": set()}) == ["bodyblocks.inference.model -> bodyblocks"]
 
 
 @pytest.mark.parametrize("name", ["bodyblocks.inference.blocks", "bodyblocks.batch.runner"])

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bodyblocks.types import Block, Document, Extraction, Page
+from bodyblocks.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Block", "Document", "Extraction", "Page", "__version__", "extract", "get_extractor", "load"]
 
 if TYPE_CHECKING:

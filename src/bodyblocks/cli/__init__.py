@@ -48,7 +48,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand."""
-    from bodyblocks import __version__
+    from bodyblocks.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="bodyblocks", description="Find the body text of web pages by classifying their text blocks.")

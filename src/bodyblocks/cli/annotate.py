@@ -28,9 +28,9 @@ def _run_annotate(args: argparse.Namespace) -> int:
     store = AnnotationStore(args.dataset, args.labels)
     extractor = None
     if not args.no_model:
-        import bodyblocks
+        from bodyblocks.inference.checkpoints import load
 
-        extractor = bodyblocks.load(args.model)
+        extractor = load(args.model)
     app = Annotator(store, extractor)
     try:
         server = make_server(app, args.host, args.port)

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks import __version__
 from bodyblocks.cores import default_threads
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
@@ -29,6 +28,7 @@ from bodyblocks.pool import WorkerPool, WorkerStartError
 from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
 from bodyblocks.training.splits import SOURCE_SPLITS, load_split_ids
 from bodyblocks.types import Page
+from bodyblocks.version import __version__
 
 ALL = "*"  # the group key of "every dataset" / "every language"
 DEFAULT_TIMEOUT_S = 60.0

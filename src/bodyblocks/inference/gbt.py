@@ -282,7 +282,7 @@ class GbtModel:
         """Write model.safetensors (node arrays) and config.json (settings, baseline, threshold) atomically."""
         from safetensors.numpy import save_file
 
-        from bodyblocks import __version__
+        from bodyblocks.version import __version__
 
         out = Path(directory)
         (out / TREES).unlink(missing_ok=True)  # made from the trees being replaced: `bodyblocks export` anew

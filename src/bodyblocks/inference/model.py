@@ -287,7 +287,7 @@ class BlockClassifier(nn.Module):
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write config.json (format_version, kind, model config, `extra`) and model.safetensors atomically."""
-        from bodyblocks import __version__
+        from bodyblocks.version import __version__
 
         out = Path(directory)
         for stale in EXPORTS:  # made from the weights being replaced: `bodyblocks export` makes them anew

@@ -169,11 +169,11 @@ def validation(parts: dict[str, Any]) -> list[CachedPage]:
 def validation_score(folder: Path, parts: dict[str, Any], base_data: DataConfig) -> dict[str, float]:
     """An ensemble's mean token F1 on the user's validation pages and on the base pages (their gold text),
     and their mean: what decides whether the fine-tuned ensemble replaces the base one."""
-    import bodyblocks
+    from bodyblocks.inference.checkpoints import load
     from bodyblocks.training.annotations import derived_gold
     from bodyblocks.training.tune import validation_html
 
-    ex = bodyblocks.load(folder)
+    ex = load(folder)
     html = validation_html(parts["base_val"], base_data) if parts["base_val"] else {}
     user = [score_page(derived_gold(cp.blocks, cp.labels), ex.extract(parts["raw"][cp.id].html).text).token_f1
             for cp in parts["val"]]
@@ -282,13 +282,13 @@ def headline_convention(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]
 
 def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:
     """Stage 5: the base and the new ensemble on the held-out pages, against the gold their labels make."""
-    import bodyblocks
+    from bodyblocks.inference.checkpoints import load
     from bodyblocks.training.annotations import derived_gold
 
     held = parts["held_out"]
     out: dict[str, Any] = {"pages": len(held), "ids": [cp.id for cp in held]}
     for name, folder in (("before", base), ("after", new)):
-        ex = bodyblocks.load(folder)
+        ex = load(folder)
         scores, by_kind = [], {}
         for cp in held:
             gold = derived_gold(cp.blocks, cp.labels)
