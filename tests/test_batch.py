@@ -174,8 +174,11 @@ def test_url_list_is_captured_then_extracted(tmp_path: Path, local_site) -> None
     opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
     totals = run_batch([urls], tmp_path / "out", opts)
     assert totals.ok == 1 and totals.failed == 1
-    assert "Relief convoys reached" in (tmp_path / "out" / "000000.txt").read_text(encoding="utf-8")
-    failed = [p for p in report(tmp_path / "out")["pages"] if p["status"] == "failed"]
+    host = base.split("://", 1)[1].replace(":", "_")  # outputs are named from the URL: host_port/path
+    assert "Relief convoys reached" in (tmp_path / "out" / host / "a.txt").read_text(encoding="utf-8")
+    pages = report(tmp_path / "out")["pages"]
+    assert {p["id"]: p["input"] for p in pages} == {f"{host}/a": f"{base}/a", f"{host}/gone": f"{base}/gone"}
+    failed = [p for p in pages if p["status"] == "failed"]
     assert failed[0]["error"].startswith("capture-http-error")
 
 

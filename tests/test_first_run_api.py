@@ -111,3 +111,15 @@ def test_a_run_says_its_model_first_leaves_no_lock_and_reports_what_made_the_out
     again = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert again["this_run"]["skipped"] == 1 and not (out / ".bodyblocks.lock").exists()
     assert again["totals"]["seconds"] == pytest.approx(first_seconds + again["this_run"]["seconds"], abs=0.002)
+
+
+def test_url_list_outputs_are_named_from_the_url() -> None:
+    from bodyblocks.batch.inputs import safe_key, url_key
+
+    assert url_key("https://www.example.com/news/story.html") == "example.com/news/story"
+    assert url_key("http://127.0.0.1:8080/") == "127.0.0.1_8080/index"
+    with_query = url_key("https://example.com/item?id=1")
+    assert with_query is not None and with_query.startswith("example.com/item_") and with_query != url_key(
+        "https://example.com/item?id=2")
+    assert url_key("file:///etc/passwd") is None and url_key("not a url") is None
+    assert safe_key(url_key("https://x.com/../../etc/passwd") or "") == "x.com/etc/passwd"  # stays inside OUT

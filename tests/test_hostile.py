@@ -427,13 +427,14 @@ def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path, loc
     opts = BatchOptions(extractor="heuristic", progress=False, capture_opts={"timeout": 20, "retries": 0})
     assert run_batch([urls], tmp_path / "out", opts).ok == 4
     pages = [h for h in local_site.hits if h.startswith("/p")]
-    (tmp_path / "out" / "000002.txt").unlink()
+    host = base.split("://", 1)[1].replace(":", "_")  # outputs are named from the URL: host_port/path
+    (tmp_path / "out" / host / "p2.txt").unlink()
     local_site.hits.clear()
     again = run_batch([urls], tmp_path / "out", opts)
     assert len(pages) == 4 and [h for h in local_site.hits if h.startswith("/p")] == ["/p2"]  # only the missing
-    assert (again.ok, again.skipped) == (1, 3) and "/p2" in (tmp_path / "out" / "000002.txt").read_text()
+    assert (again.ok, again.skipped) == (1, 3) and "/p2" in (tmp_path / "out" / host / "p2.txt").read_text()
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
-    assert [p["id"] for p in report["pages"]] == ["000000", "000001", "000002", "000003"]
+    assert [p["id"] for p in report["pages"]] == [f"{host}/p{i}" for i in range(4)]
 
 
 def test_a_page_of_too_many_blocks_fails_alone(tmp_path: Path) -> None:

@@ -95,6 +95,34 @@ def safe_key(raw: str) -> str:
     return f"{key}~page" if key in RESERVED_KEYS else key
 
 
+def url_key(url: str) -> str | None:
+    """The output key of a page from a URL list, before safe_key: "example.com/news/story" for
+    https://www.example.com/news/story.html?x=1 ... : the host (its port after a "_", "www." left out), the
+    path's segments, the last one's page suffix dropped, "index" for a path that ends in "/", and a query's
+    hash after a "_" (pages that differ only in their query stay apart); None for a line that is no http(s) URL."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    host = host.removeprefix("www.") + (f"_{port}" if port else "")
+    segments = [s for s in parts.path.split("/") if s]
+    if not segments or parts.path.endswith("/"):
+        segments.append("index")
+    last = segments[-1]
+    for suffix in (".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".shtml"):
+        if last.lower().endswith(suffix) and len(last) > len(suffix):
+            segments[-1] = last[: -len(suffix)]
+            break
+    if parts.query:
+        segments[-1] += "_" + hashlib.sha1(parts.query.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return "/".join([host, *segments])
+
+
 def _folded(segments: list[str], key: str) -> str:
     """A key too deep or too long (safe_key): its leading folders as far as MAX_KEY_DEPTH and MAX_KEY_BYTES
     allow, then the rest in one last segment, cut and given a hash of the whole key (folded keys stay distinct)."""
@@ -398,12 +426,13 @@ def _url_jobs(path: Path, capture_opts: dict[str, Any], name: Name,
               done: Callable[[str], bool] | None) -> Iterator[Job]:
     """Render URLs in headless Chromium (bodyblocks.capture); a failed capture is a failed page, and so is a line
     that is no http(s) URL (file:///etc/passwd, a line that is not UTF-8: never captured); a URL whose page is
-    done already (resume) is not captured again. Keys are the URLs' positions in the list."""
+    done already (resume) is not captured again. Keys are named from the URLs (url_key: host and path, made
+    safe and unique); a line that is no http(s) URL is keyed by its position in the list."""
     from bodyblocks.capture import capture, read_urls  # Selenium: imported only for URL lists
     from bodyblocks.capture.urls import _rejection
 
     urls = read_urls(path)
-    keys = [name(f"{i:06d}") for i in range(len(urls))]
+    keys = [name(url_key(url) or f"{i:06d}") for i, url in enumerate(urls)]
     rejected = {i: reason for i, url in enumerate(urls) if (reason := _rejection(url)) is not None}
     todo = [i for i in range(len(urls)) if i not in rejected and not (done is not None and done(keys[i]))]
 
