@@ -63,6 +63,7 @@ def main() -> None:
 
     from benchmarks.throughput import pick_pages
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.inference.options import ExtractOptions
     from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
 
     work = Path(tempfile.mkdtemp(prefix="bb-memory-"))
@@ -70,8 +71,8 @@ def main() -> None:
     src = link_tree(files, args.pages, work)
     out = work / "out"
     name = args.extractor or default_extractor_name()
-    opts = {"device": "cpu", "threads": default_threads(1, True)} if name in TORCH else {}
-    get_extractor(name, **opts)  # imports and the first load before the first sample
+    options = ExtractOptions(device="cpu", threads=default_threads(1, True)) if name in TORCH else ExtractOptions()
+    get_extractor(name, options if name in TORCH else None)  # imports and the first load before the first sample
     samples: list[tuple[float, int, float]] = []
     done = threading.Event()
 
@@ -84,7 +85,7 @@ def main() -> None:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     start = time.perf_counter()
-    totals = run_batch([src], out, BatchOptions(extractor=name, extractor_opts=opts, workers=1, resume=False,
+    totals = run_batch([src], out, BatchOptions(extractor=name, options=options, workers=1, resume=False,
                                                 progress=False))
     done.set()
     sampler.join()

@@ -215,7 +215,7 @@ def ray_runs(warcs: dict[str, list[Path]], tmp: Path, cpus: int) -> dict[tuple[s
 
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     try:
-        opts = BatchOptions(extractor="ensemble", fmt="parquet", extractor_opts={"fallback": False})
+        opts = BatchOptions(extractor="ensemble", fmt="parquet")
         run_ray(warcs["warm"], tmp / "ray-warm", opts, RayOptions(workers=2, progress=False))
         took: dict[tuple[str, int], dict[str, float]] = {}
         for size in ("small", "large"):

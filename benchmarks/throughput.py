@@ -27,7 +27,8 @@ from benchmarks.common import arguments
 from bodyblocks.batch import BatchOptions, default_threads, run_batch
 from bodyblocks.decode import read_bytes
 from bodyblocks.files import REPO_ROOT
-from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
+from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, get_extractor
 
 
 def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
@@ -77,23 +78,19 @@ def pick_pages(root: Path | None, n: int, out: Path) -> list[str]:
 
 def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     name = args.extractor or default_extractor_name()
-    opts: dict = {}
+    options = ExtractOptions(batch_size=args.batch_size)
     if name in TORCH:
         threads = args.threads or default_threads(args.workers, args.overlap is not False)  # as the CLI
-        opts = {"device": args.device, "threads": threads}
-        if args.checkpoint:
-            opts["checkpoint"] = args.checkpoint
-        if args.no_vote:
-            opts["vote"] = False
+        options = ExtractOptions(checkpoint=args.checkpoint, device=args.device, threads=threads,
+                                 vote=not args.no_vote, batch_size=args.batch_size)
     # imports (torch) and a first load happen before the clock, as for the peer; run_batch loads its own
     extractor = random_xlmr_extractor(args.device, args.batch_size) if args.gpu_xlmr else None
     if extractor is None:
-        get_extractor(name, **opts)
+        get_extractor(name, options if name in TRAINED else None)
     start = time.perf_counter()
-    totals = run_batch(files, out, BatchOptions(extractor=name, extractor_opts=opts, workers=args.workers,
-                                                batch_size=args.batch_size, resume=False, progress=False,
-                                                overlap=args.overlap), extractor=extractor)
-    how = [f"{opts['threads']} torch threads"] if "threads" in opts else []
+    totals = run_batch(files, out, BatchOptions(extractor=name, options=options, workers=args.workers, resume=False,
+                                                progress=False, overlap=args.overlap), extractor=extractor)
+    how = [f"{options.threads} torch threads"] if name in TORCH else []
     how += ["overlap"] if args.overlap is not False else ["no overlap"]
     how += ["no vote"] if args.no_vote else []
     label = f"bodyblocks ({', '.join([name, *how])})"

@@ -13,6 +13,7 @@ from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
 from bodyblocks.batch.outputs import sampled
 from bodyblocks.cli import main
 from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.segment import segment
 from bodyblocks.types import Extraction
 
@@ -241,7 +242,8 @@ def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
         (src / f"more{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
     (src / "poisoned.html").write_text(ARTICLE.replace("Tuesday", "poison day"), encoding="utf-8")
     out = tmp_path / f"out-{overlap}"
-    totals = run_batch([src], out, BatchOptions(extractor="flaky", batch_size=3, overlap=overlap, progress=False))
+    opts = BatchOptions(extractor="flaky", options=ExtractOptions(batch_size=3), overlap=overlap, progress=False)
+    totals = run_batch([src], out, opts)
     assert (totals.pages, totals.ok, totals.failed) == (11, 8, 3)  # junk, empty, and the poisoned page
     assert totals.reasons == {"binary": 1, "empty": 1, "error": 1}
     by_id = {p["id"]: p for p in report(out)["pages"]}
@@ -380,14 +382,13 @@ def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
     src.mkdir()
     for i in range(6):
         (src / f"p{i}.html").write_text(ARTICLE.replace("Tuesday", f"day {i}"), encoding="utf-8")
-    on_torch = {"engine": "torch"}  # (ONNX Runtime runs whole pages in the workers)
-    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", extractor_opts=on_torch,
-                                                             progress=False))
+    on_torch = ExtractOptions(engine="torch")  # (ONNX Runtime runs whole pages in the workers)
+    totals = run_batch([src], tmp_path / "out", BatchOptions(extractor="ensemble", options=on_torch, progress=False))
     assert totals.ok == 6
     assert calls == [(4, [1, 1, 1, 1], 1), (2, [1, 1], 1)]  # groups of 4 pages, one page per forward pass
     calls.clear()
-    run_batch([src], tmp_path / "out2", BatchOptions(extractor="ensemble", extractor_opts=on_torch, batch_size=3,
-                                                     progress=False))
+    three = ExtractOptions.of(on_torch, batch_size=3)
+    run_batch([src], tmp_path / "out2", BatchOptions(extractor="ensemble", options=three, progress=False))
     assert calls == [(4, [3, 1], 3), (2, [2], 3)]
 
 
@@ -411,7 +412,7 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
     assert main([*base, "--threads", "3", "--overlap"]) == 0
     assert main([*base, "--no-overlap"]) == 0
     assert main(base) == 0
-    assert [o.extractor_opts["threads"] for o in seen] == [3, 3, 8, 7]
+    assert [o.options.threads for o in seen] == [3, 3, 8, 7]
     assert [o.overlap for o in seen] == [None, True, False, None]  # None: run_batch overlaps when it can
 
 

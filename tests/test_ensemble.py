@@ -15,6 +15,7 @@ from bodyblocks.cli import main
 from bodyblocks.config import EnsembleConfig, GbtConfig, load_config
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.checkpoints import load_extractor, read_ensemble, shipped
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.registry import get_extractor
 from bodyblocks.inference.vote import VOTE, heuristic_vote, segment_with_vote
 from bodyblocks.metrics import levenshtein_ratio
@@ -180,11 +181,11 @@ def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp
     meta["heuristic"], meta["weight"] = 0.3, 0.4
     (tmp_path / "ens" / "config.json").write_text(json.dumps(meta))
     pages = sorted((root / "synth" / "html").glob("*.html.gz"))[:4]
-    opts = {"checkpoint": str(tmp_path / "ens"), "device": "cpu"}
+    opts = ExtractOptions(checkpoint=str(tmp_path / "ens"), device="cpu")
     for workers in (1, 2):
         calls.clear()  # (tuning made votes too)
         out = tmp_path / f"out{workers}"
-        totals = run_batch(pages, out, BatchOptions(extractor="ensemble", extractor_opts=opts, workers=workers,
+        totals = run_batch(pages, out, BatchOptions(extractor="ensemble", options=opts, workers=workers,
                                                     fmt="json", progress=False))
         assert totals.ok == 4
         # one worker parses in this process; two parse in theirs, so the vote is never made again here

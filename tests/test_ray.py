@@ -75,8 +75,7 @@ def test_ray_gives_the_single_process_rows_and_resumes_by_shard(tmp_path: Path, 
 
     before = {p.name: p.stat().st_mtime_ns for p in distributed.glob("*.parquet")}
     (distributed / "crawl-00001.parquet").unlink()
-    summary = pipeline.run_ray([warc], distributed, BatchOptions(extractor="ensemble", fmt="parquet", shard_size=4,
-                                                                 extractor_opts={"fallback": False}))
+    summary = pipeline.run_ray([warc], distributed, BatchOptions(extractor="ensemble", fmt="parquet", shard_size=4))
     assert summary.skipped == 7 and summary.ok == 3 and summary.reasons == {"malformed": 1}  # the corrupt member
     assert [s["shard"] for s in summary.shards] == ["crawl-00001"]
     assert shards(distributed) == expected

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.types import Block, Document, Extraction, Page
 from bodyblocks.version import __version__
 
-__all__ = ["Block", "Document", "Extraction", "Page", "__version__", "extract", "get_extractor", "load"]
+__all__ = ["Block", "Document", "ExtractOptions", "Extraction", "Page", "__version__", "extract", "get_extractor",
+           "load"]
 
 if TYPE_CHECKING:
     import os
@@ -30,31 +32,36 @@ if TYPE_CHECKING:
 _DEFAULT: Any = None
 
 
-def get_extractor(name: str | None = None, **options: Any) -> Extractor:
+def get_extractor(name: str | None = None, options: ExtractOptions | None = None, **changes: Any) -> Extractor:
     """Build an extractor by name (None: the default one); see bodyblocks.inference.registry.
 
     Args:
         name: "ensemble", "model", "gbt", "heuristic", "density", ..., or a peer such as "trafilatura".
-        options: for the trained extractors, checkpoint=, device=, threshold=, batch_size=, threads=, ...
+        options: for the trained extractors, how they run: ExtractOptions(checkpoint=, device=, engine=,
+            threshold=, batch_size=, threads=, vote=, fallback=, ...).
+        changes: those fields by keyword instead (get_extractor("ensemble", device="cuda")).
     """
     from bodyblocks.inference.registry import get_extractor as build  # imported when first used (lxml, NumPy)
 
-    return build(name, **options)
+    return build(name, options, **changes)
 
 
-def load(model: str | os.PathLike[str] | None = None, **options: Any) -> BlockExtractor:
+def load(model: str | os.PathLike[str] | None = None, options: ExtractOptions | None = None,
+         **changes: Any) -> BlockExtractor:
     """The extractor a checkpoint folder describes (its config.json says model, gbt or ensemble).
 
     Args:
-        model: a checkpoint folder, or "ensemble" / "model" / "gbt" for the shipped ones; None:
-            $BODYBLOCKS_MODEL when set, else the shipped ensemble.
-        options: device=, threshold=, threads=, batch_size=, fallback=, vote= (inference.checkpoints).
+        model: a checkpoint folder, or "ensemble" / "model" / "gbt" / a preset ("fast") for the shipped ones;
+            None: options.checkpoint, else $BODYBLOCKS_MODEL when set, else the shipped ensemble.
+        options: how it runs (ExtractOptions: device, engine, threshold, threads, batch_size, fallback, vote, ...).
+        changes: those fields by keyword instead (load("fast", device="cpu")).
     Raises:
         bodyblocks.errors.ModelNotFound: no checkpoint there (the message says what to do).
+        ValueError: an option out of range.
     """
     from bodyblocks.inference.checkpoints import load as load_folder
 
-    return load_folder(model, **options)
+    return load_folder(model, options, **changes)
 
 
 def extract(page: str | bytes | os.PathLike[str], url: str | None = None) -> Extraction:

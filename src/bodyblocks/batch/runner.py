@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,9 @@ from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.provenance import describe_extractor, headline
-from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
+from bodyblocks.inference.registry import TRAINED, Extractor, default_extractor_name, get_extractor
 from bodyblocks.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction
 
@@ -48,8 +49,6 @@ WINDOW = 256  # pages in flight at once: bounds memory whatever the input size
 # forward passes are still batch_size pages each): the ensemble's trees walk the whole group in one call;
 # walked page by page, the calls themselves cost ~2 ms/page
 GROUP = 8
-# extractor options that change the outputs: a resumed run must have the same as the folder's earlier runs
-OUTPUT_SETTINGS = ("checkpoint", "vote", "threshold", "confident", "rescue", "fallback")
 # a worker process holding one page longer than twice the page's time limit plus this is killed (the page's
 # own limit, SIGALRM inside the worker, cannot interrupt code stuck in C)
 WORKER_GRACE_S = 5
@@ -59,16 +58,19 @@ WORKER_GRACE_S = 5
 class BatchOptions:
     """How to run a batch (CLI flags of `bodyblocks extract`)."""
 
-    extractor: str = "model"
-    extractor_opts: dict[str, Any] = field(default_factory=dict)
+    # the extractor's name; None: the library's default (registry.default_extractor_name: the kind of
+    # options.checkpoint's folder, else of $BODYBLOCKS_MODEL's, else the ensemble), set here when built
+    extractor: str | None = None
+    # how a trained extractor (model, gbt, ensemble) runs: device, engine, threshold, vote, fallback, ... and
+    # batch_size: pages per forward pass of a block classifier (None: 1, as on a CPU padding costs more than
+    # batching saves; more on a GPU); the pages are handed to the classifier up to max(batch_size, GROUP) at a
+    # time (the ensemble's trees walk them in one call)
+    options: ExtractOptions = field(default_factory=ExtractOptions)
     fmt: str = "txt"
     # worker processes; 0 or 1: this process alone; None: one per usable core for extractors that run whole pages
     # in the workers (ONNX Runtime, the trees, the baselines), 1 for the torch model (then this process
     # classifies, its forward pass on a second thread)
     workers: int | None = None
-    # pages per forward pass of a block classifier (1 on CPU: no padding; more on GPU); the pages are handed
-    # to the classifier up to max(batch_size, GROUP) at a time (the ensemble's trees walk them in one call)
-    batch_size: int = 1
     page_timeout: int = 60  # seconds per page (parsing or extraction)
     # the forward pass on a background thread while the next pages are parsed (scheduler.Scheduler); None:
     # whenever the extractor can (those with a model)
@@ -89,22 +91,45 @@ class BatchOptions:
     follow_symlinks: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.options, ExtractOptions):
+            raise TypeError(f"options must be an ExtractOptions, got {type(self.options).__name__}")
+        if self.extractor is None:
+            self.extractor = default_extractor_name(self.options.checkpoint)
+        if self.extractor not in TRAINED and replace(self.options, batch_size=None) != ExtractOptions():
+            raise ValueError(f"extractor options other than batch_size are for {', '.join(TRAINED)}, "
+                             f"not {self.extractor}")
         if self.fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
         if not 0.0 <= self.review <= 1.0:
             raise ValueError("review must be a share between 0 and 1")
-        if self.batch_size < 1 or (self.workers is not None and self.workers < 0) or self.page_timeout < 1:
-            raise ValueError("batch_size and page_timeout must be >= 1, workers >= 0")
+        if (self.workers is not None and self.workers < 0) or self.page_timeout < 1:
+            raise ValueError("page_timeout must be >= 1, workers >= 0")
         if self.shard_size < 1:
             raise ValueError("shard_size must be >= 1")
 
 
+    @property
+    def name(self) -> str:
+        """The extractor's name (`extractor`, resolved when these options were built)."""
+        assert self.extractor is not None
+        return self.extractor
+
+    @property
+    def batch_size(self) -> int:
+        """Pages per forward pass of a block classifier: options.batch_size, else 1."""
+        return self.options.batch_size or 1
+
+    def output_settings(self) -> dict[str, Any]:
+        """What the outputs depend on besides the extractor's name and the format, as the folder's journal keeps
+        it (ExtractOptions.output_settings; nothing for an extractor without options)."""
+        return self.options.output_settings() if self.name in TRAINED else {}
+
+
 def _build_extractor(opts: BatchOptions) -> Extractor:
     """The run's extractor; the model's forward passes are batch_size pages, whatever the group."""
-    extractor_opts = dict(opts.extractor_opts)
-    if opts.extractor in TORCH:
-        extractor_opts.setdefault("batch_size", opts.batch_size)
-    return get_extractor(opts.extractor, **extractor_opts)
+    if opts.name not in TRAINED:
+        return get_extractor(opts.name)
+    return get_extractor(opts.name, replace(opts.options, batch_size=opts.batch_size))
 
 
 def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOptions | None = None,
@@ -124,12 +149,12 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"the output folder {out} is a file")
     out.mkdir(parents=True, exist_ok=True)
-    settings = {k: v for k, v in opts.extractor_opts.items() if k in OUTPUT_SETTINGS}
+    settings = opts.output_settings()
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs, out=out) if opts.progress else None
-    model = opts.model or describe_extractor(opts.extractor, opts.extractor_opts, extractor)
-    report = Report(out, opts.fmt, opts.extractor, opts.review, opts.progress, settings, opts.resume, total,
+    model = opts.model or describe_extractor(opts.name, asdict(opts.options), extractor)
+    report = Report(out, opts.fmt, opts.name, opts.review, opts.progress, settings, opts.resume, total,
                     opts.shard_size, model=model)
     if opts.announce:
         print(f"bodyblocks extract: {headline(model)}", file=sys.stderr, flush=True)

@@ -95,6 +95,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.extras import require
     from bodyblocks.inference.checkpoints import ENV_MODEL, engine_of, gpu_present, kind_of, resolve
+    from bodyblocks.inference.options import ExtractOptions
     from bodyblocks.inference.provenance import describe
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
@@ -102,7 +103,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     if missing:  # a typo is the user's to fix before anything runs, not a failed page
         raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
     checkpoint = args.checkpoint
-    name = args.extractor or (kind_of(resolve(checkpoint)) if checkpoint else default_extractor_name())
+    name = args.extractor or default_extractor_name(checkpoint)
     if name not in extractor_names():
         raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
     if checkpoint and name not in TRAINED:
@@ -110,31 +111,29 @@ def _run_extract(args: argparse.Namespace) -> int:
     if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL):
         env = resolve(None)  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor() loads it
         checkpoint = str(env) if kind_of(env) == name else None
-    extractor_opts: dict = {"checkpoint": checkpoint} if checkpoint else {}
-    if name in TRAINED:
-        extractor_opts["fallback"] = args.fallback
     engine = "none" if name == "gbt" else None  # the trees alone: no model to run
+    threads = args.threads or None  # ONNX Runtime: one thread per worker
     if name in TORCH:
-        threads = args.threads or None  # ONNX Runtime: one thread per worker
         engine = engine_of(name, checkpoint, args.engine, args.device)
         if engine == "torch":  # this process classifies
             threads = args.threads or default_threads(args.workers or 1, args.overlap is not False)
-        extractor_opts.update({"device": args.device, "threads": threads, "engine": args.engine})
-    if args.no_vote:
-        if name != "ensemble":
-            raise ValueError(f"--no-vote is an option of the ensemble, not of {name}")
-        extractor_opts["vote"] = False
+    if args.no_vote and name != "ensemble":
+        raise ValueError(f"--no-vote is an option of the ensemble, not of {name}")
     batch_size = args.batch_size
     if batch_size is None:
         batch_size = 1
         if name in TORCH and args.engine != "onnx":
             batch_size = 64 if args.device == "cuda" or (args.device == "auto" and gpu_present()) else 1
+    options = ExtractOptions()  # the baselines and peers take none
+    if name in TRAINED:
+        options = ExtractOptions(checkpoint=checkpoint, device=args.device, engine=args.engine, threads=threads,
+                                 batch_size=batch_size, fallback=args.fallback, vote=not args.no_vote)
     fmt = args.format or ("parquet" if args.ray is not None else "txt")
     if args.ray is not None and fmt not in ("parquet", "jsonl"):
         raise ValueError(f"--ray writes parquet or jsonl shards, not {fmt}")
     opts = BatchOptions(
-        extractor=name, extractor_opts=extractor_opts, fmt=fmt, workers=args.workers,
-        batch_size=batch_size, page_timeout=args.page_timeout, resume=not args.no_resume,
+        extractor=name, options=options, fmt=fmt, workers=args.workers, page_timeout=args.page_timeout,
+        resume=not args.no_resume,
         overlap=args.overlap, review=args.review, progress=not args.no_progress,
         capture_opts={"timeout": args.capture_timeout}, shard_size=args.shard_size,
         follow_symlinks=args.follow_symlinks,

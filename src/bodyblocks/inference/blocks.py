@@ -38,8 +38,7 @@ from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
     from bodyblocks.inference.gbt import GbtScorer
-    from bodyblocks.inference.inputs import ModelBatch, PageInputs
-    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.inference.inputs import ModelBatch, PageInputs, Scorer
 
 Source = Callable[[], str | bytes]  # a page's HTML on demand
 _EMPTY = np.zeros(0, np.float32)
@@ -131,13 +130,13 @@ class StagedExtractor(Protocol):
 class BlockExtractor:
     """A block classifier behind the Extractor interface: the model, the trees, or both with the vote."""
 
-    def __init__(self, name: str, rule: DecisionRule, *, model: ModelScorer | None = None,
+    def __init__(self, name: str, rule: DecisionRule, *, model: Scorer | None = None,
                  gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False) -> None:
         """
         Args:
             name: the extractor's name in its results ("model", "gbt", "ensemble").
             rule: the decision rule.
-            model, gbt: the parts (at least one).
+            model, gbt: the parts (at least one); the model on torch or ONNX Runtime (inputs.Scorer).
             blend: their weights; None: the one part alone.
             fallback: low-confidence pages go to the heuristic extractor.
         """
@@ -153,8 +152,8 @@ class BlockExtractor:
     def open_sessions(self) -> None:
         """Open this process's ONNX Runtime sessions of the model and the trees now (a worker at its start), so
         that an export ONNX Runtime cannot load fails once, there, and not on every page."""
-        if self.model is not None and hasattr(self.model, "sessions"):
-            self.model.sessions()
+        if self.model is not None:
+            self.model.open()
         if self.gbt is not None:
             self.gbt.model.prepare_walk()
 
@@ -172,7 +171,7 @@ class BlockExtractor:
     def whole_pages(self) -> bool:
         """Whether the batch runner should run whole pages in its worker processes (the forward pass on ONNX
         Runtime, or no model): every core then parses and classifies, with no hand-over to this process."""
-        return self.model is None or getattr(self.model, "engine", "torch") == "onnx"
+        return self.model is None or self.model.engine == "onnx"
 
     # ----------------------------------------------------------------------------------- public API
     def extract(self, html: str | bytes | os.PathLike[str], url: str | None = None, *, overlap: bool = True

@@ -41,7 +41,8 @@ from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import KIND as GBT
 from bodyblocks.inference.gbt import GbtModel, GbtScorer
-from bodyblocks.inference.inputs import EXPORTS
+from bodyblocks.inference.inputs import EXPORTS, Scorer
+from bodyblocks.inference.options import ENGINES, ExtractOptions
 
 MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
@@ -139,11 +140,14 @@ def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
     return folder
 
 
-def load(spec: str | os.PathLike[str] | None = None, **opts: Any) -> BlockExtractor:
+def load(spec: str | os.PathLike[str] | None = None, options: ExtractOptions | None = None,
+         **changes: Any) -> BlockExtractor:
     """The block extractor that a checkpoint folder describes (`resolve(spec)`; its config.json gives the
-    kind); `opts` go to load_extractor (device=, threshold=, threads=, ...)."""
-    folder = resolve(spec)
-    return load_extractor(kind_of(folder), folder, **opts)
+    kind); None: options.checkpoint, else $BODYBLOCKS_MODEL, else the shipped ensemble. `options` and the
+    keyword arguments (ExtractOptions' fields: device=, threshold=, threads=, ...) go to load_extractor."""
+    options = ExtractOptions.of(options, **changes)
+    folder = resolve(spec if spec is not None else options.checkpoint)
+    return load_extractor(kind_of(folder), folder, options)
 
 
 def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
@@ -157,55 +161,42 @@ def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
     return meta
 
 
-def load_extractor(kind: str, checkpoint: str | Path | None = None, *, device: str = "auto",
-                   threshold: float | None = None, confident: float | None = None, rescue: float | None = None,
-                   fallback: bool = False, batch_size: int = 16, threads: int | None = None,
-                   vote: bool = True, engine: str = "auto") -> BlockExtractor:
+def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
+                   options: ExtractOptions | None = None, **changes: Any) -> BlockExtractor:
     """The block extractor of a checkpoint folder of `kind` (model, gbt, ensemble).
 
     Args:
         kind: what the folder must hold.
-        checkpoint: the folder; None: the shipped one (`shipped`).
-        device: "auto", "cpu" or "cuda" for the model's forward passes.
-        threshold: P(body) at which a block is kept; None: the checkpoint's tuned value.
-        confident: a page is low-confidence when no block reaches this; None: the checkpoint's value.
-        rescue: on a page with no block at the threshold, keep those at or above this; None: the
-            checkpoint's tuned value when the threshold is the checkpoint's too (else no rescue).
-        fallback: low-confidence pages go to the heuristic extractor.
-        batch_size: pages per forward pass of the model.
-        threads: CPU threads of the model's forward passes (None: one per ONNX Runtime session, torch's
-            cores.default_threads(1, overlap=True)).
-        vote: an ensemble without the heuristic's vote (the blend and rule tuned without it).
-        engine: what runs the model: "onnx" (ONNX Runtime on the CPU, no torch), "torch", or "auto" (ONNX
-            Runtime on a CPU when the folder has its export; `choose_engine`).
+        checkpoint: the folder; None: options.checkpoint, else the shipped one (`shipped`).
+        options: device, engine, threshold, rescue, fallback, batch size, threads, vote (inference/options.py;
+            None: the defaults, the checkpoint's tuned rule).
+        changes: ExtractOptions' fields by keyword, put into `options` (threshold=0.4, device="cuda", ...).
     Raises:
         ModelNotFound: no such checkpoint (nothing shipped, or not trained yet).
         ValueError: the folder holds another kind, or settings out of range.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown checkpoint kind {kind!r}; choose from {', '.join(KINDS)}")
+    options = ExtractOptions.of(options, **changes)
+    checkpoint = checkpoint if checkpoint else options.checkpoint
     folder = resolve(checkpoint if checkpoint else kind)
     meta = read_meta(folder)
     found = kind_of(folder, meta)
     if found != kind:
         raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
-    rule_opts = {"threshold": threshold, "confident": confident, "rescue": rescue}
-    model_opts = {"device": device, "batch_size": batch_size, "threads": threads, "engine": engine}
+    rule_opts = {"threshold": options.threshold, "confident": options.confident, "rescue": options.rescue}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
-                              fallback=fallback)
+                              fallback=options.fallback)
     if kind == MODEL:
         return BlockExtractor(MODEL, DecisionRule.from_meta(meta, **rule_opts),
-                              model=_model_scorer(folder, model_opts), fallback=fallback)
-    meta = ensemble_settings(folder, vote)
+                              model=_model_scorer(folder, options), fallback=options.fallback)
+    meta = ensemble_settings(folder, options.vote)
     blend = Blend(float(meta["weight"]), float(meta["heuristic"]))
-    model = _model_scorer(meta["model_path"], model_opts)
+    model = _model_scorer(meta["model_path"], options)
     gbt = GbtScorer(GbtModel.load(meta["gbt_path"]), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
     return BlockExtractor(ENSEMBLE, DecisionRule.from_meta(meta, **rule_opts), model=model, gbt=gbt,
-                          blend=blend, fallback=fallback)
-
-
-ENGINES = ("auto", "onnx", "torch")
+                          blend=blend, fallback=options.fallback)
 
 
 def gpu_present() -> bool:
@@ -250,12 +241,11 @@ def engine_of(kind: str, checkpoint: str | Path | None = None, engine: str = "au
     return choose_engine(folder, engine, device)
 
 
-def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
+def _model_scorer(folder: Path, options: ExtractOptions) -> Scorer:
     """The model's scorer on the engine `choose_engine` picks; torch is imported only for the torch engine."""
-    opts = dict(opts)
-    engine = choose_engine(folder, opts.pop("engine", "auto"), opts["device"])
+    engine = choose_engine(folder, options.engine, options.device)
     if engine == "onnx":
-        return onnx_model.OnnxModelScorer.load(folder, threads=opts["threads"], batch_size=opts["batch_size"])
+        return onnx_model.OnnxModelScorer.load(folder, threads=options.threads, batch_size=options.forward_batch)
     if importlib.util.find_spec("torch") is None:
         if _reads_frozen_vectors(folder):
             raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
@@ -264,7 +254,7 @@ def _model_scorer(folder: Path, opts: dict[str, Any]) -> Any:
                           f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
     from bodyblocks.inference.model_scorer import ModelScorer
 
-    return ModelScorer.load(folder, **opts)
+    return ModelScorer.load(folder, device=options.device, batch_size=options.forward_batch, threads=options.threads)
 
 
 def _reads_frozen_vectors(folder: Path) -> bool:

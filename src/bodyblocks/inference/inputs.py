@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -136,6 +136,45 @@ class PageScorer:
         """(page index, its inputs or None) of every page of the batches, in batch order."""
         return [(i, page) for b in batches for i, page in zip(b.pages, b.inputs or [None] * len(b.pages),
                                                                strict=True)]
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What a block extractor needs of the model, whatever runs it: the torch scorer (model_scorer.ModelScorer)
+    and ONNX Runtime's (onnx_model.OnnxModelScorer) both implement it (both are PageScorers too).
+
+    prepare (this thread) then forward (any thread): the batch runner overlaps the two (inference/blocks.py).
+    """
+
+    engine: str  # "torch" or "onnx": the batch runner runs whole pages in its workers on "onnx"
+    cfg: ModelConfig
+    batch_size: int  # pages per forward pass
+    encoder: Any  # a frozen text encoder whose vectors the model reads (torch only), else None
+
+    def open(self) -> None:
+        """Open what this process runs the model with now (a worker at its start), so that what cannot be
+        opened fails once, there, and not on every page."""
+        ...
+
+    def inputs(self, doc: Document) -> PageInputs:
+        """One page's model inputs."""
+        ...
+
+    def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
+        """The forward passes' batches with their inputs (Python and NumPy)."""
+        ...
+
+    def batches_from(self, docs: Sequence[Document], inputs: Sequence[PageInputs | None]) -> list[ModelBatch]:
+        """The batches of pages whose inputs were made elsewhere (None: made here)."""
+        ...
+
+    def forward(self, docs: Sequence[Document], batches: Sequence[ModelBatch]) -> list[np.ndarray]:
+        """P(body) for every block of every page (an empty array for a page with no block)."""
+        ...
+
+    def page_inputs(self, batches: Sequence[ModelBatch]) -> list[tuple[int, PageInputs | None]]:
+        """(page index, its inputs or None) of every page of the batches."""
+        ...
 
 
 def read_checkpoint(directory: str | Path) -> dict[str, Any]:

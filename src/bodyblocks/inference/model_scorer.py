@@ -62,6 +62,9 @@ class ModelScorer(PageScorer):
         encoder = make_encoder(model.cfg.encoder, device=str(dev)) if frozen else None
         return cls(model, encoder, dev, batch_size)
 
+    def open(self) -> None:
+        """Scorer.open: nothing to open, the model is loaded on its device already."""
+
     def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
         """The forward passes' batches with their inputs, collated here (Python and NumPy, not forward's)."""
         out = []

@@ -260,6 +260,10 @@ class OnnxModelScorer(PageScorer):
         """This process's (embed, context) sessions."""
         return self._embed.get(), self._context.get()
 
+    def open(self) -> None:
+        """Scorer.open: this process's sessions, opened now."""
+        self.sessions()
+
     def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
         """The pages' inputs (Python and NumPy), in forward's batches."""
         return [ModelBatch(idx, [self.inputs(docs[i]) for i in idx]) for idx in self.batches(docs)]

@@ -25,6 +25,7 @@ from bodyblocks.baselines import (
 )
 from bodyblocks.baselines.peers import peer_installed
 from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load, load_extractor, resolve
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.types import Extraction
 
 
@@ -67,26 +68,34 @@ def available_extractors() -> list[str]:
     return [*BASELINES, *(n for n in PEERS if peer_installed(n)), *TRAINED]
 
 
-def default_extractor_name() -> str:
-    """The extractor that `get_extractor()` builds: the kind of the folder $BODYBLOCKS_MODEL names when set,
-    else "ensemble" (the model, the boosted trees and the heuristic's vote, shipped with the package).
-    Nothing falls back to a rule-based extractor when a model is missing: loading it raises ModelNotFound."""
-    return kind_of(resolve(None)) if os.environ.get(ENV_MODEL) else ENSEMBLE
+def default_extractor_name(checkpoint: str | os.PathLike[str] | None = None) -> str:
+    """The extractor that `get_extractor()` builds, the one default of the library, the batch runner
+    (BatchOptions) and the command line: the kind of `checkpoint`'s folder when one is named, else of the
+    folder $BODYBLOCKS_MODEL names when set, else "ensemble" (the model, the boosted trees and the heuristic's
+    vote, shipped with the package). Nothing falls back to a rule-based extractor when a model is missing:
+    loading it raises ModelNotFound."""
+    return kind_of(resolve(checkpoint)) if checkpoint or os.environ.get(ENV_MODEL) else ENSEMBLE
 
 
-def get_extractor(name: str | None = None, **opts: Any) -> Extractor:
-    """Build the extractor called `name` (None: the default, checkpoints.load()); opts go to its constructor
-    (for model, gbt and ensemble: checkpoints.load_extractor's, e.g. checkpoint=, device=, threshold=).
+def get_extractor(name: str | None = None, options: ExtractOptions | None = None, **opts: Any) -> Extractor:
+    """Build the extractor called `name` (None: the default, checkpoints.load()).
 
+    Args:
+        name: an extractor's name (NAMES); None: default_extractor_name's.
+        options: for model, gbt and ensemble, how they run (device, engine, threshold, ...; inference/options.py).
+        opts: for those, ExtractOptions' fields by keyword (checkpoint=, device=, threshold=, ...); for the others,
+            their constructor's arguments.
     Raises:
         ModelNotFound: a trained extractor whose checkpoint is not there.
-        ValueError: unknown name.
+        ValueError: unknown name; options for an extractor that takes none.
         ImportError: a peer (or the model's dependencies) is not installed.
     """
     if name is None:
-        return load(opts.pop("checkpoint", None), **opts)
+        return load(None, options, **opts)
     if name in TRAINED:
-        return load_extractor(name, **opts)
+        return load_extractor(name, options=options, **opts)
+    if options is not None:
+        raise ValueError(f"extractor {name!r} takes no ExtractOptions (they are for {', '.join(TRAINED)})")
     if name in PEERS and not peer_installed(name):
         raise ImportError(f"extractor {name!r} needs the optional extra: pip install 'bodyblocks[peers]'")
     factory = BASELINES.get(name) or PEERS.get(name)

@@ -34,7 +34,7 @@ from bodyblocks.batch.columnar import COLUMNAR, COLUMNS, ShardWriter, read_shard
 from bodyblocks.batch.inputs import Job, UniqueKeys, input_jobs, input_sources, is_url_list, safe_key
 from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.outputs import page_row
-from bodyblocks.batch.runner import OUTPUT_SETTINGS, BatchOptions, _build_extractor
+from bodyblocks.batch.runner import BatchOptions, _build_extractor
 from bodyblocks.batch.worker import init_worker, work
 from bodyblocks.extras import require
 from bodyblocks.files import atomic_path
@@ -160,13 +160,13 @@ def _extractor(opts: BatchOptions, role: str) -> Extractor:
     """This process's extractor for a stage: "cpu" (parsing and inputs), "cpu-model" or "gpu-model"."""
     key = f"{role} {json.dumps(asdict(opts), sort_keys=True, default=str)}"
     if key not in _EXTRACTORS:
-        extractor_opts = dict(opts.extractor_opts)
-        if opts.extractor in TORCH:
+        options = opts.options
+        if opts.name in TORCH:
             if role == "gpu-model":  # the torch engine, bf16 autocast (ModelScorer), pages per forward pass
-                extractor_opts.update(device="cuda", engine="torch")
+                options = replace(options, device="cuda", engine="torch")
             else:
-                extractor_opts["device"] = "cpu"
-        _EXTRACTORS[key] = _build_extractor(replace(opts, extractor_opts=extractor_opts))
+                options = replace(options, device="cpu")
+        _EXTRACTORS[key] = _build_extractor(replace(opts, options=options))
     return _EXTRACTORS[key]
 
 
@@ -233,7 +233,7 @@ class Classify:
     def __init__(self, opts: BatchOptions, gpu: bool, gpu_batch: int = GPU_BATCH) -> None:
         """`gpu`: on this actor's GPU (torch, bf16), `gpu_batch` pages per forward pass; else ONNX Runtime."""
         if gpu:
-            self.extractor = _extractor(replace(opts, batch_size=gpu_batch), "gpu-model")
+            self.extractor = _extractor(replace(opts, options=replace(opts.options, batch_size=gpu_batch)), "gpu-model")
         else:
             self.extractor = _extractor(opts, "cpu-model")
 
@@ -370,8 +370,8 @@ def run_ray(inputs: Sequence[str | Path], out_dir: str | Path, opts: BatchOption
         raise NotADirectoryError(f"the output folder {out} is a file")
     _build_extractor(opts)  # a bad name or checkpoint fails before OUT_DIR is touched
     out.mkdir(parents=True, exist_ok=True)
-    settings = {"extractor": opts.extractor, "format": opts.fmt,
-                **{k: v for k, v in opts.extractor_opts.items() if k in OUTPUT_SETTINGS}, "shard_size": opts.shard_size}
+    settings = {"extractor": opts.name, "format": opts.fmt,
+                **opts.output_settings(), "shard_size": opts.shard_size}
     start = time.perf_counter()
     with Journal(out, settings, opts.resume):  # the folder's lock; the same settings as its earlier runs
         done = _done_shards(out, opts.fmt, [s for _, s in input_sources(inputs)]) if opts.resume else {}
@@ -429,7 +429,7 @@ def _summary(rows: list[dict[str, Any]], done: dict[str, int], seconds: float) -
 
 def _write_report(out: Path, opts: BatchOptions, summary: RaySummary) -> None:
     """OUT/report.json of a --ray run: its totals and its shards (no per-page lines: the shards hold the pages)."""
-    head = {"extractor": opts.extractor, "format": opts.fmt, "runner": "ray", "status": "complete",
+    head = {"extractor": opts.name, "format": opts.fmt, "runner": "ray", "status": "complete",
             "this_run": asdict(summary),
             "pages_per_s": round((summary.ok + summary.failed) / summary.seconds, 3) if summary.seconds else None}
     with atomic_path(out / "report.json") as tmp:
