@@ -10,17 +10,24 @@ charsets no page is written in, mislabelled GBK, 100,000-deep nesting, a page ov
 limit, 300,000 blocks, broken markup, hostile file names, dangling links, a FIFO, a socket, a folder loop, an
 unreadable folder) mixed with ~20 good article pages that each hold a known, numbered sentence, and a dataset
 folder (pages.jsonl + html/) whose records try to escape (ids `../escape`, `/abs/path`, `sub/../../x`, html
-paths `../../../../etc/passwd`, a link out of the folder), are not JSON or have no id. Then it runs
+paths `../../../../etc/passwd`, a link out of the folder), are not JSON or have no id, and a URL list of lines
+that are no http(s) URL (`file:///etc/passwd`, a line that is not UTF-8). The input side of issue 44 adds links
+out of the input folder (`passwd.html -> /etc/passwd`, `sub/shadow.htm -> /etc/shadow`: never read), a folder
+1,100 levels deep, ids of 1,500 segments and of 4,800 bytes, a record of 100,000 nested `[`, and ids that
+collide as file and folder (`col`, `col.txt/inner`). Then it runs
 
-    bodyblocks extract IN DATASET --out OUT --no-progress [--extractor NAME] [--workers N]
+    bodyblocks extract IN DATASET URLS --out OUT --no-progress [--extractor NAME] [--workers N]
 
 under GNU time (`/usr/bin/time -v`) with a wall-clock limit and checks report.json against what each input
 should become (ok, with its sentence in its output; or failed, with its reason), that nothing was written
 outside OUT, that no output lies outside it, the exit status (1: some pages fail), the peak RSS (GNU time's
 "Maximum resident set size": the largest single process, workers included, not their sum) against 1.5 GiB
 and the slowest page's seconds against the page time limit (--page-timeout; the CLI's default is 60 s).
-Every hostile case that is mishandled is printed; the last lines are one verdict per target, and the exit
-status is 1 when a target is not met.
+Every hostile case that is mishandled is printed. Two more scenarios are run again and again with the heuristic
+extractor (fast; they are about inputs): --out inside the input folder with --review (the outputs and review
+pages must never be read back: 2 pages each run), and a resume after a record with a duplicate id is put before
+the old one in pages.jsonl (no page may be "skipped" with its text in no output). The last lines are one verdict
+per target, and the exit status is 1 when a target is not met.
 
 Disk: about 20 MB (the bomb is ~1 MB on disk; the 100 MB file is sparse). Run it under `nice` on a shared
 machine: the bomb takes a few seconds of CPU to build, the default extractor a few minutes to run.
@@ -57,6 +64,7 @@ WALL_TIMEOUT_S = 900
 GNU_TIME = "/usr/bin/time"
 CANARY = "CANARY-7f3a91 must never be read"
 PASSWD_MARK = re.compile(r"^root:[^:]*:0:0:", re.MULTILINE)
+DEEP_LEVELS = 1100  # folders of IN/deep: os.walk, shutil.rmtree and os.makedirs recurse once a level
 
 Check = Callable[[dict[str, Any], str | None], str | None]  # (report line, output text) -> problem or None
 
@@ -188,6 +196,7 @@ class Corpus:
 
     def __init__(self, root: Path) -> None:
         self.root, self.src, self.ds = root, root / "in", root / "dataset"
+        self.urls = root / "urls.txt"  # a URL list: no line of it may be captured
         self.cases: list[Case] = []
         self.restore: list[tuple[bytes, int]] = []  # chmod'ed paths and the mode to give back
         self.rng = random.Random(0)
@@ -227,7 +236,9 @@ class Corpus:
         self.markup_cases()
         self.name_cases()
         self.entry_cases()
+        self.input_cases()
         self.dataset()
+        self.url_list()
 
     def gzip_cases(self) -> None:
         bomb = self.add("gzip bomb (1.1 GB inflated)", "gz/bomb.html.gz", None, "failed:too-large")
@@ -289,7 +300,7 @@ class Corpus:
                  note="browsers do not sniff BOM-less UTF-16 either: binary is accepted")
         self.add("UTF-32 with BOM", "enc/utf32-bom.html", article("u32", charset="utf-32").encode("utf-32"), "ok",
                  sentence("u32"))
-        for label in ("punycode", "undefined", "utf-7", "base64", "rot13", "x-no-such-charset"):
+        for label in ("punycode", "undefined", "utf-7", "base64", "rot13", "x-no-such-charset", "cp037"):
             extra = "<p>Prices: +ADw-script+AD4-alert(1)+ADw-/script+AD4- caf&eacute; cr&egrave;me</p>"  # ASCII
             self.add(f"charset={label}", f"enc/charset-{label}.html", article(f"cs-{label}", charset=label,
                      extra=extra), "ok", sentence(f"cs-{label}"),
@@ -310,6 +321,15 @@ class Corpus:
                      checks=[("read as GB18030", encoding_is("gb18030", "gbk", "gb2312"))])
         self.add("cp1252 declared UTF-8", "enc/cp1252-as-utf8.html", article("cp", extra=accents).encode("cp1252",
                  "replace"), "ok", sentence("cp"), checks=[("cp1252 read", contains("Zürich, Köln, São Paulo"))])
+        long_zh = chinese_article("gb2312").replace("</div><div class='foot'>", "".join(
+            f"<p>{p}</p>" for p in CHINESE * 12) + "</div><div class='foot'>").encode("gbk")
+        broken, at = bytearray(long_zh), len(long_zh) // 2
+        for _ in range(12):  # 12 broken bytes in the second half: a lead byte, then no valid trail byte
+            at = long_zh.index(b"\xa3\xac", at + 40)  # a full-width comma
+            broken[at + 1] = 0x7F
+        self.add("gb2312 with 12 broken bytes", "enc/gb2312-broken.html", bytes(broken), "ok", CHINESE[0],
+                 checks=[("read as GB18030", encoding_is("gb18030")),
+                         ("replacements flagged", lambda line, _t: None if line.get("replaced") else "not flagged")])
         xml = "<?xml version='1.0' encoding='utf-16'?>" + article("xml", charset=None)
         self.add("XML declaration says UTF-16, bytes UTF-8", "enc/xml-utf16.html", xml, "ok", sentence("xml"))
 
@@ -398,7 +418,8 @@ class Corpus:
         except OSError as exc:  # a socket path must be under 108 bytes
             self.cases.pop()
             print(f"(no socket case: {exc})", file=sys.stderr)
-        p = self.add("symlink to /dev/zero", "special/zero.html", None, ("failed:not-a-file", "failed:too-large"))
+        p = self.add("symlink to /dev/zero", "special/zero.html", None,
+                     ("failed:outside-input", "failed:not-a-file", "failed:too-large"))
         os.symlink("/dev/zero", p)
         self.page("page beside a folder symlink loop", "loop/page.html", "loop")
         os.symlink("..", self.path("loop/back"))  # in/loop/back -> in/: a walk that follows it never ends
@@ -423,6 +444,36 @@ class Corpus:
                      sentence("unreadable") if root else None, note=note)
         os.chmod(p, 0)
         self.restore.append((p, 0o644))
+
+    def input_cases(self) -> None:
+        """Issue 44, the input side: links out of the input folder, and a folder deeper than any walk goes."""
+        for name, rel, target in (("symlink passwd.html -> /etc/passwd", "links/passwd.html", "/etc/passwd"),
+                                  ("symlink sub/shadow.htm -> /etc/shadow", "links/sub/shadow.htm", "/etc/shadow"),
+                                  ("symlink to the canary (../../canary.html)", "links/canary.html",
+                                   "../../canary.html")):
+            os.symlink(target, self.add(name, rel, None, "failed:outside-input"))
+        self.page("target of a link inside the folder", "links/target.html", "link-in")
+        p = self.add("symlink inside the folder (sub/inside.html -> ../target.html)", "links/sub/inside.html", None,
+                     "ok", sentence("link-in"))
+        os.symlink("../target.html", p)
+        self.page("page on top of a folder 1,100 levels deep", "deep/page.html", "deep-top")
+        mid = self.add("page 50 levels down", "deep/" + "d/" * 50 + "page.html", article("deep-50"), "ok",
+                       sentence("deep-50"))
+        deep_chain(os.path.dirname(mid), DEEP_LEVELS - 50, article("deep-bottom").encode())
+        # the walk stops MAX_WALK_DEPTH (100) folders below IN: the folder there fails as too-deep, and nothing
+        # under it may be reported (a line under it would be counted twice)
+        self.cases.append(Case("folder past the walk's depth (100 below IN)", ("failed:too-deep",), under=True,
+                               path=printable(os.fsdecode(self.path("deep/" + "d/" * 99 + "d")))))
+
+    def url_list(self) -> None:
+        """A URL list whose every line is no http(s) URL: each fails as bad-url, none is captured."""
+        lines = [b"file:///etc/passwd", b"file:///proc/self/environ", b"file:///some/dir/", b"ftp://example.org/f",
+                 b"http://example.org/caf\xe9",  # a byte that is not UTF-8: that line fails, the list runs
+                 b"javascript:alert(document.domain)"]
+        self.urls.write_bytes(b"# issue 44: local files and other schemes\n" + b"\n".join(lines) + b"\n")
+        for line in lines:
+            url = line.decode("utf-8", "replace")
+            self.cases.append(Case(f"URL list line {clip(url, 30)}", ("failed:bad-url",), path=url))
 
     # ------------------------------------------------------------------------- the dataset folder
     def record(self, name: str, rec: dict[str, Any] | str, expect: str | tuple[str, ...], page: str | None = None,
@@ -465,6 +516,14 @@ class Corpus:
         self.record("record whose html is missing", {"id": "missing", "html": "html/missing.html.gz"},
                     ("failed:not-found", "failed:error"), rec_id="missing")
         self.record("record that is a JSON list", "[1, 2, 3]", "failed:bad-record")
+        self.record("id of 1,500 path segments", {"id": "/".join(["s"] * 1500), "html": "html/deep-id.html.gz"}, "ok",
+                    article("deep-id"), sentence("deep-id"), checks=[("id stays inside", id_inside)])
+        self.record("id whose output path is over 4,096 bytes", {"id": "/".join(["x" * 119] * 40),
+                    "html": "html/long-id.html.gz"}, "ok", article("long-id"), sentence("long-id"))
+        self.record("record of 100,000 nested [", "[" * 100_000, "failed:bad-record")
+        self.record("id col", {"id": "col", "html": "html/col.html.gz"}, "ok", article("col"), sentence("col"))
+        self.record("id col.txt/inner (a folder named like col's output)", {"id": "col.txt/inner",
+                    "html": "html/col-inner.html.gz"}, "ok", article("col-inner"), sentence("col-inner"))
         (self.ds / "pages.jsonl").write_text("\n".join(self.records) + "\n", encoding="utf-8")
 
     def unlock(self) -> None:
@@ -476,17 +535,62 @@ class Corpus:
 
 
 # ------------------------------------------------------------------------------------------ the run
+def deep_chain(top: bytes, levels: int, page: bytes) -> None:
+    """TOP/d/d/.../d, LEVELS folders, and page.html at the bottom: made through folder descriptors, so that no
+    path is ever that long and nothing recurses."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=fd)
+            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+            os.close(old)
+        out = os.open("page.html", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(out, page)
+        os.close(out)
+    finally:
+        os.close(fd)
+
+
+def remove_deep(folder: Path) -> None:
+    """Remove a folder however deep, without recursion (shutil.rmtree recurses once a level)."""
+    stack = [os.fsencode(folder)]
+    while stack:
+        subs = [e.path for e in os.scandir(stack[-1]) if e.is_dir(follow_symlinks=False)]
+        if subs:
+            stack.extend(subs)
+            continue
+        for e in os.scandir(stack[-1]):
+            os.unlink(e.path)
+        os.rmdir(stack.pop())
+
+
+def entries(root: Path, skip: Path | None = None) -> list[tuple[bytes, os.stat_result]]:
+    """Every entry under ROOT but SKIP, by path (bytes: names need not be UTF-8), with its lstat; walked with a
+    stack (os.walk recurses once a level: IN/deep is deeper than Python's recursion limit)."""
+    found = []
+    stack, bskip = [os.fsencode(root)], os.fsencode(skip) if skip is not None else None
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                items = list(listing)
+        except OSError:  # an unreadable folder
+            continue
+        for e in items:
+            if e.path == bskip:
+                continue
+            st = os.lstat(e.path)
+            found.append((e.path, st))
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(e.path)
+    return found
+
+
 def snapshot(root: Path, skip: Path) -> dict[bytes, tuple[int, int, int]]:
     """Every entry under ROOT but SKIP: (type, size, mtime) by relative path (bytes: names need not be UTF-8)."""
-    found: dict[bytes, tuple[int, int, int]] = {}
-    broot, bskip = os.fsencode(root), os.fsencode(skip)
-    for folder, dirs, files in os.walk(broot, onerror=lambda _e: None):
-        dirs[:] = [d for d in dirs if os.path.join(folder, d) != bskip]
-        for name in dirs + files:
-            p = os.path.join(folder, name)
-            st = os.lstat(p)
-            found[os.path.relpath(p, broot)] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns)
-    return found
+    broot = os.fsencode(root)
+    return {os.path.relpath(p, broot): (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns)
+            for p, st in entries(root, skip)}
 
 
 @dataclass
@@ -667,6 +771,155 @@ def leaks(out: Path, report_lines: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
+def extract_again(inputs: list[Path], out: Path, *flags: str) -> tuple[dict[str, Any], str]:
+    """`bodyblocks extract` with the heuristic extractor (the reruns are about inputs): report.json and stderr."""
+    cmd = [sys.executable, "-m", "bodyblocks", "extract", *map(str, inputs), "--out", str(out), "--no-progress",
+           "--extractor", "heuristic", *flags]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, errors="replace", timeout=300)
+    try:
+        return json.loads((out / "report.json").read_text(encoding="utf-8")), proc.stderr
+    except (OSError, ValueError):
+        return {"pages": [], "totals": {}}, proc.stderr
+
+
+def reruns(root: Path) -> list[tuple[str, bool, str]]:
+    """Targets of the scenarios that need more than one run (issue 44): --out inside the input folder, and a
+    resume after a record with a duplicate id is put before the old one."""
+    src = root / "in"
+    src.mkdir(parents=True)
+    for tag in ("again-a", "again-b"):
+        (src / f"{tag}.html").write_text(article(tag), encoding="utf-8")
+    counts, crashed = [], False
+    for _ in range(3):  # review pages (out/review/...html) read back as inputs made it 2 -> 5 -> 8
+        report, err = extract_again([src], src / "out", "--review", "1")
+        counts.append(report.get("totals", {}).get("pages"))
+        crashed |= "Traceback" in err
+    targets = [("--out inside the input: never read back", counts == [2, 2, 2] and not crashed,
+                " -> ".join(map(str, counts)) + " pages" + (", traceback in stderr" if crashed else ""))]
+
+    ds, out = root / "dataset", root / "out-dataset"
+    (ds / "html").mkdir(parents=True)
+    for tag in ("dup-old", "dup-new", "dup-other"):
+        (ds / "html" / f"{tag}.html").write_text(article(tag), encoding="utf-8")
+    old, other = {"id": "dup", "html": "html/dup-old.html"}, {"id": "other", "html": "html/dup-other.html"}
+    (ds / "pages.jsonl").write_text(f"{json.dumps(old)}\n{json.dumps(other)}\n", encoding="utf-8")
+    _, err1 = extract_again([ds], out)
+    new = {"id": "dup", "html": "html/dup-new.html"}  # put before the old record with the same id
+    (ds / "pages.jsonl").write_text(f"{json.dumps(new)}\n{json.dumps(old)}\n{json.dumps(other)}\n", encoding="utf-8")
+    report, err2 = extract_again([ds], out)
+    written = " ".join(norm(p.read_text(encoding="utf-8")) for p in out.rglob("*.txt"))
+    lost = [tag for tag in ("dup-old", "dup-new", "dup-other") if norm(sentence(tag)) not in written]
+    pages = report.get("totals", {}).get("pages")
+    crashed = "Traceback" in err1 + err2
+    targets.append(("resume after a duplicate id put first: no page lost", not lost and pages == 3 and not crashed,
+                     f"{pages} pages, {len(lost)} texts in no output" + (f" ({', '.join(lost)})" if lost else "")
+                     + (", traceback in stderr" if crashed else "")))
+    return targets
+
+
+def other_attacks(root: Path) -> list[tuple[str, bool, str]]:
+    """Targets of issue 44's attacks that are no input of the main run: review links, annotate's writes, tampered
+    and malformed checkpoints, Ctrl-C to the process group. Each: nothing outside its own --out written, no
+    traceback on stderr."""
+    from bodyblocks.annotate.store import AnnotationStore
+    from bodyblocks.segment import segment
+
+    def cli(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bodyblocks", *argv], cwd=REPO_ROOT, capture_output=True,
+                              text=True, errors="replace", timeout=300)
+
+    targets = []
+    ds = root / "review-ds"  # review pages: ids that are links elsewhere, or the index's name
+    (ds / "html").mkdir(parents=True)
+    ids = ["javascript:alert(document.domain)", "index", "sub/index"]
+    for n, _ in enumerate(ids):
+        (ds / "html" / f"r{n}.html.gz").write_bytes(gzip.compress(article(f"rv-{n}").encode(), mtime=0))
+    (ds / "pages.jsonl").write_text("".join(json.dumps({"id": i, "html": f"html/r{n}.html.gz"}) + "\n"
+                                            for n, i in enumerate(ids)), encoding="utf-8")
+    before = snapshot(ds, ds / "none")
+    proc = cli("extract", str(ds), "--out", str(root / "review-out"), "--no-progress", "--extractor", "heuristic",
+               "--review", "1")
+    index = root / "review-out" / "review" / "index.html"
+    hrefs = re.findall(r'href="([^"]*)"', index.read_text(encoding="utf-8")) if index.is_file() else []
+    own = root / "review-out" / "review" / "pages" / "index.html"
+    ok = (len(hrefs) == 3 and all(h.startswith("./pages/") and ":" not in h for h in hrefs)
+          and "./pages/sub/index.html" in hrefs and own.is_file() and sentence("rv-1") in own.read_text("utf-8")
+          and snapshot(ds, ds / "none") == before and "Traceback" not in proc.stderr)
+    targets.append(("review links relative, encoded; index no page's", ok,
+                    f"{len(hrefs)} links: {clip(' '.join(hrefs), 60)}"))
+
+    ds = root / "annotate-ds"  # annotate: marking a page done rewrote pages.jsonl from 6 lines to 2
+    (ds / "html").mkdir(parents=True)
+    (ds / "html" / "a.html.gz").write_bytes(gzip.compress(article("an-a").encode(), mtime=0))
+    raw = "".join(json.dumps(r) + "\n" for r in (
+        {"id": "a", "html": "html/a.html.gz"}, {"id": "../skip", "html": "html/a.html.gz"},
+        {"id": "b c", "html": "html/a.html.gz"}, {"id": "out", "html": "../x.html.gz"},
+        {"id": "a", "html": "html/a.html.gz", "split": "dup"}, {"id": "c", "html": "html/a.html.gz"})).encode()
+    (ds / "pages.jsonl").write_bytes(raw)
+    store = AnnotationStore(ds)
+    blocks = segment(store.page("a").html).blocks
+    store.save("a", blocks, [int("Relief convoys reached" in b.text) for b in blocks], done=True)
+    kept = (ds / "pages.jsonl").read_bytes() == raw
+    targets.append(("annotate keeps pages.jsonl byte for byte", kept, f"{len(raw.splitlines())} lines, "
+                    + ("unchanged" if kept else "REWRITTEN")))
+
+    page = root / "page.html"  # checkpoints: each refused at load, in one line, before the output folder
+    page.write_text(article("ck"), encoding="utf-8")
+    shipped = REPO_ROOT / "checkpoints" / "default"
+    good = json.loads((shipped / "config.json").read_text(encoding="utf-8"))
+    cases = {"tampered context.onnx": None, "d_model 4096 against 256": {**good, "model": {**good["model"],
+             "d_model": 4096}}, "config a JSON list": [1, 2], "threshold null": {**good, "threshold": None},
+             "no model key": {k: v for k, v in good.items() if k != "model"}, "deep nesting": "[" * 100_000}
+    refused = []
+    for name, config in cases.items():
+        folder = root / "ck" / re.sub(r"\W+", "-", name)
+        shutil.copytree(shipped, folder)
+        if config is None:
+            data = bytearray((folder / "context.onnx").read_bytes())
+            data[len(data) // 2 : len(data) // 2 + 4096] = bytes(b ^ 0xFF for b in data[len(data) // 2 :
+                                                                                           len(data) // 2 + 4096])
+            (folder / "context.onnx").write_bytes(bytes(data))
+        else:
+            (folder / "config.json").write_text(config if isinstance(config, str) else json.dumps(config))
+        proc = cli("extract", str(page), "--out", str(folder / "out"), "--no-progress", "--extractor", "model",
+                   "--checkpoint", str(folder))
+        lines = proc.stderr.strip().splitlines()
+        if proc.returncode == 2 and len(lines) == 1 and "internal error" not in proc.stderr \
+                and not (folder / "out").exists():
+            refused.append(name)
+        else:
+            print(f"  checkpoint {name}: exit {proc.returncode}, {len(lines)} stderr lines: {clip(proc.stderr, 200)}")
+    targets.append(("bad checkpoints refused in one line", len(refused) == len(cases),
+                    f"{len(refused)}/{len(cases)}"))
+
+    src = root / "sigint-in"  # Ctrl-C to the process group, three times, in five runs
+    src.mkdir()
+    for n in range(400):
+        (src / f"p{n:03d}.html").write_text(article(f"int-{n}", extra="".join(f"<p>{p}</p>" for p in PARAGRAPHS * 20)),
+                                            encoding="utf-8")
+    quiet, statuses = 0, []
+    for run_no, delay in enumerate((0.0, 0.05, 0.1, 0.3, 0.6)):
+        out = root / f"sigint-out{run_no}"
+        proc = subprocess.Popen([sys.executable, "-m", "bodyblocks", "extract", str(src), "--out", str(out),
+                                 "--no-progress", "--extractor", "heuristic", "--workers", "2"], cwd=REPO_ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not any(out.glob("p*.txt")):
+            time.sleep(0.02)
+        time.sleep(delay)
+        for _ in range(3):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(0.03)
+        _, err = proc.communicate(timeout=120)
+        statuses.append(proc.returncode)
+        quiet += "Traceback" not in err and "ForkProcess" not in err and proc.returncode in (0, 130)
+    targets.append(("Ctrl-C x3 to the process group: no traceback", quiet == len(statuses),
+                    f"{quiet}/{len(statuses)} quiet, exit {statuses}"))
+    return targets
+
+
 def main() -> int:
     ap = arguments(__doc__)
     ap.add_argument("--out", type=Path, default=None, help="build and run here (kept); default: a temp folder")
@@ -690,6 +943,8 @@ def main() -> int:
     finally:
         corpus.unlock()
         if args.out is None and not args.keep:
+            if (root / "in" / "deep").exists():
+                remove_deep(root / "in" / "deep")
             shutil.rmtree(root, ignore_errors=True)
         else:
             print(f"(kept {root})")
@@ -700,12 +955,12 @@ def run(corpus: Corpus, args: argparse.Namespace) -> int:
     corpus.build()
     root, out = corpus.root, corpus.root / "out"
     cases = corpus.cases
-    disk = sum(os.lstat(os.path.join(f, n)).st_blocks * 512 for f, _, ns in os.walk(os.fsencode(root)) for n in ns)
+    disk = sum(st.st_blocks * 512 for _, st in entries(root))
     print(f"corpus: {len(cases)} inputs ({sum(c.good for c in cases)} good pages, "
           f"{sum(not c.good for c in cases)} hostile) in {root}, {disk / 2**20:.1f} MiB on disk, built in "
           f"{time.perf_counter() - t0:.0f} s")
     before = snapshot(root, out)
-    res = run_cli([corpus.src, corpus.ds], out, args, root / "time.txt")
+    res = run_cli([corpus.src, corpus.ds, corpus.urls], out, args, root / "time.txt")
     after = snapshot(root, out)
     after.pop(b"time.txt", None)
     print("command: " + " ".join(a if re.fullmatch(r"[\w/.:=+-]+", a) else repr(a) for a in res.cmd))
@@ -780,6 +1035,8 @@ def run(corpus: Corpus, args: argparse.Namespace) -> int:
          "unknown" if res.rss_kib is None else f"{res.rss_kib / 1024:.0f} MiB"),
         (f"slowest page <= page timeout ({args.page_timeout} s)", slowest is not None and slow_s <= args.page_timeout,
          f"{slow_s:.1f} s, {(slowest or {}).get('id')!r}"),
+        *other_attacks(root / "other"),  # issue 44: review, annotate, checkpoints, Ctrl-C
+        *reruns(root / "again"),
     ]
     print("\ntargets:")
     for label, met, detail in targets:

@@ -333,7 +333,6 @@ def _folder_entries(root: Path, out: Path | None = None, follow_symlinks: bool =
             yield folder, f"unreadable: {exc.strerror or exc}"
             continue
         for entry in entries:
-            path = folder / entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if is_dir and skip is not None and entry.inode() == skip[1] and _identity(entry) == skip:
@@ -341,10 +340,12 @@ def _folder_entries(root: Path, out: Path | None = None, follow_symlinks: bool =
             except OSError:
                 is_dir = False
             if is_dir and depth >= MAX_WALK_DEPTH:
-                yield path, f"too-deep: more than {MAX_WALK_DEPTH} folders below {printable(str(root))}, not walked"
+                yield (folder / entry.name,
+                       f"too-deep: more than {MAX_WALK_DEPTH} folders below {printable(str(root))}, not walked")
             elif is_dir:
-                stack.append((path, depth + 1))
+                stack.append((folder / entry.name, depth + 1))
             elif entry.name.lower().endswith(HTML_SUFFIXES):
+                path = folder / entry.name
                 yield path, None if follow_symlinks or not entry.is_symlink() else _link_out(path, base)
 
 
