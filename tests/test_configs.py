@@ -118,3 +118,36 @@ def test_the_shipped_parts_match_the_default_config() -> None:
     assert len(trees.tokens) == cfg.gbt.tag_vocab  # the vocabulary training learned
     assert dataclasses.replace(trees, tokens=[]) == cfg.gbt
     assert from_dict(ModelConfig, json.loads(model.read_text())["model"]) == cfg.model
+
+
+def test_a_config_extends_another_and_overrides_it_section_by_section(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text("model:\n  d_model: 128\n  n_heads: 4\n  class_weights: [1, 2]\n"
+                                        "train:\n  epochs: 7\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "child.yaml").write_text("extends: ../base.yaml\nmodel:\n  class_weights: [1, 3]\n"
+                                                 "train:\n  lr: 1e-3\n")
+    cfg = load_config(tmp_path / "sub" / "child.yaml", ["train.epochs=3"])
+    assert (cfg.model.d_model, cfg.model.n_heads, cfg.model.class_weights) == (128, 4, (1.0, 3.0))  # lists replaced
+    assert (cfg.train.epochs, cfg.train.lr) == (3, 1e-3)  # the base's, the child's, the command line's
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(ConfigError, match="circle"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: nowhere.yaml\n")
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "c.yaml")
+
+
+def test_the_fast_config_is_the_default_without_context_layers() -> None:
+    """configs/fast.yaml holds only what differs from default.yaml (it extends it), not a copy."""
+    import dataclasses
+
+    import yaml
+
+    folder = CONFIGS[0].parent
+    raw = yaml.safe_load((folder / "fast.yaml").read_text(encoding="utf-8"))
+    assert raw["extends"] == "default.yaml" and set(raw) == {"extends", "model", "train"}
+    fast, default = load_config(folder / "fast.yaml"), load_config(folder / "default.yaml")
+    assert fast.model == dataclasses.replace(default.model, use_context=False)
+    assert fast.train == dataclasses.replace(default.train, out_dir="runs/fast")
+    assert (fast.data, fast.gbt, fast.ensemble) == (default.data, default.gbt, default.ensemble)

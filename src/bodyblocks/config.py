@@ -2,7 +2,9 @@
 
     cfg = load_config("configs/default.yaml", ["train.lr=1e-3", "model.encoder.kind=hf"])
 
-Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
+A YAML file may start from another: `extends: default.yaml` (a path relative to the file) takes that file's
+settings, and the keys given beside it override them, section by section (configs/fast.yaml is the default
+without the context layers). Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
 half-way through training. Unknown keys are errors (a typo must not silently fall back to a default).
 """
 
@@ -333,20 +335,48 @@ def merge_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
 
 
 def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
-    """Defaults, then the YAML file at `path` (if any), then `key=value` overrides.
+    """Defaults, then the YAML file at `path` (if any, over the file it `extends`), then `key=value` overrides.
 
     Args:
-        path: a YAML file with optional sections `model`, `train`, `data`, `gbt`, `ensemble`.
+        path: a YAML file with optional sections `model`, `train`, `data`, `gbt`, `ensemble`, and optionally
+            `extends: other.yaml` (relative to the file): that file's settings under this one's.
         overrides: strings such as "train.lr=1e-3" or "model.encoder.kind=hf" (values parsed as YAML).
 
     Returns:
         The validated Config. Raises ConfigError on unknown keys or bad values.
     """
+    data = read_yaml(path) if path is not None else {}
+    return from_dict(Config, merge_overrides(data, overrides))
+
+
+EXTENDS = "extends"  # a config file's key naming the file it overrides
+MAX_EXTENDS = 8  # files in one chain of `extends`
+
+
+def read_yaml(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file's settings as plain data, the file it `extends` (and so on) merged under them."""
     import yaml
 
-    data: dict[str, Any] = {}
-    if path is not None:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        _check(loaded is None or isinstance(loaded, dict), f"{path}: top level must be a mapping")
-        data = loaded or {}
-    return from_dict(Config, merge_overrides(data, overrides))
+    path = Path(path)
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    _check(loaded is None or isinstance(loaded, dict), f"{path}: top level must be a mapping")
+    data = dict(loaded or {})
+    base = data.pop(EXTENDS, None)
+    if base is None:
+        return data
+    _check(isinstance(base, str) and bool(base), f"{path}: {EXTENDS} must name a YAML file, got {base!r}")
+    base_path = (path.parent / base).resolve()
+    chain = (*_chain, path.resolve())
+    _check(base_path not in chain, f"{path}: {EXTENDS} goes round in a circle ({base})")
+    _check(len(chain) < MAX_EXTENDS, f"{path}: more than {MAX_EXTENDS} files chained by {EXTENDS}")
+    _check(base_path.is_file(), f"{path}: {EXTENDS}: no such file {base_path}")
+    return deep_merge(read_yaml(base_path, chain), data)
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` on `base`: mappings merged key by key, anything else (numbers, lists) replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        both = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+        out[key] = deep_merge(out[key], value) if both else value
+    return out
