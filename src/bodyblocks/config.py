@@ -152,6 +152,9 @@ class TrainConfig:
     init: str = ""  # a model checkpoint folder whose weights start the run (fine-tuning); "": random init
     text_init: str = ""  # a distilled n-gram table (`bodyblocks distill`) that the text encoder starts from
     freeze_text: bool = False  # keep the text encoder's n-gram table as it starts (with text_init: the teacher's)
+    # labels files of `bodyblocks data teacher` (training/teacher.py): their pages join the training pages with the
+    # teacher's block labels (masked blocks: no loss); a page that is one of the run's gold pages keeps its gold
+    teacher_labels: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")
@@ -176,6 +179,9 @@ class DataConfig:
     languages: list[str] | None = None  # keep only these languages (ISO 639-1); None: all
     max_pages: int = 0  # per dataset and split, 0: all
     cache_dir: str | None = None  # processed pages and embeddings; None: ~/.cache/bodyblocks
+    # datasets whose sites stay unseen: a page from a site that one of their pages comes from is left out (a
+    # leave-one-source-out fold names its held-out source, so that no figure comes from knowing a site's template)
+    exclude_sites_of: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(self.max_pages >= 0, "data.max_pages must be >= 0")

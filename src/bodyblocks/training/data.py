@@ -48,10 +48,14 @@ def data_folders(cfg: DataConfig) -> list[Path]:
 def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
+    unseen = {cp.site for name in cfg.exclude_sites_of
+              for cp in load_cached(dataset_folder(cfg, name), cfg.cache_dir, workers=workers)}
     for folder in data_folders(cfg):
         counts: dict[str, int] = {}
         for cp in load_cached(folder, cfg.cache_dir, workers=workers):
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
+                continue
+            if cp.site in unseen:
                 continue
             if cfg.languages and cp.lang not in cfg.languages:
                 continue

@@ -198,6 +198,10 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     splits = splits or load_pages(cfg.data)
     if not splits.get("train") or not splits.get("val"):
         raise ValueError(f"need train and validation pages, got { {k: len(v) for k, v in splits.items()} }")
+    if cfg.train.teacher_labels:  # a noisy student: the teacher's labelled pages beside the gold ones
+        from bodyblocks.training.teacher import teacher_pages
+
+        splits = {**splits, "train": splits["train"] + teacher_pages(cfg.train.teacher_labels, cfg.data, splits)}
     frozen = cfg.model.use_text and cfg.model.encoder.frozen
     encoder = make_encoder(cfg.model.encoder, device=str(device)) if frozen else None
     train_in = make_inputs(splits["train"], cfg.model, encoder)
