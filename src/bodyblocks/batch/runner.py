@@ -210,6 +210,9 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
             None if staged else report.renderer)
     pool = None
     if workers > 1:  # a worker that dies or hangs fails its page; a fresh one takes its place
+        warm_up = getattr(extractor, "warm_up", None)
+        if warm_up is not None:  # first-page costs (imports, tables) paid here once, inherited by every worker
+            warm_up()
         try:
             pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
                               deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)

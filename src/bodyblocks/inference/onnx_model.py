@@ -260,6 +260,10 @@ class OnnxModelScorer(PageScorer):
         """This process's (embed, context) sessions."""
         return self._embed.get(), self._context.get()
 
+    def warm_up(self) -> None:
+        """The block-index encoding of the first EMBED_ROWS blocks, made now (BlockExtractor.warm_up)."""
+        self._position(0, 1)
+
     def open(self) -> None:
         """Scorer.open: this process's sessions, opened now."""
         self.sessions()
