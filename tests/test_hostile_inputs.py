@@ -159,6 +159,19 @@ def test_a_url_list_fails_every_line_that_is_no_http_url_and_never_captures_it(
     assert "root:" not in texts(out) and "dispatch two said" in texts(out)
 
 
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "file:///proc/self/environ", "file:///some/dir/",
+                                 "http:///no-host", "http://example.org/caf\ufffd"])
+def test_bodyblocks_capture_loads_no_local_file_either(url: str) -> None:
+    import threading
+
+    from bodyblocks.capture.browser import _Browser
+    from bodyblocks.capture.fetch import _fetch, _HostThrottle
+    from bodyblocks.capture.options import CaptureOptions
+
+    page = _fetch(_Browser(CaptureOptions()), 0, url, _HostThrottle(0), threading.Event())
+    assert (page.status, page.attempts, page.html) == ("error", 0, "")  # rejected before any browser starts
+
+
 # ---------------------------------------------------------------------------------------- the output folder
 def test_an_output_folder_inside_the_input_folder_is_never_read_back(tmp_path: Path) -> None:
     src = tmp_path / "in"
