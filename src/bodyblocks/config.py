@@ -4,7 +4,9 @@
 
 A YAML file may start from another: `extends: default.yaml` (a path relative to the file) takes that file's
 settings, and the keys given beside it override them, section by section (configs/fast.yaml is the default
-without the context layers). Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
+without the context layers).
+
+Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
 half-way through training. Unknown keys are errors (a typo must not silently fall back to a default).
 """
 
