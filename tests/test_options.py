@@ -104,7 +104,8 @@ def test_the_torch_and_onnx_scorers_implement_one_protocol() -> None:
     from bodyblocks.inference.onnx_model import OnnxModelScorer
 
     members = _protocol_members()
-    assert {"engine", "cfg", "batch_size", "encoder", "open", "prepare", "forward", "batches_from"} <= members
+    assert {"engine", "cfg", "batch_size", "encoder", "open", "warm_up", "prepare", "forward",
+            "batches_from"} <= members
     folder = checkpoints.shipped("model")
     if folder is None:
         pytest.skip("checkpoints/default is not shipped in this checkout")

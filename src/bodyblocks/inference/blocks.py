@@ -170,7 +170,7 @@ class BlockExtractor:
         doc = self.page_segmenter(_WARM_PAGE)
         if self.model is not None and self.model.encoder is None and doc.blocks:
             self.model.inputs(doc)
-            getattr(self.model, "warm_up", lambda: None)()
+            self.model.warm_up()
         self.rule.decide(doc, np.full(len(doc.blocks), 0.5, np.float32), self.name)
 
     @property

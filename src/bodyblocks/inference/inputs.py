@@ -156,6 +156,10 @@ class Scorer(Protocol):
         opened fails once, there, and not on every page."""
         ...
 
+    def warm_up(self) -> None:
+        """Make now, before the batch runner forks its workers, what the first page would make (tables, caches)."""
+        ...
+
     def inputs(self, doc: Document) -> PageInputs:
         """One page's model inputs."""
         ...

@@ -65,6 +65,9 @@ class ModelScorer(PageScorer):
     def open(self) -> None:
         """Scorer.open: nothing to open, the model is loaded on its device already."""
 
+    def warm_up(self) -> None:
+        """Scorer.warm_up: nothing beyond `inputs` (the traced forward pass was made at load)."""
+
     def prepare(self, docs: Sequence[Document]) -> list[ModelBatch]:
         """The forward passes' batches with their inputs, collated here (Python and NumPy, not forward's)."""
         out = []

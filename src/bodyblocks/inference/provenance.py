@@ -91,5 +91,5 @@ def describe_extractor(name: str, extractor_opts: dict[str, Any], extractor: Any
     engine = None
     if name in KINDS:
         model = getattr(extractor, "model", None)
-        engine = getattr(model, "engine", "torch") if model is not None else "none"
+        engine = model.engine if model is not None else "none"  # (inputs.Scorer)
     return describe(name, extractor_opts.get("checkpoint"), engine)
