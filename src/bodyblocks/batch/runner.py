@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,7 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs, out=out) if opts.progress else None
-    model = opts.model or describe_extractor(opts.name, asdict(opts.options), extractor)
+    model = opts.model or describe_extractor(opts.name, opts.options, extractor)
     report = Report(out, opts.fmt, opts.name, opts.review, opts.progress, settings, opts.resume, total,
                     opts.shard_size, model=model)
     if opts.announce:

@@ -23,6 +23,7 @@ from bodyblocks.inference.checkpoints import (
     resolve,
     shipped,
 )
+from bodyblocks.inference.options import ExtractOptions
 
 _HASHED = ("config.json", "model.safetensors")  # per folder: the settings and the weights (exports derive from them)
 
@@ -86,10 +87,11 @@ def headline(info: dict[str, Any]) -> str:
     return f"{what}{on}, bodyblocks {info['bodyblocks']}"
 
 
-def describe_extractor(name: str, extractor_opts: dict[str, Any], extractor: Any) -> dict[str, Any]:
-    """`describe` of a built extractor: its engine read from it (the model's; "none": the trees alone)."""
+def describe_extractor(name: str, options: ExtractOptions, extractor: Any) -> dict[str, Any]:
+    """`describe` of a built extractor and the options it was built with: its engine read from it (the model's;
+    "none": the trees alone)."""
     engine = None
     if name in KINDS:
         model = getattr(extractor, "model", None)
         engine = model.engine if model is not None else "none"  # (inputs.Scorer)
-    return describe(name, extractor_opts.get("checkpoint"), engine)
+    return describe(name, options.checkpoint, engine)
