@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,8 @@ def _cli(pages: list[tuple[str, Path]]) -> dict[str, dict[str, Any]]:
         src, out = Path(tmp) / "in", Path(tmp) / "out"
         src.mkdir()
         for name, html in pages:
-            (src / (name + ".html.gz")).symlink_to(html.resolve())
+            # copied, not linked: `bodyblocks extract` refuses a link that leads out of its input (issue 44)
+            shutil.copyfile(html, src / (name + ".html.gz"))
         cmd = ["bodyblocks", "extract", str(src), "--out", str(out), "--format", "json", "--no-progress"]
         subprocess.run(cmd, check=False)
         found = {}
