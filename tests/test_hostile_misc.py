@@ -171,3 +171,132 @@ def test_annotate_never_rewrites_pages_jsonl_and_every_record_is_kept(tmp_path: 
     store.save("b", blocks, labels, done=False)  # un-done: the tool's gold goes, pages.jsonl still untouched
     assert not (ds / "gold" / "b.txt").exists() and (ds / "pages.jsonl").read_bytes() == raw.encode("utf-8")
     assert next(p for p in read_dataset(ds) if p.id == "b").gold is None
+
+
+# ------------------------------------------------------------------------------------------ checkpoints
+SHIPPED_CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+
+
+def _copy_checkpoint(tmp_path: Path, name: str) -> Path:
+    import shutil
+
+    dst = tmp_path / name
+    shutil.copytree(SHIPPED_CHECKPOINTS / name, dst)
+    return dst
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    """`bodyblocks ARGV` in a subprocess: (exit status, stderr)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "bodyblocks", *argv], capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stderr
+
+
+def test_shipped_cpu_checkpoints_record_the_digest_of_every_weight_file() -> None:
+    from bodyblocks.inference.integrity import file_sha256, read_config
+
+    for name, files in (("default", ("model.safetensors", "embed.onnx", "context.onnx")),
+                        ("fast", ("model.safetensors", "embed.onnx", "context.onnx")),
+                        ("gbt", ("model.safetensors", "trees.onnx"))):
+        recorded = read_config(SHIPPED_CHECKPOINTS / name / "config.json")["sha256"]
+        assert recorded == {f: file_sha256(SHIPPED_CHECKPOINTS / name / f) for f in files}, name
+
+
+def test_a_tampered_context_onnx_is_refused_in_one_line(tmp_path: Path) -> None:
+    import pytest
+
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.inference.integrity import CheckpointError
+    from bodyblocks.inference.onnx_model import CONTEXT, export_metadata
+
+    folder = _copy_checkpoint(tmp_path, "default")
+    before = export_metadata(folder / CONTEXT)
+    data = bytearray((folder / CONTEXT).read_bytes())
+    at = len(data) // 2  # inside the weights: 4 KB flipped, the file's metadata kept
+    data[at : at + 4096] = bytes(b ^ 0xFF for b in data[at : at + 4096])
+    (folder / CONTEXT).write_bytes(bytes(data))
+    assert export_metadata(folder / CONTEXT) == before  # still made from these weights, as far as it says
+    with pytest.raises(CheckpointError, match="context.onnx is not the file its config.json records"):
+        load_extractor("model", folder, engine="onnx")
+    page = tmp_path / "page.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    status, err = _cli("extract", str(page), "--out", str(tmp_path / "out"), "--extractor", "model", "--checkpoint",
+                       str(folder), "--no-progress")
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "SHA-256 differs" in err, err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_a_tampered_safetensors_is_refused_by_torch_and_the_trees(tmp_path: Path) -> None:
+    import pytest
+
+    from bodyblocks.inference.gbt import GbtModel
+    from bodyblocks.inference.integrity import CheckpointError
+    from bodyblocks.inference.model import BlockClassifier
+
+    for name, load in (("fast", BlockClassifier.load), ("gbt", GbtModel.load)):
+        folder = _copy_checkpoint(tmp_path, name)
+        data = bytearray((folder / "model.safetensors").read_bytes())
+        data[-64:] = bytes(b ^ 0x55 for b in data[-64:])
+        (folder / "model.safetensors").write_bytes(bytes(data))
+        with pytest.raises(CheckpointError, match="SHA-256 differs"):
+            load(folder)
+
+
+def test_a_config_that_contradicts_its_weights_is_refused_before_the_model_is_built(tmp_path: Path) -> None:
+    import resource
+
+    import pytest
+
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.inference.integrity import CheckpointError
+    from bodyblocks.inference.model import BlockClassifier
+
+    folder = _copy_checkpoint(tmp_path, "default")
+    meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    meta["model"]["d_model"] = 4096  # in range, but the weights are 256 wide
+    (folder / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(CheckpointError, match=r"does not match model.safetensors: tensor embed.0.weight is \[256, 120\]"):
+        BlockClassifier.load(folder)
+    with pytest.raises(CheckpointError, match="d_model 4096"):
+        load_extractor("model", folder, engine="onnx")
+    with pytest.raises(CheckpointError, match="d_model 4096"):
+        load_extractor("model", folder, engine="torch")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 500_000  # KiB: nothing 4096 wide was built
+    meta["model"]["d_model"], meta["model"]["n_layers"] = 256, 2
+    (folder / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(CheckpointError, match="3 context layers in the weights, n_layers 2"):
+        load_extractor("model", folder, engine="onnx")
+
+
+def test_a_malformed_config_is_refused_in_one_line_that_says_what(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    good = json.loads((SHIPPED_CHECKPOINTS / "default" / "config.json").read_text(encoding="utf-8"))
+    cases = {
+        "list": ("[1, 2, 3]", "holds a JSON list, not the object"),
+        "null-threshold": (json.dumps({**good, "threshold": None}), "'threshold' must be a number between 0 and 1"),
+        "deep": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        "deep-object": ('{"a": ' * 50_000 + "1" + "}" * 50_000, "nested too deeply"),
+        "no-model": (json.dumps({k: v for k, v in good.items() if k != "model"}), 'has no "model" object'),
+        "model-list": (json.dumps({**good, "model": [1]}), 'has a list for its "model" object'),
+        "bad-digest": (json.dumps({**good, "sha256": {"../x": "0" * 64}}), "names '../x', not a file of the folder"),
+        "string-rescue": (json.dumps({**good, "rescue": "0.2"}), "'rescue' must be a number between 0 and 1"),
+    }
+    for name, (text, said) in cases.items():
+        folder = _copy_checkpoint(tmp_path / name, "default")
+        (folder / "config.json").write_text(text, encoding="utf-8")
+        status, err = _cli("extract", str(page), "--out", str(tmp_path / name / "out"), "--extractor", "model",
+                           "--checkpoint", str(folder), "--no-progress")
+        lines = err.strip().splitlines()
+        assert status == 2 and len(lines) == 1 and said in err, (name, err)
+        assert "internal error" not in err and "Traceback" not in err and err.strip() != "bodyblocks extract: 'model'"
+    ensemble = tmp_path / "ens"
+    ensemble.mkdir()
+    (ensemble / "config.json").write_text(json.dumps({"format_version": 1, "kind": "ensemble", "gbt": "../gbt",
+                                                      "weight": 0.5, "threshold": 0.4}), encoding="utf-8")
+    status, err = _cli("extract", str(page), "--out", str(tmp_path / "ens-out"), "--checkpoint", str(ensemble),
+                       "--no-progress")
+    assert status == 2 and "'model' must name the model folder" in err and len(err.strip().splitlines()) == 1, err

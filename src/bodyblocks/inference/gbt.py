@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ from bodyblocks.features import (
     tail_tokens,
 )
 from bodyblocks.files import atomic_path, write_json
+from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
 from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.types import Block, Document
 
@@ -289,12 +289,13 @@ class GbtModel:
         arrays = {k: np.ascontiguousarray(self.trees[k]) for k in _TREE_ARRAYS}
         with atomic_path(out / "model.safetensors") as tmp:
             save_file(arrays, str(tmp), metadata={"format_version": str(FORMAT_VERSION)})
+        digests = {WEIGHTS: file_sha256(out / WEIGHTS)}  # checked at load (integrity.verify_files)
         write_json(out / "config.json", {
             "format_version": FORMAT_VERSION, "kind": KIND, "bodyblocks_version": __version__,
             "gbt": asdict(self.cfg), "baseline": self.baseline, "depth": self.depth, "n_trees": self.n_trees,
             "threshold": self.threshold, "confident": self.confident, "rescue": self.rescue,
             "container": self.container, "metrics": self.metrics,
-            "feature_names": feature_names(self.cfg), **(extra or {}),
+            "feature_names": feature_names(self.cfg), **(extra or {}), DIGESTS: digests,
         })
         return out
 
@@ -304,9 +305,11 @@ class GbtModel:
         from safetensors.numpy import load_file
 
         path = Path(directory)
-        meta = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        meta = read_config(path / "config.json")
         if meta.get("format_version") != FORMAT_VERSION or meta.get("kind") != KIND:
             raise ValueError(f"{path}: not a gbt checkpoint of format {FORMAT_VERSION}")
+        check_gbt_config(path, meta)
+        verify_files(path, meta)  # model.safetensors and trees.onnx: the files config.json records
         cfg = from_dict(GbtConfig, meta["gbt"], prefix="gbt.")
         trees = load_file(str(path / "model.safetensors"))
         missing = set(_TREE_ARRAYS) - set(trees)

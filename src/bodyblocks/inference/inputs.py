@@ -8,7 +8,6 @@ No torch here: the extraction-only install (ONNX Runtime, inference/onnx_model.p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,8 +182,10 @@ class Scorer(Protocol):
 
 def read_checkpoint(directory: str | Path) -> dict[str, Any]:
     """The checkpoint's config.json (model config plus whatever `extra` the trainer stored)."""
+    from bodyblocks.inference.integrity import read_config
+
     path = Path(directory) / "config.json"
-    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta = read_config(path)  # a JSON object, or one line that says what is wrong
     version = meta.get("format_version")
     if version != FORMAT_VERSION:
         raise ValueError(f"{path}: checkpoint format {version!r}, this version reads {FORMAT_VERSION}")

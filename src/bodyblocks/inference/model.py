@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from bodyblocks.config import ModelConfig, from_dict, to_dict
+from bodyblocks.config import ModelConfig, to_dict
 from bodyblocks.encoders import HashEncoder
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference import inputs as _inputs
@@ -49,6 +49,7 @@ from bodyblocks.inference.inputs import (
     read_checkpoint,
     window_starts,
 )
+from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_model_folder, file_sha256
 
 __all__ = ["FORMAT_VERSION", "IGNORE", "KIND", "BlockClassifier", "BlockOutput", "PageBatch", "PageInputs", "collate",
            "prepare_page", "read_checkpoint", "sinusoidal", "window_starts"]
@@ -297,14 +298,17 @@ class BlockClassifier(nn.Module):
             save_file(state, tmp, metadata={"format_version": str(FORMAT_VERSION)})
         meta = {"format_version": FORMAT_VERSION, "kind": KIND, "bodyblocks_version": __version__,
                 "model": to_dict(self.cfg)}
-        write_json(out / "config.json", {**meta, **(extra or {})})
+        write_json(out / "config.json", {**meta, **(extra or {}),
+                                         DIGESTS: {WEIGHTS: file_sha256(out / WEIGHTS)}})  # checked at load
         return out
 
     @classmethod
     def load(cls, directory: str | Path, device: str | torch.device = "cpu") -> BlockClassifier:
         """Rebuild from a folder written by `save` (safetensors only: nothing is unpickled), in eval mode."""
         meta = read_checkpoint(directory)
-        model = cls(from_dict(ModelConfig, meta["model"], prefix="model."))
+        # its settings, the recorded digest of its weights, the settings against the weights' shapes: before
+        # anything is allocated (a config of d_model 4096 against weights of 256 took 5.85 GB first)
+        model = cls(check_model_folder(directory, meta, [WEIGHTS]))
         state = load_file(Path(directory) / "model.safetensors", device=str(device))
         model.load_state_dict(state, strict=True)
         return model.to(device).eval()

@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.config import ModelConfig, from_dict
+from bodyblocks.config import ModelConfig
 from bodyblocks.inference.inputs import EXPORTS, ModelBatch, PageInputs, PageScorer, window_starts
+from bodyblocks.inference.integrity import check_model_folder
 from bodyblocks.types import Document
 
 EMBED, CONTEXT = EXPORTS  # a model folder's (the torch model's save removes them: model.py)
@@ -254,7 +255,8 @@ class OnnxModelScorer(PageScorer):
         from bodyblocks.inference.inputs import read_checkpoint
 
         meta = read_checkpoint(folder)
-        return cls(folder, from_dict(ModelConfig, meta["model"], prefix="model."), threads or 1, batch_size)
+        # its settings, the recorded digests of its weights and exports, the settings against the weights' shapes
+        return cls(folder, check_model_folder(folder, meta), threads or 1, batch_size)
 
     def sessions(self) -> tuple[Any, Any]:
         """This process's (embed, context) sessions."""

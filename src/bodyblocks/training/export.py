@@ -4,7 +4,8 @@
 
 A model folder gets embed.onnx and context.onnx (torch.onnx.export, the dynamo exporter, with dynamic block
 axes), a gbt folder trees.onnx (one ai.onnx.ml TreeEnsembleRegressor built from the node arrays). Each file
-records the SHA-256 of the folder's model.safetensors. An export is kept only when, on every check page, the
+records the SHA-256 of the folder's model.safetensors, and the folder's config.json the SHA-256 of each file (checked
+at load: inference/integrity.py). An export is kept only when, on every check page, the
 ONNX Runtime probabilities are within `TOLERANCE` of torch's (of the NumPy walk's, for the trees) and the
 decision rule keeps the same blocks; otherwise the files are removed and ExportMismatch says where they differ.
 `int8=True` (`bodyblocks export --int8`) then gives context.onnx int8 weights (`quantize_context`) and checks it
@@ -32,6 +33,7 @@ from bodyblocks.inference import onnx_model as ox
 from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
+from bodyblocks.inference.integrity import record_files
 from bodyblocks.inference.model import BlockClassifier, ConvContext
 from bodyblocks.inference.model_scorer import ModelScorer
 from bodyblocks.types import Document
@@ -124,6 +126,7 @@ def export_model(folder: str | Path, docs: Sequence[Document] | None = None, int
     if model.cfg.use_text and model.cfg.encoder.frozen:
         raise ValueError(f"{folder}: a model reading {model.cfg.encoder.kind} vectors cannot run without torch")
     digest = ox.weights_digest(folder)
+    record_files(folder, [ox.WEIGHTS], drop=(ox.EMBED, ox.CONTEXT))  # the old exports' digests go with them
     embed, names = _EmbedGraph.build(model)
     dims = {"n": torch.export.Dim("n", min=1, max=1 << 20), "k": torch.export.Dim("k", min=0, max=1 << 26),
             "m": torch.export.Dim("m", min=0, max=1 << 26)}
@@ -137,10 +140,11 @@ def export_model(folder: str | Path, docs: Sequence[Document] | None = None, int
         reference = ModelScorer.load(folder, device="cpu", batch_size=1)
         docs = docs if docs is not None else check_documents()
         check = _check_model(folder, reference, docs)
-        if not int8:
-            return check
-        quantize_context(folder)
-        return _check_model(folder, reference, docs, int8=True)
+        if int8:
+            quantize_context(folder)
+            check = _check_model(folder, reference, docs, int8=True)
+        record_files(folder, [ox.EMBED, ox.CONTEXT])  # checked at load (inference/integrity.py)
+        return check
     except BaseException:
         for name in (ox.EMBED, ox.CONTEXT):
             (folder / name).unlink(missing_ok=True)
@@ -216,6 +220,7 @@ def quantize_context(folder: str | Path) -> None:
         proto = onnx.load(str(quantized))
         onnx.helper.set_model_props(proto, {**props, ox.QUANTIZED_KEY: "int8"})
         onnx.save_model(proto, str(tmp))
+    record_files(folder, [ox.CONTEXT])  # its new digest into config.json (checked at load)
 
 
 def _check_model(folder: Path, torch_scorer: ModelScorer, docs: Sequence[Document], int8: bool = False) -> ExportCheck:
@@ -362,10 +367,13 @@ def export_trees(folder: str | Path, docs: Sequence[Document] | None = None) -> 
                                                             helper.make_opsetid("ai.onnx.ml", 3)])
     onnx.helper.set_model_props(proto, {ox.SOURCE_KEY: ox.weights_digest(folder)})
     path = folder / ox.TREES
+    record_files(folder, [ox.WEIGHTS], drop=(ox.TREES,))  # the old export's digest goes with it
     with atomic_path(path) as tmp:
         onnx.save_model(proto, str(tmp))
     try:
-        return _check_trees(folder, model, docs if docs is not None else check_documents())
+        check = _check_trees(folder, model, docs if docs is not None else check_documents())
+        record_files(folder, [ox.TREES])  # checked at load (inference/integrity.py)
+        return check
     except BaseException:
         path.unlink(missing_ok=True)
         raise

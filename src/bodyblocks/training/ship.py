@@ -19,6 +19,7 @@ from safetensors.numpy import load_file, save_file
 from bodyblocks.config import ModelConfig, from_dict
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
+from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, file_sha256
 from bodyblocks.types import Document
 
 
@@ -33,6 +34,7 @@ def ship_model(src: str | Path, dst: str | Path, check_docs: Sequence[Document] 
     tensors = {k: (v.astype(np.float16) if v.dtype.kind == "f" else v) for k, v in weights.items()}
     with atomic_path(dst / "model.safetensors") as tmp:
         save_file(tensors, str(tmp))
+    meta[DIGESTS] = {WEIGHTS: file_sha256(dst / WEIGHTS)}  # these weights', not the source's (checked at load)
     write_json(dst / "config.json", meta)
     for f in (dst / "model.safetensors", dst / "config.json"):
         f.chmod(0o644)

@@ -1,0 +1,237 @@
+"""What a checkpoint folder must prove before anything is built from it: a config.json that is a JSON object
+with the settings its kind needs, weight files that are the ones it was made with, and settings that agree
+with the weights' shapes.
+
+    meta = read_config(folder / "config.json")        # a JSON object, or one line that says what is wrong
+    verify_files(folder, meta)                         # each file's SHA-256 against meta["sha256"]
+    cfg = model_config(folder, meta)                   # meta["model"] as a ModelConfig
+    check_shapes(folder, cfg)                          # cfg against model.safetensors' header (no torch)
+    record_files(folder, ["model.safetensors"])        # at save / export: the digests into config.json
+
+config.json records `"sha256": {"model.safetensors": ..., "embed.onnx": ..., "context.onnx": ...}` (a gbt
+folder: model.safetensors and trees.onnx), written when the weights are saved (model.py, gbt.py) and when they
+are exported (training/export.py). A recorded file whose bytes have another digest is refused (a damaged or
+tampered file: 4 KB of context.onnx flipped, its metadata kept, loaded silently and changed the results);
+folders written before the record have none and are checked as they were. The shapes are read from the
+safetensors header (JSON, a few KB) and compared with what the config implies before a model is built: a
+config that contradicts its weights (d_model 4096 against 256) is refused at load, where ONNX Runtime failed
+on every page and torch allocated 5.85 GB first. Every refusal is a CheckpointError (a ValueError): one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import struct
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bodyblocks.config import ModelConfig, from_dict
+
+DIGESTS = "sha256"  # config.json's key: file name -> SHA-256 (hex) of each weight file of the folder
+WEIGHTS = "model.safetensors"
+MAX_HEADER_BYTES = 100 * 2**20  # a safetensors header larger than this is no header of ours
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_digest_cache: dict[tuple[str, int, int, int], str] = {}  # (path, inode, size, mtime_ns) -> digest, this process
+
+
+class CheckpointError(ValueError):
+    """A checkpoint folder that cannot be used as it is (the message says what, on one line)."""
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """A checkpoint's config.json as a dict; CheckpointError for a file that is not JSON, is nested past what a
+    config is, or is not a JSON object."""
+    path = Path(path)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise CheckpointError(f"{path} is nested too deeply to be a checkpoint's config") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path} holds a JSON {type(meta).__name__}, not the object of a checkpoint's config")
+    return meta
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a file, computed once per process for the same file (inode, size and mtime)."""
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _digest_cache:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        _digest_cache[key] = h.hexdigest()
+    return _digest_cache[key]
+
+
+def recorded_digests(folder: str | Path, meta: Mapping[str, Any]) -> dict[str, str]:
+    """config.json's file digests (empty for a folder written before they were recorded)."""
+    recorded = meta.get(DIGESTS)
+    if recorded is None:
+        return {}
+    where = Path(folder) / "config.json"
+    if not isinstance(recorded, dict):
+        raise CheckpointError(f"{where}: {DIGESTS!r} must be an object of file name -> SHA-256")
+    for name, digest in recorded.items():
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise CheckpointError(f"{where}: {DIGESTS!r} names {name!r}, not a file of the folder")
+        if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+            raise CheckpointError(f"{where}: {DIGESTS!r} of {name} is not a SHA-256 in hex")
+    return dict(recorded)
+
+
+def verify_files(folder: str | Path, meta: Mapping[str, Any], names: Iterable[str] | None = None) -> None:
+    """Refuse a weight file whose SHA-256 is not the one config.json records (`names`: only these files; a
+    recorded file that is not there is left to its loader, which says so if it needs it)."""
+    folder = Path(folder)
+    recorded = recorded_digests(folder, meta)
+    for name, digest in recorded.items():
+        if names is not None and name not in names:
+            continue
+        path = folder / name
+        if path.is_file() and file_sha256(path) != digest:
+            raise CheckpointError(f"{path} is not the file its config.json records (SHA-256 differs): it was "
+                                  "changed or damaged; reinstall the checkpoint, or export it again")
+
+
+def record_files(folder: str | Path, names: Iterable[str], drop: Iterable[str] = ()) -> None:
+    """Record the SHA-256 of the folder's files `names` in its config.json (written atomically), forgetting
+    those of `drop` (files removed with the weights they were made from)."""
+    from bodyblocks.files import write_json
+
+    folder = Path(folder)
+    meta = read_config(folder / "config.json")
+    recorded = {k: v for k, v in recorded_digests(folder, meta).items() if k not in set(drop)}
+    for name in names:
+        recorded[name] = file_sha256(folder / name)
+    meta[DIGESTS] = dict(sorted(recorded.items()))
+    write_json(folder / "config.json", meta)
+
+
+def model_config(folder: str | Path, meta: Mapping[str, Any]) -> ModelConfig:
+    """A model folder's settings (config.json "model") as a ModelConfig; CheckpointError when they are missing
+    or not an object (the ConfigError of a bad value says which)."""
+    settings = meta.get("model")
+    if not isinstance(settings, dict):
+        what = "has no" if settings is None else f"has a {type(settings).__name__} for its"
+        raise CheckpointError(f"{Path(folder) / 'config.json'} {what} \"model\" object (the model's settings): "
+                              "not a model checkpoint's config")
+    try:
+        return from_dict(ModelConfig, settings, prefix="model.")
+    except (TypeError, AttributeError) as exc:
+        raise CheckpointError(f"{Path(folder) / 'config.json'}: bad model settings ({exc})") from None
+
+
+RULE_KEYS = ("threshold", "confident", "rescue")
+
+
+def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[str] = ()) -> None:
+    """The decision rule's values of a config.json: threshold, confident, rescue numbers in [0, 1] (confident
+    and rescue may be null), container null or three numbers; `required`: keys that must be there."""
+    where = Path(folder) / "config.json"
+    for key in required:
+        if key not in meta:
+            raise CheckpointError(f"{where} has no {key!r}")
+    for key in RULE_KEYS:
+        value = meta.get(key)
+        if value is None and (key != "threshold" or key not in meta):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+            raise CheckpointError(f"{where}: {key!r} must be a number between 0 and 1, not {value!r}")
+    box = meta.get("container")
+    if box is not None and not (isinstance(box, list) and len(box) == 3 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in box)):
+        raise CheckpointError(f"{where}: 'container' must be null or three numbers, not {box!r}")
+
+
+def check_gbt_config(folder: str | Path, meta: Mapping[str, Any]) -> None:
+    """The settings a gbt folder's config.json must hold: the "gbt" object, the baseline log-odds, the depth and
+    the rule's values (check_rule)."""
+    where = Path(folder) / "config.json"
+    if not isinstance(meta.get("gbt"), dict):
+        raise CheckpointError(f"{where} has no \"gbt\" object (the trees' settings): not a gbt checkpoint's config")
+    baseline, depth = meta.get("baseline"), meta.get("depth")
+    if isinstance(baseline, bool) or not isinstance(baseline, int | float):
+        raise CheckpointError(f"{where}: 'baseline' must be a number, not {baseline!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise CheckpointError(f"{where}: 'depth' must be a whole number, not {depth!r}")
+    check_rule(folder, meta, required=("threshold", "confident"))
+
+
+def safetensors_shapes(path: str | Path) -> dict[str, list[int]]:
+    """Tensor name -> shape from a safetensors file's header (its first 8 + n bytes), without reading weights."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            size = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            if not 0 < size <= MAX_HEADER_BYTES:
+                raise CheckpointError(f"{path}: not a safetensors file (header of {size} bytes)")
+            header = json.loads(fh.read(size))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise CheckpointError(f"{path}: not a safetensors file (its header is no JSON object)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: not a safetensors file (its header is no JSON object)")
+    shapes = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        shape = info.get("shape") if isinstance(info, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise CheckpointError(f"{path}: tensor {name!r} has no valid shape in the header")
+        shapes[name] = shape
+    return shapes
+
+
+def expected_shapes(cfg: ModelConfig) -> dict[str, list[int]]:
+    """The shapes that the settings give the block Transformer's tensors whose shapes follow from them alone
+    (inference/model.BlockClassifier): its input and output layers, text and tag-path tables, context norm."""
+    d, enc = cfg.d_model, cfg.encoder
+    in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.num_features
+    out = {"embed.0.weight": [d, in_dim], "embed.0.bias": [d], "embed.3.weight": [d, d], "embed.4.weight": [d],
+           "head.0.weight": [d, d], "head.3.weight": [2, d], "head.3.bias": [2]}
+    if cfg.use_text:
+        out["text_norm.weight"] = [enc.dim]
+        if not enc.frozen:
+            out["hash.bag.weight"] = [enc.buckets, enc.dim]
+    if cfg.use_tag_path:
+        out["tags.weight"] = [cfg.tag_buckets, cfg.tag_dim]
+    if cfg.use_context:
+        out["context.norm.weight"] = [d]
+    return out
+
+
+_LAYER = re.compile(r"context\.layers\.(\d+)\.")
+
+
+def check_shapes(folder: str | Path, cfg: ModelConfig) -> None:
+    """Refuse a model folder whose settings contradict its weights' shapes (read from the header only, before
+    anything is built): each tensor expected_shapes names, and the number of context layers."""
+    path = Path(folder) / WEIGHTS
+    shapes = safetensors_shapes(path)
+    for name, want in expected_shapes(cfg).items():
+        got = shapes.get(name)
+        if got != want:
+            said = "is not there" if got is None else f"is {got}"
+            raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: tensor {name} "
+                                  f"{said}, the settings (d_model {cfg.d_model}, ...) make it {want}")
+    layers = {int(m.group(1)) for name in shapes if (m := _LAYER.match(name))}
+    want_layers = cfg.n_layers if cfg.use_context else 0
+    if len(layers) != want_layers:
+        raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: {len(layers)} context "
+                              f"layers in the weights, n_layers {want_layers} in the settings")
+
+
+def check_model_folder(folder: str | Path, meta: Mapping[str, Any], files: Iterable[str] | None = None
+                       ) -> ModelConfig:
+    """Everything a model folder must prove before it is built (module docstring): its settings, returned."""
+    cfg = model_config(folder, meta)
+    verify_files(folder, meta, files)
+    check_shapes(folder, cfg)
+    return cfg
