@@ -258,7 +258,8 @@ def test_a_config_that_contradicts_its_weights_is_refused_before_the_model_is_bu
     meta["model"]["d_model"] = 4096  # in range, but the weights are 256 wide
     (folder / "config.json").write_text(json.dumps(meta), encoding="utf-8")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with pytest.raises(CheckpointError, match=r"does not match model.safetensors: tensor embed.0.weight is \[256, 120\]"):
+    with pytest.raises(CheckpointError,
+                       match=r"does not match model.safetensors: tensor embed.0.weight is \[256, 120\]"):
         BlockClassifier.load(folder)
     with pytest.raises(CheckpointError, match="d_model 4096"):
         load_extractor("model", folder, engine="onnx")
