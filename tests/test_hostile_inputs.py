@@ -339,3 +339,18 @@ def test_iter_jobs_leaves_out_the_output_folder_only_while_walking(tmp_path: Pat
     (src / "out" / "review" / "a.html").write_text(article("review"), encoding="utf-8")
     assert [j.key for j in iter_jobs([src], out=src / "out")] == ["a"]
     assert [j.key for j in iter_jobs([src / "out"], out=src / "out")] == ["review/a"]  # named: it is asked for
+
+
+def test_a_review_page_that_cannot_be_written_is_noted_and_the_run_goes_on(tmp_path: Path) -> None:
+    pages = tmp_path / "in"
+    pages.mkdir()
+    for name in ("a", "b"):
+        (pages / f"{name}.html").write_text(article(name), encoding="utf-8")
+    out = tmp_path / "out"
+    (out / "review").mkdir(parents=True)
+    (out / "review" / "pages").write_text("a file where the review pages' folder goes", encoding="utf-8")
+    report = run([pages], out, review=1.0)
+    assert report["totals"]["ok"] == 2 and report["totals"]["failed"] == 0
+    assert {p.name for p in out.glob("*.txt")} == {"a.txt", "b.txt"}
+    lines = {line["id"]: line for line in report["pages"]}
+    assert all(line["review_error"].startswith("review-failed: ") for line in lines.values())

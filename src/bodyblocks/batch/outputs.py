@@ -201,7 +201,6 @@ class Report:
         line = self.journal.line(job.key)
         return line is None or same_input(line, job)
 
-
     def filtered(self, job: Job) -> None:
         """A WARC record that is no page (a request, an image): counted by kind, nothing written."""
         kind = job.filtered or "filtered"
@@ -223,12 +222,11 @@ class Report:
                                  "output": str(self.target(job)),
                                  **({"record_id": job.record_id} if job.record_id is not None else {})})
 
-
     def write(self, job: Job, ex: Extraction | Rendered | None, error: str | None, secs: float) -> None:
         """Write one page's output and journal line, and count it; `ex`: its extraction, or that extraction
         rendered already by this report's `renderer` (in a worker process), or None for a failed page."""
         page = self.renderer(job, ex) if isinstance(ex, Extraction) else ex
-        target = None
+        target, review_error = None, ""
         if self.shards is not None:
             target = self._add_row(job, page_row(job, None, error) if page is None else page.output)
         elif page is not None:
@@ -240,9 +238,14 @@ class Report:
         if page is not None and self.review and (page.fields["low_confidence"] or page.fields["no_body"]
                                                  or sampled(job.key, self.review)):
             assert page.ex is not None, "a run with review pages renders with its Extraction kept"
-            write_review(review_path(self.out / "review", job.key), job.key, page.ex)
+            try:
+                write_review(review_path(self.out / "review", job.key), job.key, page.ex)
+            except OSError as exc:  # the page's own output is written: its line says the review page is not
+                review_error = f"review-failed: {exc.strerror or exc}"
         line = entry(job, None if page is None else page.fields, error and printable(error), secs,
                      str(target) if target else None)
+        if review_error:
+            line["review_error"] = printable(review_error)
         count(self.totals, line)
         self.journal.append(line)
         if self.bar is not None:
@@ -317,17 +320,6 @@ def same_input(line: dict[str, Any], job: Job) -> bool:
     short, long = sorted((before.parts, now.parts), key=len)
     short = tuple(itertools.dropwhile(lambda part: part in ("..", "/"), short))
     return bool(short) and long[len(long) - len(short):] == short
-
-
-def _earlier_seconds(out: Path) -> float:
-    """totals.seconds of the folder's report.json from the runs before this one (0 when there is none)."""
-    try:
-        with open(out / "report.json", encoding="utf-8") as fh:
-            start = fh.read(65536)  # totals come first: the page lines that follow may be many
-        head = json.loads(start[: start.index(', "pages": [')] + "}")
-        return float(head["totals"]["seconds"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0.0
 
 
 def _earlier_seconds(out: Path) -> float:
