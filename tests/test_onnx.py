@@ -109,7 +109,8 @@ def test_an_export_runtime_cannot_load_fails_the_run_once_with_one_line(tmp_path
     for workers in ("1", "2"):
         rc = main(["extract", str(SAMPLES), "--out", str(tmp_path / f"o{workers}"), "--extractor", "model",
                    "--checkpoint", str(folder), "--engine", "onnx", "--workers", workers, "--no-progress"])
-        err = capsys.readouterr().err.strip().splitlines()
+        first, *err = capsys.readouterr().err.strip().splitlines()  # the run's first line: which model, which engine
+        assert first.startswith("bodyblocks extract: model (") and "onnx" in first
         assert rc == 2 and len(err) == 1 and "cannot load this export" in err[0] and "bodyblocks export" in err[0]
 
 
