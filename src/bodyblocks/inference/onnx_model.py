@@ -86,6 +86,11 @@ def open_session(path: Path, threads: int = 1, digest: str | None = None) -> Any
     opts.intra_op_num_threads, opts.inter_op_num_threads = max(1, threads), 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    # no memory arena and no memory pattern: ONNX Runtime's arena grows to a page's largest tensors and keeps them
+    # (a worker's peak RSS ratcheted up with each longer page); allocating per call cost no measurable CPU on
+    # 150 dataset pages, and took 100 MB off the peak over 112 pages with the 2,000-page run's largest
+    opts.enable_cpu_mem_arena = False
+    opts.enable_mem_pattern = False
     opts.log_severity_level = 3
     try:
         session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
