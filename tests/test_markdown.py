@@ -23,10 +23,10 @@ print(total)</code></pre><p>First line<br>second line</p><p># a hash, not a head
 
 
 def test_every_structure_renders_as_markdown() -> None:
-    md = to_markdown("Quay works", segment(PAGE).blocks)
+    md = to_markdown("Quay works", segment(PAGE, marks=True).blocks)
     assert md.count("Quay works") == 1 and md.startswith("# Quay works\n\n## Costs\n\n")
     assert "\n> We expect it to reopen in spring.\n" in md
-    assert "\n- piles\n- deck boards\n  - oak\n\n3. third\n4. fourth\n" in md  # two lists, the nesting kept
+    assert "\n- piles\n- deck **boards**\n  - oak\n\n3. third\n4. fourth\n" in md  # two lists, the nesting kept
     assert "| Item | Cost |\n|---|---|\n| Piles\\|steel | 4,000 |\n| Deck |  |\n" in md
     assert "```\ntotal = piles + deck\nprint(total)\n```" in md
     assert "First line  \nsecond line" in md and "\\# a hash, not a heading" in md

@@ -183,7 +183,7 @@ def _title(tree: Any, parser: str) -> str:
     return ""
 
 
-def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS) -> Document:
+def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS, marks: bool = False) -> Document:
     """Cut a page into ordered text blocks.
 
     Args:
@@ -192,16 +192,17 @@ def segment(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHA
             about 2.5x faster; tests/test_segment.py checks the equality on dataset pages), which hands
             pages nested deeper than libxml2's limit of 2048 to BeautifulSoup; "auto" is "lxml".
         max_chars: pages longer than this are cut (flagged in Document.truncated).
+        marks: each block notes its links and emphasis (Block.marks) for Markdown output.
     Returns:
         Document with blocks in document order, the title, and decoding facts.
     Raises:
         bodyblocks.errors.InputError: empty, binary or undecodable input.
     """
-    return segment_tree(html, parser=parser, max_chars=max_chars)[0]
+    return segment_tree(html, parser=parser, max_chars=max_chars, marks=marks)[0]
 
 
 def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS,
-                 owners: list[Any] | None = None) -> tuple[Document, Any]:
+                 owners: list[Any] | None = None, marks: bool = False) -> tuple[Document, Any]:
     """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
     segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again.
     `owners`: a list that gets each block's owning element (walk.walk_blocks), in block order."""
@@ -213,11 +214,11 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
             tree, parser = parse(text, "bs4"), "bs4"
     else:
         tree = parse(text, parser)
-    blocks = walk_blocks(tree, parser, owners=owners)
+    blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
     shown = sum(b.text_len for b in blocks)
     if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
         noscript_owners: list[Any] | None = [] if owners is not None else None
-        with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners)
+        with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners, marks=marks)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
             blocks = with_noscript
             if owners is not None and noscript_owners is not None:

@@ -55,6 +55,8 @@ class Block:
     is_table_cell: bool = False
     sibling_paragraphs: int = 0  # <p> children of the block's parent element
     in_link_only: bool = False  # every character of the text sits inside links
+    # inline marks in the order they open, for Markdown: ("link", text, href) and ("strong" | "em", text, None)
+    marks: tuple[tuple[str, str, str | None], ...] = ()
 
     @property
     def is_heading(self) -> bool:
@@ -108,3 +110,5 @@ class Extraction:
     site_name: str | None = None
     language: str | None = None  # the page's declared language, ISO 639 ("en", "zh")
     canonical_url: str | None = None
+    headline: int | None = None  # the block the title was read from, left out of text (None: no headline block)
+    byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)

@@ -73,7 +73,7 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
 def _markdown(ex: Extraction) -> str:
     """The page as Markdown: a block extractor's kept blocks with their structure, else its text's lines."""
     if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
-        return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)])
+        return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)], ex.canonical_url)
     title = folded(ex.title)
     paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and folded(ln) != title]
     return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *paragraphs]) + "\n"

@@ -100,6 +100,8 @@ class BatchOptions:
                              f"not {self.extractor}")
         if self.fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        if self.fmt != "txt" and self.fmt != "json" and self.extractor in TRAINED and not self.options.marks:
+            self.options = replace(self.options, marks=True)  # md, and the shards' markdown column: links, emphasis
         if not 0.0 <= self.review <= 1.0:
             raise ValueError("review must be a share between 0 and 1")
         if (self.workers is not None and self.workers < 0) or self.page_timeout < 1:

@@ -17,6 +17,7 @@ batch of pages goes in three steps, so that the batch runner can put the forward
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -136,7 +137,8 @@ class BlockExtractor:
     """A block classifier behind the Extractor interface: the model, the trees, or both with the vote."""
 
     def __init__(self, name: str, rule: DecisionRule, *, model: Scorer | None = None,
-                 gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False) -> None:
+                 gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False,
+                 marks: bool = False) -> None:
         """
         Args:
             name: the extractor's name in its results ("model", "gbt", "ensemble").
@@ -144,6 +146,7 @@ class BlockExtractor:
             model, gbt: the parts (at least one); the model on torch or ONNX Runtime (inputs.Scorer).
             blend: their weights; None: the one part alone.
             fallback: low-confidence pages go to the heuristic extractor.
+            marks: the blocks note their links and emphasis (Block.marks), for Markdown output.
         """
         if model is None and gbt is None:
             raise ValueError("a block extractor needs a model or trees")
@@ -152,7 +155,10 @@ class BlockExtractor:
         self.fallback = fallback
         self._heuristic: HeuristicExtractor | None = None
         # HTML -> Document for this extractor (the batch runner's workers call it)
-        self.page_segmenter: Callable[[str | bytes], Document] = segment_with_vote if self.voting else segment
+        self.marks = marks
+        segmenter = segment_with_vote if self.voting else segment
+        self.page_segmenter: Callable[[str | bytes], Document] = (
+            functools.partial(segmenter, marks=True) if marks else segmenter)
 
     def open_sessions(self) -> None:
         """Open this process's ONNX Runtime sessions of the model and the trees now (a worker at its start), so
@@ -201,7 +207,7 @@ class BlockExtractor:
             return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
-        doc, tree = segment_tree(page)
+        doc, tree = segment_tree(page, marks=self.marks)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)

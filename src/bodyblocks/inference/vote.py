@@ -64,10 +64,10 @@ def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
     return doc
 
 
-def segment_with_vote(html: str | bytes) -> Document:
+def segment_with_vote(html: str | bytes, marks: bool = False) -> Document:
     """segment.segment, plus the heuristic's vote on the same parsed tree (the page segmenter of an
-    extractor that blends the vote; the batch runner's workers call it)."""
-    doc, tree = segment_tree(html)
+    extractor that blends the vote; the batch runner's workers call it). `marks`: as segment's."""
+    doc, tree = segment_tree(html, marks=marks)
     return add_vote(doc, html, tree)
 
 
