@@ -73,6 +73,8 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                         "the usable cores less one for this thread when the forward pass overlaps)")
     p.add_argument("--page-timeout", type=int, default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
+    p.add_argument("--comments", action="store_true",
+                   help="keep the comments under an article (dropped by default; a forum thread keeps its posts)")
     p.add_argument("--no-vote", action="store_true",
                    help="ensemble: leave out the heuristic's vote (faster; the blend and rule tuned without it)")
     p.add_argument("--review", type=float, default=0.0, help="share of pages that get a review page")
@@ -127,7 +129,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     options = ExtractOptions()  # the baselines and peers take none
     if name in TRAINED:
         options = ExtractOptions(checkpoint=checkpoint, device=args.device, engine=args.engine, threads=threads,
-                                 batch_size=batch_size, fallback=args.fallback, vote=not args.no_vote)
+                                 batch_size=batch_size, fallback=args.fallback, vote=not args.no_vote,
+                                 comments=args.comments)
     fmt = args.format or ("parquet" if args.ray is not None else "txt")
     if args.ray is not None and fmt not in ("parquet", "jsonl"):
         raise ValueError(f"--ray writes parquet or jsonl shards, not {fmt}")

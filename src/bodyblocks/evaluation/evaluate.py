@@ -25,9 +25,16 @@ from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
 from bodyblocks.pool import WorkerPool, WorkerStartError
-from bodyblocks.training.datasets import page_from_record, read_dataset, read_records, resolve_dataset
+from bodyblocks.training.datasets import (
+    GoldConvention,
+    gold_convention,
+    page_from_record,
+    read_dataset,
+    read_records,
+    resolve_dataset,
+)
 from bodyblocks.training.splits import SOURCE_SPLITS, load_split_ids
-from bodyblocks.types import Page
+from bodyblocks.types import Extraction, Page
 from bodyblocks.version import __version__
 
 ALL = "*"  # the group key of "every dataset" / "every language"
@@ -126,17 +133,30 @@ def iter_selected(dataset: str, positions: list[int]) -> Iterator[Page]:
 
 
 # ---------------------------------------------------------------------------------- 2. run and score
-Payload = tuple[bytes | str, str | None, str | None, dict[str, list[str]] | None]  # html, url, gold, snippets
+# html, url, gold, snippets[, what the gold holds besides the body (training.datasets.GoldConvention)]
+Payload = tuple[Any, ...]
+
+
+def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str:
+    """The text scored against a page's gold: the body, after the headline and the byline where the gold holds
+    them and the extractor took them out of the body (Extraction.headline, .byline), so that the convention
+    moves no figure."""
+    convention = convention or GoldConvention()
+    lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
+    if convention.byline and ex.byline:
+        lines.append(ex.byline)
+    return "\n".join([*lines, ex.text]) if lines and ex.text else "\n".join(lines) or ex.text
 
 
 def run_one(extractor: Extractor, payload: Payload) -> dict[str, Any]:
     """Extract and score one page; every exception becomes a recorded failure."""
-    html, url, gold, snippets = payload
+    html, url, gold, snippets, *rest = payload
+    convention = rest[0] if rest else None
     start = time.perf_counter()
     text, no_body, status, reason, message = "", False, "ok", "", ""
     try:
         ex = extractor.extract(html, url)
-        text, no_body = ex.text, ex.no_body
+        text, no_body = scored_text(ex, convention), ex.no_body
     except InputError as exc:
         status, reason, message = "failed", exc.reason, str(exc)[:300]
     except Exception as exc:  # noqa: BLE001 - a bug on one page must not stop the batch; it is recorded
@@ -201,7 +221,7 @@ def run_tasks(
     except WorkerStartError as exc:
         raise RuntimeError(f"cannot build extractor: {exc}") from None
     try:
-        for (key, _, (_, _, gold, snippets)), result, failure in pool.run(tasks):
+        for (key, _, (_, _, gold, snippets, *_)), result, failure in pool.run(tasks):
             if failure is None:
                 yield key, result
             else:
@@ -224,7 +244,9 @@ def evaluate_pages(
         name = Path(note["path"]).name
         notes[name] = note
         pages: dict[int, Page] = {}
-        tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages)
+        convention = gold_convention(name)  # scored_text: what the gold holds besides the body
+        note["gold_holds"] = convention._asdict()
+        tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages, convention)
         start = time.monotonic()
         done = run_tasks(tasks, cfg.extractors, cfg.extractor_opts, cfg.workers, cfg.timeout_s, factory)
         if bar:
@@ -245,14 +267,16 @@ def evaluate_pages(
     return results, notes
 
 
-def _tasks(pages: Iterable[Page], extractors: list[str], seen: dict[int, Page]) -> Iterator[Task]:
-    """One task per (page, extractor); every page, stripped of its bytes, is also put into `seen`."""
+def _tasks(pages: Iterable[Page], extractors: list[str], seen: dict[int, Page],
+           convention: GoldConvention | None = None) -> Iterator[Task]:
+    """One task per (page, extractor); every page, stripped of its bytes, is also put into `seen`;
+    `convention`: what the dataset's gold holds besides the body (scored_text)."""
     for idx, page in enumerate(pages):
         seen[idx] = _strip(page)
         if page.meta.get("error"):
             continue  # unreadable: recorded by the caller without running anything
         for ex in extractors:
-            yield (idx, ex), ex, (page.html, page.url, page.gold, page.snippets)
+            yield (idx, ex), ex, (page.html, page.url, page.gold, page.snippets, convention)
 
 
 def _strip(page: Page) -> Page:

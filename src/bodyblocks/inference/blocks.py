@@ -306,7 +306,8 @@ class BlockExtractor:
         out = []
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
-            if ex.low_confidence and self.fallback and sources is not None:
+            unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page
+            if unsure and self.fallback and sources is not None:
                 ex = self._fall_back(sources[i], ex)
             out.append(with_metadata(ex, doc.extra.get(METADATA)))
         return out

@@ -188,7 +188,8 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
     if found != kind:
         raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
     integrity.check_rule(folder, meta)  # the tuned rule's values: numbers, or one line that says which is not
-    rule_opts = {"threshold": options.threshold, "confident": options.confident, "rescue": options.rescue}
+    rule_opts = {"threshold": options.threshold, "confident": options.confident, "rescue": options.rescue,
+                 "comments": options.comments}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
                               fallback=options.fallback, marks=options.marks)

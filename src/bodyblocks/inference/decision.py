@@ -15,7 +15,17 @@
      block that best matches the page's title (title_match) is kept, so that a headline just under the
      threshold is not lost where the convention counts it as body;
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
-  5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation.
+  5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
+  6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
+     opening the kept text, is the page's title and not body (Extraction.headline names it); the kept blocks
+     above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
+     gets the title channel less its site's name (site_free_title);
+  7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
+     (`--comments`) or less than MIN_ARTICLE kept characters lie outside them (a forum thread: its posts are
+     the body); bylines/datelines next to the headline go to Extraction.byline; short promo lines and a short
+     link-only last block (a button: "Follow", "关注") are dropped;
+  8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
+     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence.
 """
 
 from __future__ import annotations
@@ -28,14 +38,22 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.context import element_sums
+from bodyblocks.inference import roles
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
 HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's text to the title or one of its parts
+# of the kept characters, at most this share above the headline is left out with it (more: a page of several
+# posts, or a headline found far down the page, keeps them)
+BEFORE_HEADLINE = 0.1
+MIN_ARTICLE = 200  # step 7: kept characters outside comment containers that make an article (else: a thread)
+PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
 _TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
 _SPACE = re.compile(r"\s+")
+# where a title's site name is cut off (a hyphen only with spaces around it: "Jean-Luc" is one word)
+_SITE_SEPARATOR = re.compile(r"(\s+[|｜–—»:-]\s+|\s*[_｜|]\s*|\s+::\s+)")
 
 
 def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) -> np.ndarray:
@@ -107,6 +125,34 @@ def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | 
     return None if best is None else best[2]
 
 
+def headline_block(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:
+    """The page's headline: the block that matches the title channel (title_match), else a kept <h1> that is the
+    first kept block or sits just before it; None when the page shows neither."""
+    head = title_match(blocks, title, keep) if title else None
+    if head is not None or not keep.any():
+        return head
+    first = int(np.argmax(keep))
+    for i in (first, first - 1):
+        if i >= 0 and blocks[i].heading_level == 1 and blocks[i].link_density <= 0.5 and blocks[i].text_len >= 2:
+            return i
+    return None
+
+
+def site_free_title(title: str) -> str:
+    """The title channel without the site's name: of a title cut at a separator (" | ", " - ", "_", ...), the
+    first or last part is left out when it is the shorter side (a site's name); otherwise the title as it is."""
+    parts = _SITE_SEPARATOR.split(title)
+    if len(parts) < 3:
+        return title.strip()
+    texts = parts[0::2]
+    last, first = texts[-1], texts[0]
+    if len(last.strip()) < len("".join(parts[:-2]).strip()):
+        return "".join(parts[:-2]).strip()
+    if len(first.strip()) < len("".join(parts[2:]).strip()):
+        return "".join(parts[2:]).strip()
+    return title.strip()
+
+
 @dataclass(frozen=True)
 class DecisionRule:
     """Threshold, low-confidence level and rescue threshold of a block extractor (module docstring)."""
@@ -116,6 +162,7 @@ class DecisionRule:
     rescue: float | None = None
     container: tuple[float, float, float] | None = None  # step 3: (share, inside, outside); None: no step 3
     headline: bool = False  # step 3b: keep the block that matches the page's title
+    comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -132,7 +179,7 @@ class DecisionRule:
     def resolve(cls, tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
                 threshold: float | None = None, confident: float | None = None,
                 rescue: float | None = None, tuned_container: Sequence[float] | None = None,
-                headline: bool = False) -> DecisionRule:
+                headline: bool = False, comments: bool = False) -> DecisionRule:
         """The values given, else the tuned ones.
 
         `confident` defaults to the threshold in use when nothing was tuned for it. The tuned rescue and
@@ -144,17 +191,18 @@ class DecisionRule:
         tuned = tuned_rescue if threshold is None else None
         box = tuple(float(v) for v in tuned_container) if tuned_container is not None and threshold is None else None
         return cls(t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None),
-                   box, bool(headline))  # type: ignore[arg-type]
+                   box, bool(headline), bool(comments))  # type: ignore[arg-type]
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], threshold: float | None = None, confident: float | None = None,
-                  rescue: float | None = None) -> DecisionRule:
-        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline)."""
+                  rescue: float | None = None, comments: bool = False) -> DecisionRule:
+        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline);
+        `comments`: keep the comments (step 7)."""
         headline = meta.get("headline", False)
         if not isinstance(headline, bool):
             raise ValueError(f"decision rule: headline must be true or false, got {headline!r}")
         return cls.resolve(meta.get("threshold", DEFAULT_THRESHOLD), meta.get("confident"), meta.get("rescue"),
-                           threshold, confident, rescue, meta.get("container"), headline)
+                           threshold, confident, rescue, meta.get("container"), headline, comments)
 
     def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None, title: str = "") -> np.ndarray:
         """Steps 1-3b (3 and 3b when the rule has them and the blocks, and for 3b the title, are given): the kept
@@ -170,12 +218,34 @@ class DecisionRule:
         return keep
 
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
-        """Steps 1-5 on one page: its Extraction by the extractor called `name`."""
-        kept = [int(i) for i in np.flatnonzero(self.keep(probs, doc.blocks, doc.title))]
+        """Steps 1-7 on one page: its Extraction by the extractor called `name`."""
+        blocks = doc.blocks
+        keep = self.keep(probs, blocks, doc.title).copy()
+        chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
+        comments = np.fromiter((roles.in_comments(b) for b in blocks), bool, len(blocks))
+        chosen = int(chars[keep].sum())
+        comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
+        if not self.comments and chosen - chars[keep & comments].sum() >= MIN_ARTICLE:
+            keep &= ~comments  # an article with comments: the article alone (a forum thread keeps its posts)
+        head = headline_block(blocks, doc.title, keep) if blocks else None
+        if head is not None:  # the headline is the title, not body
+            keep[head] = False
+            if chars[: head][keep[: head]].sum() <= BEFORE_HEADLINE * chars[keep].sum():
+                keep[: head] = False  # the body starts after it: a kicker, a breadcrumb or a dateline above it
+        byline = roles.byline_blocks(blocks, keep, head)
+        keep[byline] = False
+        keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
+        kept = [int(i) for i in np.flatnonzero(keep)]
+        while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
+            keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
+        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
         top = float(probs.max()) if len(probs) else 0.0
+        links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
-            text="\n".join(doc.blocks[i].text for i in kept), title=doc.title, extractor=name,
-            encoding=doc.encoding, blocks=doc.blocks, probabilities=[float(x) for x in probs], kept=kept,
-            confidence=float(np.mean(probs[kept])) if kept else top, low_confidence=top < self.confident,
-            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated,
+            text="\n".join(blocks[i].text for i in kept), title=title, extractor=name,
+            encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
+            confidence=float(np.mean(probs[kept])) if kept else top,
+            low_confidence=top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE,
+            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, headline=head,
+            byline="\n".join(blocks[i].text for i in byline),
         )

@@ -42,6 +42,7 @@ class ExtractOptions:
     # when the threshold is the checkpoint's too (else no rescue)
     rescue: float | None = None
     fallback: bool = False  # low-confidence pages go to the heuristic extractor
+    comments: bool = False  # keep the blocks in comment containers (dropped by default: decision.py step 7)
     # pages per forward pass of the model; None: LIBRARY_BATCH_SIZE, and 1 in the batch runner (on a CPU
     # padding costs more than batching saves)
     batch_size: int | None = None

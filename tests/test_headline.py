@@ -1,0 +1,155 @@
+"""The headline is a field, not body; bylines, promos and comments are not body either (issue 43, decision.py
+steps 6-8, inference/roles.py), and evaluation scores each dataset by its own gold convention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bodyblocks.evaluation.evaluate import scored_text
+from bodyblocks.inference.decision import DecisionRule, site_free_title
+from bodyblocks.inference.roles import in_comments, is_byline, is_promo
+from bodyblocks.markdown import to_markdown
+from bodyblocks.segment import segment
+from bodyblocks.training.datasets import GoldConvention, gold_convention
+from bodyblocks.types import Extraction
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+RULE = DecisionRule(threshold=0.5, confident=0.5)
+PARAS = "".join(f"<p>Paragraph {i} of the harbour story, with enough words to read as body text here.</p>"
+                for i in range(4))
+ARTICLE = (
+    "<html><head><title>Harbour works begin | City Times</title></head><body>"
+    "<ul class='nav'><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li></ul>"
+    "<main><article><div class='kicker'>Local</div><h1>Harbour works begin</h1>"
+    "<div class='byline'>By Ann Lee, May 3, 2025</div>"
+    f"{PARAS}<div class='ad-slot'>Advertisement: save 20%</div>"
+    "<p>The last paragraph of the harbour story, also long enough to be body text.</p>"
+    "<a href='/follow'>Follow</a></article>"
+    "<section id='comments'><h3>Comments</h3><div class='comment'><p>Great article, thanks for writing it up.</p>"
+    "</div><div class='comment'><p>I disagree with most of it, but it was an interesting read.</p></div></section>"
+    "</main><div class='footer'><p>Copyright 2025</p></div></body></html>"
+)
+
+
+def _decide(html: str, rule: DecisionRule = RULE) -> Extraction:
+    """The rule on a page whose blocks below <main> have P(body) 0.9, the others 0.1."""
+    doc = segment(html)
+    probs = np.array([0.9 if "/main" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    return rule.decide(doc, probs, "test")
+
+
+def test_the_headline_is_the_title_and_the_body_starts_after_it() -> None:
+    ex = _decide(ARTICLE)
+    assert ex.title == "Harbour works begin" and ex.headline is not None
+    assert ex.blocks is not None and ex.blocks[ex.headline].tag == "h1"
+    lines = ex.text.splitlines()
+    assert lines[0].startswith("Paragraph 0") and "Harbour works begin" not in ex.text
+    assert "Local" not in lines  # the kicker above the headline goes with it
+
+
+def test_bylines_promos_buttons_and_comments_are_not_body() -> None:
+    ex = _decide(ARTICLE)
+    assert ex.byline == "By Ann Lee, May 3, 2025" and "Ann Lee" not in ex.text
+    assert "Advertisement" not in ex.text and not ex.text.endswith("Follow")
+    assert "Great article" not in ex.text and "disagree" not in ex.text
+    assert ex.text.splitlines()[-1].startswith("The last paragraph") and not ex.low_confidence
+
+
+def test_comments_are_kept_when_asked() -> None:
+    ex = _decide(ARTICLE, DecisionRule.from_meta({"threshold": 0.5}, comments=True))
+    assert "Great article" in ex.text and "disagree" in ex.text and not ex.low_confidence
+
+
+def test_a_forum_thread_keeps_its_posts_and_a_page_of_comments_is_unsure() -> None:
+    posts = "".join(f"<div class='comment'><p>Post {i}: a reply in the thread with a few words of its own.</p></div>"
+                    for i in range(8))
+    html = f"<html><body><h1>Which bike?</h1><main><div id='comments'>{posts}</div></main></body></html>"
+    ex = _decide(html)
+    assert ex.title == "Which bike?" and "Post 0" in ex.text and "Post 7" in ex.text
+    assert ex.low_confidence and not ex.no_body
+
+
+def test_a_page_of_links_is_unsure() -> None:
+    items = "".join(f"<li><a href='/s/{i}'>Another story number {i} worth reading today</a></li>" for i in range(12))
+    ex = _decide(f"<html><body><main><h2>More stories</h2><ul>{items}</ul></main></body></html>")
+    assert ex.text and ex.low_confidence
+
+
+def test_a_page_without_a_headline_block_takes_the_title_without_the_site_name() -> None:
+    html = f"<html><head><title>Tram plan approved - City Times</title></head><body><main>{PARAS}</main></body></html>"
+    ex = _decide(html)
+    assert ex.title == "Tram plan approved" and ex.headline is None and ex.text.startswith("Paragraph 0")
+
+
+@pytest.mark.parametrize(("title", "expected"), [
+    ("Tram plan approved | City Times", "Tram plan approved"),
+    ("开发者改进了培训计划_旅游记", "开发者改进了培训计划"),
+    ("City Times - Tram plan for the old harbour approved", "Tram plan for the old harbour approved"),
+    ("Jean-Luc wins again", "Jean-Luc wins again"),
+    ("Plain title", "Plain title"),
+])
+def test_site_free_title(title: str, expected: str) -> None:
+    assert site_free_title(title) == expected
+
+
+def test_roles_read_text_and_class_cues() -> None:
+    doc = segment("<body><div class='meta'><span>2024-09-28 10:30</span> <span>来源：旅游记</span></div>"
+                  "<p>Posted by Max on October 29, 2012 at 2:54 pm</p><h2>May 2005</h2>"
+                  "<div id='ad-mid' class='ad-slot'>推广：限时优惠，点击了解详情</div><p>Sponsored</p>"
+                  "<div class='comments-open'><p>An article paragraph in a body class.</p></div>"
+                  "<ol class='commentlist'><li>A reader's comment.</li></ol></body>")
+    by = {b.text: b for b in doc.blocks}
+    assert is_byline(by["2024-09-28 10:30 来源：旅游记"])
+    assert is_byline(by["Posted by Max on October 29, 2012 at 2:54 pm"])
+    assert not is_byline(by["May 2005"])  # a date alone is a heading, not a byline
+    assert is_promo(by["推广：限时优惠，点击了解详情"]) and is_promo(by["Sponsored"])
+    assert not is_promo(by["An article paragraph in a body class."])
+    assert not in_comments(by["An article paragraph in a body class."])  # "comments-open" names no thread
+    assert in_comments(by["1. A reader's comment."])
+
+
+def test_evaluation_scores_the_title_and_byline_where_the_gold_holds_them() -> None:
+    ex = Extraction("Body.", title="Headline", headline=3, byline="By Ann, May 3, 2025")
+    assert scored_text(ex, GoldConvention(title=True, byline=True)) == "Headline\nBy Ann, May 3, 2025\nBody."
+    assert scored_text(ex, GoldConvention(title=True)) == "Headline\nBody."
+    assert scored_text(ex, GoldConvention()) == "Body." == scored_text(ex, None)
+    assert scored_text(Extraction("Body.", title="From <title>"), GoldConvention(True, True)) == "Body."
+    assert scored_text(Extraction("", title="Headline", headline=0), GoldConvention(True)) == "Headline"
+    assert gold_convention("daniel") == GoldConvention(True, False)
+    assert gold_convention(Path("/data/wcxb-dev")) == GoldConvention(False, False)
+    assert gold_convention("my-pages") == GoldConvention() == gold_convention(None)
+
+
+def test_markdown_has_one_top_level_heading() -> None:
+    doc = segment("<body><h1>Second h1 in the body</h1><p>Text.</p></body>")
+    md = to_markdown("Headline", doc.blocks)
+    assert [ln for ln in md.splitlines() if ln.startswith("# ")] == ["# Headline"]
+    assert "## Second h1 in the body" in md
+
+
+@pytest.mark.parametrize("name", ["article-utf8", "news-gbk-undeclared"])
+def test_the_sample_pages_come_out_without_dateline_and_promo(name: str) -> None:
+    import bodyblocks
+    from bodyblocks.batch.outputs import render
+
+    ex = bodyblocks.load(device="cpu").extract((SAMPLES / f"{name}.html").read_bytes())
+    gold = (SAMPLES / f"{name}.gold.txt").read_text(encoding="utf-8")
+    assert ex.title == gold.splitlines()[0]  # the gold holds the headline (GOLD_CONVENTIONS["samples"])
+    assert ex.text.split() == "\n".join(gold.splitlines()[1:]).split()
+    assert "来源：" in ex.byline and "推广：" not in ex.text and "来源：" not in ex.text
+    md = render(ex, "md", name)
+    assert [ln for ln in md.splitlines() if ln.startswith("# ")] == [f"# {ex.title}"]
+    assert render(ex, "txt", name) == ex.text + "\n"
+
+
+def test_the_comments_option_reaches_the_rule() -> None:
+    from bodyblocks.cli import build_parser
+    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.inference.options import ExtractOptions
+
+    assert load_extractor("gbt", options=ExtractOptions(comments=True)).rule.comments
+    assert not load_extractor("gbt").rule.comments
+    assert build_parser().parse_args(["extract", "in", "--out", "o", "--comments"]).comments
