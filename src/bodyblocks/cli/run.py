@@ -96,7 +96,15 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.extras import require
-    from bodyblocks.inference.checkpoints import ENV_MODEL, engine_of, gpu_present, kind_of, resolve
+    from bodyblocks.inference.checkpoints import (
+        ENSEMBLE,
+        ENV_MODEL,
+        default_checkpoint,
+        engine_of,
+        gpu_present,
+        kind_of,
+        resolve,
+    )
     from bodyblocks.inference.options import ExtractOptions
     from bodyblocks.inference.provenance import describe
     from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
@@ -113,6 +121,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL):
         env = resolve(None)  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor() loads it
         checkpoint = str(env) if kind_of(env) == name else None
+    if not checkpoint and name == ENSEMBLE:
+        checkpoint = default_checkpoint(args.device)  # the accurate preset where CUDA runs it (the first line says)
     engine = "none" if name == "gbt" else None  # the trees alone: no model to run
     threads = args.threads or None  # ONNX Runtime: one thread per worker
     if name in TORCH:

