@@ -41,12 +41,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import arguments, write_report
-from bodyblocks.evaluation.evaluate import iter_selected, select
+from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
 from bodyblocks.files import write_atomic
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
+from bodyblocks.training.datasets import GoldConvention, gold_convention
 from bodyblocks.types import Extraction
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
@@ -149,9 +150,12 @@ def page_decision(page: dict[str, Any], blend: Blend, rule: DecisionRule) -> tup
     return probs, rule.decide(doc, probs, "ensemble")
 
 
-def page_texts(pages: list[dict[str, Any]], setting: Setting) -> list[str]:
+def page_texts(pages: list[dict[str, Any]], setting: Setting, convention: GoldConvention | None = None) -> list[str]:
+    """Each page's text as scored against its source's gold (evaluate.scored_text: with the headline and byline
+    where that gold holds them)."""
     blend, rule = rule_of(setting)
-    return [d[1].text if (d := page_decision(p, blend, rule)) is not None else "" for p in pages]
+    return [scored_text(d[1], convention) if (d := page_decision(p, blend, rule)) is not None else ""
+            for p in pages]
 
 
 def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
@@ -164,7 +168,8 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
         row = {}
         for source, pages in parts.items():
             scores = []
-            for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting), strict=True)):
+            texts = page_texts(pages, setting, gold_convention(source))
+            for i, (p, text) in enumerate(zip(pages, texts, strict=True)):
                 key = (source, i, text)
                 if key not in memo:
                     memo[key] = score_page(p["gold"], text)
