@@ -153,3 +153,13 @@ def test_the_comments_option_reaches_the_rule() -> None:
     assert load_extractor("gbt", options=ExtractOptions(comments=True)).rule.comments
     assert not load_extractor("gbt").rule.comments
     assert build_parser().parse_args(["extract", "in", "--out", "o", "--comments"]).comments
+
+
+def test_json_output_holds_title_text_and_byline_apart() -> None:
+    import json
+
+    from bodyblocks.batch.outputs import render
+
+    rec = json.loads(render(_decide(ARTICLE), "json", "page"))
+    assert rec["title"] == "Harbour works begin" and rec["byline"] == "By Ann Lee, May 3, 2025"
+    assert rec["text"].startswith("Paragraph 0")

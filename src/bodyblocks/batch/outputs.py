@@ -56,8 +56,8 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
     if fmt == "md":
         return front_matter(metadata_of(ex)) + _markdown(ex)
     rec: dict[str, Any] = {
-        "id": key, "title": ex.title, **metadata_of(ex), "text": ex.text, "extractor": ex.extractor,
-        "encoding": ex.encoding,
+        "id": key, "title": ex.title, **metadata_of(ex), "text": ex.text, "byline": ex.byline or None,
+        "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
     }
     if ex.blocks is not None:
