@@ -245,7 +245,7 @@ class DecisionRule:
             text="\n".join(blocks[i].text for i in kept), title=title, extractor=name,
             encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
             confidence=float(np.mean(probs[kept])) if kept else top,
-            low_confidence=top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE,
+            low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
         )
