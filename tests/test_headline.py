@@ -69,7 +69,7 @@ def test_a_forum_thread_keeps_its_posts_and_a_page_of_comments_is_unsure() -> No
     html = f"<html><body><h1>Which bike?</h1><main><div id='comments'>{posts}</div></main></body></html>"
     ex = _decide(html)
     assert ex.title == "Which bike?" and "Post 0" in ex.text and "Post 7" in ex.text
-    assert ex.low_confidence and not ex.no_body
+    assert ex.low_confidence is True and not ex.no_body  # a Python bool: the report line is JSON
 
 
 def test_a_page_of_links_is_unsure() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -47,13 +48,13 @@ _PROMO_TEXT = re.compile(
     r"^\s*(?:推广|广告|赞助|advertisement|sponsored|promoted|anzeige|reklama|реклама|διαφήμιση)\s*[:：|\-]?",
     re.IGNORECASE)
 _AD_CLASS = re.compile(r"(?:^|[-_ ])(?:ad|ads|advert\w*|sponsor\w*|promo\w*)(?:$|[-_ ])", re.IGNORECASE)
+# an id or class token (between "." or "#" and the next ".", "#", "/" or the end) that names a comment thread
 _COMMENT_TOKEN = re.compile(
-    r"comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area|s-section"
-    r"|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus\w*|dsq-\w+|respond|fb-comments"
-    r"|(?:user|article|post|reader)-comments?",
+    r"[.#](?:comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area|s-section"
+    r"|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+|respond|fb-comments"
+    r"|(?:user|article|post|reader)-comments?)(?=[.#/]|$)",
     re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
-_TAG = re.compile(r"[^.#]*")
 
 
 def _tokens(segment: str) -> list[str]:
@@ -95,6 +96,13 @@ def is_promo(block: Block) -> bool:
 
 def in_comments(block: Block) -> bool:
     """Whether the block sits in a comment container (an id or class token below <body> names one)."""
-    segments = block.tag_path.split("/")
-    start = next((k + 1 for k, seg in enumerate(segments) if _TAG.match(seg).group(0) == "body"), 0)
-    return any(_COMMENT_TOKEN.fullmatch(t) for seg in segments[start:] for t in _tokens(seg))
+    return _in_comments(block.tag_path)
+
+
+@lru_cache(maxsize=1 << 16)
+def _in_comments(tag_path: str) -> bool:
+    """in_comments of a tag path (the blocks of a page share a few hundred): tokens below the body segment."""
+    body = tag_path.find("/body")
+    below = tag_path[tag_path.find("/", body + 1):] if body >= 0 and tag_path.find("/", body + 1) >= 0 else (
+        "" if body >= 0 else tag_path)
+    return _COMMENT_TOKEN.search(below) is not None
