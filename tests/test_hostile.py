@@ -279,7 +279,8 @@ def test_sigterm_stops_the_run_with_a_report(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1 and "interrupted" in err
+    first, *rest = err.strip().splitlines()  # the run's first line: which extractor
+    assert first.startswith("bodyblocks extract: slow") and len(rest) == 1 and "interrupted" in rest[0]
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["status"] == "interrupted" and 2 <= report["totals"]["ok"] < 200
 
@@ -367,7 +368,7 @@ def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None
     meta = json.loads((folder / "config.json").read_text())
     meta["threshold"] = float("nan")
     (folder / "config.json").write_text(json.dumps(meta))
-    with pytest.raises(ValueError, match="decision rule"):
+    with pytest.raises(ValueError, match="'threshold' must be a number between 0 and 1, not nan"):
         load_extractor("gbt", folder)
 
 
@@ -481,7 +482,9 @@ def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_goes_on(tmp_path: Pat
     args = ["extract", str(src), "--out", str(out), "--extractor", "heuristic", "--no-progress"]
     assert main(args) == 1
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "No space left on device" in err and "Traceback" not in err
+    first, *rest = err.strip().splitlines()  # the run's first line: which extractor
+    assert first.startswith("bodyblocks extract: heuristic") and len(rest) == 1 and "No space left on device" in err
+    assert "Traceback" not in err
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     monkeypatch.setattr(journal.Journal, "_write", real)  # space freed
     assert main(args) == 0

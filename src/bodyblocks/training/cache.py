@@ -117,6 +117,11 @@ def to_json(cp: CachedPage) -> dict[str, Any]:
 def from_json(rec: dict[str, Any]) -> CachedPage:
     """Inverse of to_json."""
     blocks = [Block(**dict(zip(BLOCK_FIELDS, values, strict=True))) for values in rec.pop("blocks")]
+    for b in blocks:
+        if b.marks:  # JSON lists back to the tuples the segmenter makes
+            b.marks = tuple((kind, text, href) for kind, text, href in b.marks)
+        else:
+            b.marks = ()
     return CachedPage(blocks=blocks, **rec)
 
 
