@@ -91,3 +91,15 @@ def test_markdown_of_a_page_without_metadata_has_no_front_matter() -> None:
 
     ex = bodyblocks.get_extractor("gbt").extract(f"<html><body><article>{BODY}</article></body></html>")
     assert not render(ex, "md", "a").startswith("---")
+
+
+def test_a_relative_canonical_url_is_made_absolute_against_the_page_url(tmp_path) -> None:  # noqa: ANN001
+    import bodyblocks
+
+    html = ("<html><head><title>Quay</title><link rel='canonical' href='/news/quay'></head><body><article>"
+            "<h1>Quay works begin</h1><p>The council published the figures for the quay works on Monday, and the "
+            "first piles go in next week, officials said.</p><p>Residents asked for the works after the storm "
+            "damaged the old wall in the spring.</p></article></body></html>")
+    assert bodyblocks.load().extract(html).canonical_url == "/news/quay"  # no URL given: as the page says
+    got = bodyblocks.load().extract(html, "https://port.example/2026/story?id=3")
+    assert got.canonical_url == "https://port.example/news/quay"

@@ -54,6 +54,17 @@ def with_metadata(ex: Any, meta: Metadata | None) -> Any:
     return ex
 
 
+def resolve_canonical(ex: Any, url: str | None) -> Any:
+    """The Extraction `ex` with a relative canonical URL made absolute against the page's own URL (in place;
+    returned): the segmenter reads the page without knowing where it came from."""
+    if url and ex.canonical_url and "://" not in ex.canonical_url:
+        try:
+            ex.canonical_url = urljoin(url, ex.canonical_url)
+        except ValueError:  # a malformed address: kept as the page wrote it
+            pass
+    return ex
+
+
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None

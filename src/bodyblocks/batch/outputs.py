@@ -27,7 +27,7 @@ from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.markdown import block_kind, folded, front_matter, to_markdown
-from bodyblocks.metadata import FIELDS
+from bodyblocks.metadata import FIELDS, resolve_canonical
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md", **COLUMNAR}
@@ -146,6 +146,7 @@ class Renderer:
     review: float = 0.0
 
     def __call__(self, job: Job, ex: Extraction) -> Rendered:
+        resolve_canonical(ex, job.url)
         output = page_row(job, ex, None) if self.fmt in COLUMNAR else render(ex, self.fmt, job.key)
         return Rendered(output, outcome(ex), ex if self.review else None)
 

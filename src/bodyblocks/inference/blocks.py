@@ -33,7 +33,7 @@ from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
-from bodyblocks.metadata import METADATA, with_metadata
+from bodyblocks.metadata import METADATA, resolve_canonical, with_metadata
 from bodyblocks.segment import segment, segment_tree
 from bodyblocks.types import Document, Extraction
 
@@ -204,7 +204,7 @@ class BlockExtractor:
         core has a worker already)."""
         page = page_source(html)
         if self.model is None or not self.voting or not overlap:
-            return self.extract_documents([self.page_segmenter(page)], [lambda: page])[0]
+            return resolve_canonical(self.extract_documents([self.page_segmenter(page)], [lambda: page])[0], url)
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
         doc, tree = segment_tree(page, marks=self.marks)
@@ -213,7 +213,7 @@ class BlockExtractor:
             probs = pool.submit(self.forward, prepared)
             add_vote(doc, page, tree)
             self._prepare_trees(prepared)
-            return self.finish(prepared, probs.result(), [lambda: page])[0]
+            return resolve_canonical(self.finish(prepared, probs.result(), [lambda: page])[0], url)
 
     def extract_documents(self, docs: Sequence[Document], sources: Sequence[Source] | None = None
                           ) -> list[Extraction]:
