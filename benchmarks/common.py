@@ -1,6 +1,6 @@
 """What the benchmarks share: one argument prologue, one way to write a report, and the speed comparisons' helpers.
 
-    ap = arguments(__doc__, root=True, pages=500, write="docs/speed.md#model-cost")
+    ap = arguments(__doc__, root=True, pages=500, write="docs/SPEED.md#model-cost")
     args = ap.parse_args(argv)
     write_report(args.write, markdown, data)          # a whole page, or one section of a manual page
 

@@ -2,8 +2,8 @@
 
 Site-specific inputs (class names, tag-path words) and absolute sizes describe the sites a classifier was
 trained on; how a block compares with the rest of its page transfers to sites it has never seen
-(benchmarks/transfer.py measures this leave-one-source-out). Two groups, NumPy only, from the segmenter's
-blocks alone (no second parse):
+(leave-one-source-out: the `gbt.context` row of docs/GENERALIZATION.md's ablation table). Two groups, NumPy
+only, from the segmenter's blocks alone (no second parse):
 
   1. page-relative: the block's length against the page's longest block and its rank among the page's
      blocks, its link and punctuation density against the page's character-weighted mean, its distance in

@@ -82,7 +82,8 @@ def parse(text: str, parser: str = "bs4") -> Any:
 
 # Elements that belong in <head>. An HTML5 parser (a browser's) ends the head at the first other element and
 # puts it, and what follows, in the body; libxml2 keeps it in <head>, which the walk skips: a page whose
-# content sits in an unknown element after its <meta>s came back with no block at all (docs/dom_fidelity.md).
+# content sits in an unknown element after its <meta>s came back with no block at all (docs/EVALUATION.md, DOM
+# fidelity).
 HEAD_CONTENT = frozenset("base basefont bgsound link meta title noscript noframes style script template".split())
 
 

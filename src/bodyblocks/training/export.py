@@ -198,7 +198,7 @@ def quantize_context(folder: str | Path) -> None:
     stay float). The weights take 7 bits (`reduce_range`): a u8 x s8 pair then sums below 2^15, so the AVX2
     kernels of CPUs without VNNI, which add pairs in int16 and saturate, give the same result as VNNI's, and the
     check made where the export runs holds on those CPUs too. The file keeps its metadata (the weights' digest)
-    and records ox.QUANTIZED_KEY. On the shipped model (benchmarks/int8.py): the forward pass 6.09 -> 4.15 ms of
+    and records ox.QUANTIZED_KEY. On the shipped model (docs/SPEED.md, --int8): the forward pass 6.09 -> 4.15 ms of
     CPU per page, the ensemble's |dP| up to 0.0063, 8 of 1,000 pages with other text, test-split token F1 0.9114
     both ways; per output channel rather than per tensor for a smaller |dP| (0.021 against 0.029 for the model
     alone) at the same speed. embed.onnx stays float: its Gemms in int8 saved 0.3 ms more for a |dP| of 0.08."""
