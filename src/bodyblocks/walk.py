@@ -7,7 +7,8 @@ The walk is iterative (10,000-deep pages must not overflow the stack) and skips 
 browser displays it; React's streamed `<div hidden id="S:0">` segments are displayed once their inline script
 moves them into place). Text accumulates until a block-level tag opens or closes, then becomes a Block with
 its tag path, xpath and DOM features; <br> is a newline inside the block. Both parsers' walks drive one
-_Builder with the same calls (start, end, text, br), in the same order, so they cannot drift apart in logic;
+_Builder with the same calls (start and end of a block-level or flag-setting element, inline_start and
+inline_end of any other, text, br), in the same order, so they cannot drift apart in logic;
 tests/test_segment.py checks that they give the same blocks on real pages.
 """
 
@@ -96,8 +97,9 @@ def _skip(tag: str, attrs: Any, noscript: bool = False, descendants: Iterator[st
 
 
 # ----------------------------------------------------------------------------------------- tree walks
-# Both walks drive one _Builder with the same calls (start, end, text, br), in the same order, so the two
-# parsers cannot drift apart in logic; tests/test_segment.py checks that they give the same blocks.
+# Both walks drive one _Builder with the same calls (start/end for a tag in _NOT_INLINE, inline_start/inline_end
+# for any other, text, br), in the same order, so the two parsers cannot drift apart in logic;
+# tests/test_segment.py checks that they give the same blocks.
 def _bs4_p_children(node: Any) -> int:
     from bs4 import Tag
 
@@ -131,7 +133,10 @@ def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
         if isinstance(node, Tag):
             name = (node.name or "").lower()
             if not entering:
-                b.end()
+                if name in _NOT_INLINE:
+                    b.end()
+                else:
+                    b.inline_end()
                 continue
             inner = _bs4_tags_below(node) if name == "button" else None
             if _skip(name, node.attrs, noscript, inner):
@@ -139,8 +144,11 @@ def _walk_bs4(root: Any, b: _Builder, noscript: bool = False) -> None:
             if name == "br":
                 b.br()
                 continue
-            inner = _bs4_tags_below(node) if name in CELL_TAGS else iter(())
-            b.start(name, node.attrs, node, _boundary(name, inner))
+            if name not in _NOT_INLINE:
+                b.inline_start(name, node.attrs, node)
+            else:
+                inner = _bs4_tags_below(node) if name in CELL_TAGS else iter(())
+                b.start(name, node.attrs, node, _boundary(name, inner))
             stack.append((node, False))
             stack.extend((c, True) for c in reversed(node.contents))
         elif isinstance(node, NavigableString) and not isinstance(node, invisible):
@@ -157,27 +165,26 @@ def _lxml_tags_below(el: Any) -> Iterator[str]:
     return (d.tag for d in el.iterdescendants() if isinstance(d.tag, str))
 
 
-# Tags whose start or end does more than push or pop the walk's stack (and count links): block boundaries,
-# table cells (a tab), flags and counters (preformatted text, headings, list items, rows), list markers, line
-# breaks. Every other element is inline: the lxml walk opens and closes it itself, as _Builder.start and end do.
+# Tags whose start or end does more than push or pop the walk's stack (and count links and marks): block
+# boundaries, table cells (a tab), flags and counters (preformatted text, headings, list items, rows), list
+# markers, line breaks. The walks open and close these with _Builder.start and end, every other element (inline:
+# <a>, <b>, <span>, ...) with _Builder.inline_start and inline_end.
 _NOT_INLINE = BLOCK_TAGS | CELL_TAGS | PRE_TAGS | _COUNTED | {"ol", "li", "br"}
 
 
 def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
     """Walk an lxml.html tree with lxml's own iterator (text and tail handled as BeautifulSoup would).
 
-    An element is its own attribute mapping here (`el.get`): no attribute proxy is built per element. The two
-    commonest cases are handled here, as the builder handles them: an inline element (not in _NOT_INLINE) is
-    pushed on and popped off the builder's stack, and a text of ASCII white space only is one space.
+    An element is its own attribute mapping here (`el.get`): no attribute proxy is built per element. The
+    builder's methods are bound once, outside the loop.
     """
     from lxml import etree
 
     walk = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skip_subtree = walk.skip_subtree
     skipped = None  # an element whose subtree was skipped: its end event only gives its tail
-    words, start, end = b.words, b.start, b.end
-    keep_marks = b.keep_marks
-    stack, parts = b.stack, b.parts
+    text, start, end, inline_start, inline_end = b.text, b.start, b.end, b.inline_start, b.inline_end
+    stack = b.stack
     for event, el in walk:
         if event == "start":
             tag = el.tag
@@ -192,18 +199,8 @@ def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
                     skip_subtree()
                     skipped = el
                     continue
-            if name not in _NOT_INLINE and stack:  # _Builder.start of an inline element
-                parent = stack[-1]
-                counts = parent.child_counts
-                if counts is None:
-                    counts = parent.child_counts = {}
-                n = counts[name] = counts.get(name, 0) + 1
-                opened = _Open(name, el, el, n, False)
-                stack.append(opened)
-                if name == "a":
-                    b.in_link += 1
-                if keep_marks and name in MARK_TAGS:
-                    b.open_mark(opened, name, el)
+            if name not in _NOT_INLINE:
+                inline_start(name, el, el)
             elif name == "br":
                 b.br()
                 skip_subtree()
@@ -215,28 +212,18 @@ def _walk_lxml(root: Any, b: _Builder, noscript: bool = False) -> None:
                 start(name, el, el, name in BLOCK_TAGS)
             t = el.text
             if t:
-                if t.strip(_ASCII_WS):
-                    words(t)
-                else:  # _Builder.text of white space between tags
-                    parts.append(t if b.in_pre else " ")
+                text(t)
         else:
             if event == "end":
                 if el is skipped:
                     skipped = None
                 elif stack[-1].tag in _NOT_INLINE:
                     end()
-                else:  # _Builder.end of an inline element
-                    closed = stack.pop()
-                    if closed.tag == "a":
-                        b.in_link -= 1
-                    if closed.mark is not None:
-                        b.close_mark(closed)
+                else:
+                    inline_end()
             t = el.tail  # of an element, or of a comment or processing instruction (its own text is not shown)
             if t:
-                if t.strip(_ASCII_WS):
-                    words(t)
-                else:
-                    parts.append(t if b.in_pre else " ")
+                text(t)
 
 
 # ----------------------------------------------------------------------------------------- block builder
@@ -319,14 +306,13 @@ class _Builder:
         self.parts.append("\n")
 
     def text(self, raw: str) -> None:
-        if not raw.strip(_ASCII_WS):  # white space between tags: most text nodes
+        """A text node (the one place of the white-space rule). ASCII white space only (between tags: most text
+        nodes) is one space, or itself inside preformatted text. Any other text has its zero-width characters
+        dropped, each run of white space made one space (kept as written in preformatted text), and its
+        characters counted inside a link."""
+        if not raw.strip(_ASCII_WS):
             self.parts.append(raw if self.in_pre else " ")
-        else:
-            self.words(raw)
-
-    def words(self, raw: str) -> None:
-        """A text with a character other than ASCII white space: zero-width characters dropped, each run of
-        white space one space (as written in preformatted text), its characters counted inside a link."""
+            return
         text = raw if raw.isascii() and "\x00" not in raw else _ZERO_WIDTH.sub("", raw)
         if self.in_pre:
             self.parts.append(text)
@@ -341,6 +327,11 @@ class _Builder:
             self.has_text = True
 
     def start(self, tag: str, attrs: Any, node: Any, boundary: bool) -> None:
+        """An element starts (`boundary`: it starts a block). The walks call it for the tags in _NOT_INLINE only,
+        and inline_start, which it hands any other tag to, for the rest."""
+        if tag not in _NOT_INLINE:
+            self.inline_start(tag, attrs, node)
+            return
         if boundary:
             self._flush()
         elif tag in CELL_TAGS:
@@ -362,12 +353,6 @@ class _Builder:
             self.parts.append(f"{parent.ol_start + n - 1}. ")  # the marker a browser displays
             self.has_text = True
         stack.append(opened)
-        if tag in MARK_TAGS:
-            if tag == "a":
-                self.in_link += 1
-            if self.keep_marks:
-                self.open_mark(opened, tag, attrs)
-            return
         if tag not in _FLAGS:
             return
         if tag in PRE_TAGS:
@@ -378,18 +363,16 @@ class _Builder:
                 self.headings += 1
 
     def end(self) -> None:
-        """Close the innermost open element (the walks call start and end in pairs)."""
+        """Close the innermost open element (the walks call start and end in pairs; inline_end closes an inline one,
+        and end hands it that)."""
         stack = self.stack
+        if stack[-1].tag not in _NOT_INLINE:
+            self.inline_end()
+            return
         if stack[-1].boundary:
             self._flush()  # before the pop: the closing element owns the text
         closed = stack.pop()
         tag = closed.tag
-        if tag in MARK_TAGS:
-            if tag == "a":
-                self.in_link -= 1
-            if closed.mark is not None:
-                self.close_mark(closed)
-            return
         if tag not in _FLAGS:
             return
         if tag in PRE_TAGS:
@@ -398,6 +381,33 @@ class _Builder:
             self.open[tag] -= 1
             if tag in HEADING_LEVELS:
                 self.headings -= 1
+
+    def inline_start(self, tag: str, attrs: Any, node: Any) -> None:
+        """An inline element starts (a tag not in _NOT_INLINE): pushed on the stack, counted among its parent's
+        children of its tag, and a link counted (its characters are link text) and marked (Block.marks)."""
+        stack = self.stack
+        n = 1
+        if stack:
+            parent = stack[-1]
+            counts = parent.child_counts
+            if counts is None:
+                counts = parent.child_counts = {}
+            n = counts[tag] = counts.get(tag, 0) + 1
+        opened = _Open(tag, attrs, node, n, False)
+        stack.append(opened)
+        if tag in MARK_TAGS:
+            if tag == "a":
+                self.in_link += 1
+            if self.keep_marks:
+                self.open_mark(opened, tag, attrs)
+
+    def inline_end(self) -> None:
+        """Close the innermost open element, opened by inline_start (the walks call them in pairs)."""
+        closed = self.stack.pop()
+        if closed.tag == "a":
+            self.in_link -= 1
+        if closed.mark is not None:
+            self.close_mark(closed)
 
     def open_mark(self, opened: _Open, tag: str, attrs: Any) -> None:
         """An <a>, <b>, <strong>, <i> or <em> starts (with marks kept): note where its text starts, outside <pre>."""
@@ -447,7 +457,7 @@ class _Builder:
             return
         raw = "".join(self.parts)
         mark_texts = self._mark_texts(marks, raw) if marks else ()
-        self.parts.clear()  # the same list: the lxml walk holds it
+        self.parts.clear()
         self.has_text = False
         link_chars, self.link_chars = self.link_chars, 0
         if self.in_pre:
@@ -502,31 +512,29 @@ class _Builder:
         # Counters instead of a scan of the stack: a walk down a 10,000-deep page stays linear. Headings,
         # list items and rows are block-level, so every open one sits at or above the owner.
         opened = self.open
-        heading = max((level for h, level in HEADING_LEVELS.items() if opened[h]), default=0) if self.headings else 0
+        heading_level = (max((level for h, level in HEADING_LEVELS.items() if opened[h]), default=0)
+                         if self.headings else 0)
         if self.in_pre:
-            n_chars = len(WS.sub("", text))
+            text_len = len(WS.sub("", text))
         else:  # white space is already one " ", "\n" or cell-separating "\t" here
-            n_chars = len(text) - text.count(" ") - text.count("\n") - text.count("\t")
-        link_chars = min(link_chars, n_chars)
-        punct = len(_PUNCT_RE.findall(text))
-        return Block(  # by position, in field order (keywords cost four times as much to pass)
-            len(self.blocks),  # index
-            text,
-            owner.tag,  # tag
-            paths[0] or "html",  # tag_path
-            paths[1],  # xpath
-            k,  # depth
-            n_chars,  # text_len
-            link_chars,  # link_len
-            link_chars / n_chars if n_chars else 0.0,  # link_density
-            punct,  # punct_count
-            punct / n_chars if n_chars else 0.0,  # punct_density
-            heading,  # heading_level
-            bool(opened["li"] or opened["dd"] or opened["dt"]),  # is_list_item
-            bool(opened["td"] or opened["th"] or opened["tr"]),  # is_table_cell
-            parent.p if parent is not None else 0,  # type: ignore[arg-type]  # sibling_paragraphs
-            n_chars > 0 and link_chars >= n_chars,  # in_link_only
-        )
+            text_len = len(text) - text.count(" ") - text.count("\n") - text.count("\t")
+        link_len = min(link_chars, text_len)
+        punct_count = len(_PUNCT_RE.findall(text))
+        index = len(self.blocks)
+        tag = owner.tag
+        tag_path = paths[0] or "html"
+        xpath = paths[1]
+        depth = k
+        link_density = link_len / text_len if text_len else 0.0
+        punct_density = punct_count / text_len if text_len else 0.0
+        is_list_item = bool(opened["li"] or opened["dd"] or opened["dt"])
+        is_table_cell = bool(opened["td"] or opened["th"] or opened["tr"])
+        sibling_paragraphs: int = parent.p if parent is not None else 0  # type: ignore[assignment]
+        in_link_only = text_len > 0 and link_len >= text_len
+        # Each field in a local of its name, passed by position in field order (by keyword, the call costs four
+        # times as much: 3% of the segmenter's time); tests/test_walk_block.py checks the names and their order.
+        return Block(index, text, tag, tag_path, xpath, depth, text_len, link_len, link_density, punct_count,
+                     punct_density, heading_level, is_list_item, is_table_cell, sibling_paragraphs, in_link_only)
 
 
 def walk_blocks(tree: Any, parser: str, noscript: bool = False, owners: list[Any] | None = None,
