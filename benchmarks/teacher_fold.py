@@ -23,10 +23,15 @@ from bodyblocks.files import write_atomic
 from bodyblocks.metrics import score_page
 
 
-def scores(pages: list, setting: tuple[float, ...]) -> tuple[float, float]:
-    """(token F1, acc@0.9) of the fold's pages under a blend setting."""
-    texts = page_texts(pages, setting)
-    return _summary([score_page(p["gold"], t) for p, t in zip(pages, texts, strict=True)])
+def scores(pages: list, setting: tuple[float, ...], memo: dict | None = None) -> tuple[float, float]:
+    """(token F1, acc@0.9) of the fold's pages under a blend setting (`memo`: each page's score by its text)."""
+    memo = {} if memo is None else memo
+    out = []
+    for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting), strict=True)):
+        if (i, text) not in memo:
+            memo[(i, text)] = score_page(p["gold"], text)
+        out.append(memo[(i, text)])
+    return _summary(out)
 
 
 def main() -> int:
@@ -50,9 +55,10 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, pickle.dumps(fold_parts(args.fold, Path(folder), args.trees)))
         pages = pickle.loads(path.read_bytes())
-        cells = [scores(pages, s) for s in fixed]
+        memo: dict = {}
+        cells = [scores(pages, s, memo) for s in fixed]
         if not args.no_grid:
-            grid = {s: scores(pages, s) for s in settings()}
+            grid = {s: scores(pages, s, memo) for s in settings()}
             top = max(grid, key=lambda s: grid[s])
             cells.append(grid[top])
         row = " | ".join(f"{f:.3f} / {a:.3f}" for f, a in cells)
