@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 43 step 3, noisy student, one leave-one-source-out fold ($1, default wcxb-dev), on one CPU thread:
-# the e5 vectors it needs, the fold's trees, its e5 teacher (a CPU proxy: 250 pages per source and split, 32
+# the e5 vectors it needs, the fold's trees, its e5 teacher (a CPU proxy: 250 pages per source and split, 8 epochs, 32
 # tokens), the teacher's labels of trafilatura-eval and gne-pages, the student, the recipe again, and the fold's
 # table (benchmarks/teacher_fold.py at the recipe's settings for wcxb-dev and dragnet and e5's). Every part host-disjoint (data.exclude_sites_of). Outputs under runs/t43/.
 set -x
@@ -14,7 +14,7 @@ nice -n 10 python -m benchmarks.teacher_embed $F --max-pages 250 --tokens 32 || 
 date
 $N python -m benchmarks.loso --out runs/t43/loso-vocab --doc runs/t43/loso-vocab/generalization.md --folds $F --parts gbt --no-shipped --train-only $HOST --threads 1 || exit 1
 date
-$N python -m benchmarks.loso --out runs/t43/loso-e5 --doc runs/t43/loso-e5/generalization.md --folds $F --parts model --no-shipped --train-only $HOST --epochs 3 --threads 1 $E5 || exit 1
+$N python -m benchmarks.loso --out runs/t43/loso-e5 --doc runs/t43/loso-e5/generalization.md --folds $F --parts model --no-shipped --train-only $HOST --epochs 8 --threads 1 $E5 || exit 1
 date
 $N python -c "
 from benchmarks.loso_blend import rule_meta
