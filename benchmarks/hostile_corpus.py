@@ -459,7 +459,7 @@ class Corpus:
         self.page("page on top of a folder 1,100 levels deep", "deep/page.html", "deep-top")
         mid = self.add("page 50 levels down", "deep/" + "d/" * 50 + "page.html", article("deep-50"), "ok",
                        sentence("deep-50"))
-        deep_chain(os.path.dirname(mid), DEEP_LEVELS - 50, article("deep-bottom").encode())
+        deep_chain(os.path.dirname(mid), DEEP_LEVELS - 50, {DEEP_LEVELS - 50: article("deep-bottom").encode()})
         # the walk stops MAX_WALK_DEPTH (100) folders below IN: the folder there fails as too-deep, and nothing
         # under it may be reported (a line under it would be counted twice)
         self.cases.append(Case("folder past the walk's depth (100 below IN)", ("failed:too-deep",), under=True,
@@ -535,18 +535,20 @@ class Corpus:
 
 
 # ------------------------------------------------------------------------------------------ the run
-def deep_chain(top: bytes, levels: int, page: bytes) -> None:
-    """TOP/d/d/.../d, LEVELS folders, and page.html at the bottom: made through folder descriptors, so that no
-    path is ever that long and nothing recurses."""
+def deep_chain(top: bytes | str | Path, levels: int, pages: dict[int, bytes]) -> None:
+    """TOP/d/d/.../d, LEVELS folders, and `pages[level]` as page.html in the folder of that level (0: TOP, LEVELS:
+    the bottom): made through folder descriptors, so that no path is ever that long and nothing recurses."""
     fd = os.open(top, os.O_RDONLY)
     try:
-        for _ in range(levels):
-            os.mkdir("d", dir_fd=fd)
-            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
-            os.close(old)
-        out = os.open("page.html", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(out, page)
-        os.close(out)
+        for level in range(levels + 1):
+            if level in pages:
+                out = os.open("page.html", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+                os.write(out, pages[level])
+                os.close(out)
+            if level < levels:
+                os.mkdir("d", dir_fd=fd)
+                fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+                os.close(old)
     finally:
         os.close(fd)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.hostile_corpus import deep_chain, remove_deep
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch
 from bodyblocks.batch.inputs import (
@@ -220,45 +221,13 @@ def test_is_done_of_a_name_the_file_system_refuses_is_no_error(tmp_path: Path) -
         report.close()
 
 
-def _deep_folder(root: Path, depth: int, page_at: dict[int, str]) -> None:
-    """ROOT/d/d/.../d, DEPTH folders, made through folder descriptors (no path is ever that long, no recursion);
-    a page `page_at[level]` in the folder of that level (0: ROOT)."""
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        for level in range(depth + 1):
-            if level in page_at:
-                page = os.open("page.html", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-                os.write(page, article(page_at[level]).encode())
-                os.close(page)
-            if level < depth:
-                os.mkdir("d", dir_fd=fd)
-                fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
-                os.close(old)
-    finally:
-        os.close(fd)
-
-
-def _remove_deep(folder: Path) -> None:
-    """Remove a folder however deep, without recursion (pytest's and shutil's cleanup recurse)."""
-    stack = [os.fsencode(folder)]
-    while stack:
-        here = stack[-1]
-        subs = [e.path for e in os.scandir(here) if e.is_dir(follow_symlinks=False)]
-        if subs:
-            stack.extend(subs)
-            continue
-        for e in os.scandir(here):
-            os.unlink(e.path)
-        os.rmdir(here)
-        stack.pop()
-
-
 @posix_links
 def test_a_folder_1100_levels_deep_fails_below_the_walk_depth_and_the_top_pages_are_done(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()
     try:
-        _deep_folder(src, 1100, {0: "top", 3: "three", 1100: "bottom"})
+        deep_chain(src, 1100, {0: article("top").encode(), 3: article("three").encode(),
+                               1100: article("bottom").encode()})
         assert count_pages([src]) == 3  # top, three, and the folder not walked
         report = run([src], tmp_path / "out")
         by_status = {p["status"]: [] for p in report["pages"]}
@@ -270,7 +239,7 @@ def test_a_folder_1100_levels_deep_fails_below_the_walk_depth_and_the_top_pages_
         assert too_deep["input"].count("/d") == MAX_WALK_DEPTH + 1
         assert "dispatch top said" in texts(tmp_path / "out") and "bottom" not in texts(tmp_path / "out")
     finally:
-        _remove_deep(src)
+        remove_deep(src)
 
 
 def test_a_record_nested_too_deeply_to_decode_fails_alone(tmp_path: Path) -> None:
