@@ -114,16 +114,17 @@ def _marked_lines(b: Block, base: str | None = None, escape: bool = False) -> li
     for raw in text.split("\n"):
         end = start + len(raw)
         if raw.strip():
-            pieces, at = [], start
+            pieces, at, link_end = [], start, -1
             for s0, s1, kind, address in spans:
                 if s0 < start or s1 > end:
                     continue
                 pieces.append(text[at:s0])
-                if s0 == at and pieces[:-1] and pieces[-2].endswith(")") and kind == "link":
-                    pieces.append(" ")  # two links that touch: a tag list, not one word
                 inner = text[s0:s1]
                 if kind == "link":
+                    if s0 == link_end:
+                        pieces.append(" ")  # two links that touch: a tag list, not one word
                     pieces.append("[" + _LINK_TEXT.sub(r"\\\1", inner) + f"]({address})")
+                    link_end = s1
                 else:
                     pieces.append(f"{_EMPHASIS[kind]}{inner}{_EMPHASIS[kind]}")
                 at = s1

@@ -431,7 +431,7 @@ class _Builder:
 
     def _mark_texts(self, marks: list[list[Any]], text: str) -> tuple[tuple[str, str, str | None], ...]:
         """The block's closed marks as (kind, text, href); a mark over the whole block (a link that is a menu
-        item) takes the block's text without joining its pieces again."""
+        item) takes the block's `text` (already made from its pieces) without joining them again."""
         parts = self.parts
         n = len(parts)
         out = []
@@ -456,22 +456,22 @@ class _Builder:
             self.link_chars = 0
             return
         raw = "".join(self.parts)
-        mark_texts = self._mark_texts(marks, raw) if marks else ()
-        self.parts.clear()
-        self.has_text = False
-        link_chars, self.link_chars = self.link_chars, 0
         if self.in_pre:
             text = _join_lines([ln.rstrip() for ln in raw.split("\n")])
         elif "\n" not in raw:  # one line (the usual case); has_text: something is left after the strip
             text = _line(raw)
         else:  # pieces were normalised one by one: collapse the spaces where they meet
             text = _join_lines([_line(ln) for ln in raw.split("\n")])
+        mark_texts = self._mark_texts(marks, text) if marks else ()  # before the pieces go
+        self.parts.clear()
+        self.has_text = False
+        link_chars, self.link_chars = self.link_chars, 0
         if len(self.blocks) >= MAX_BLOCKS:
             raise TooLarge(f"more than {MAX_BLOCKS:,} text blocks: a page this fragmented is failed alone rather "
                            "than classified in gigabytes")
         block = self._make_block(text, link_chars)
         if mark_texts:
-            block.marks = tuple((k, text if t is raw else t, h) for k, t, h in mark_texts)
+            block.marks = mark_texts
         self.blocks.append(block)
 
     def _paths(self, k: int) -> tuple[str, str]:

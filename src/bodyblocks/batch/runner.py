@@ -29,7 +29,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.batch.columnar import SHARD_SIZE
+from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
@@ -100,7 +100,7 @@ class BatchOptions:
                              f"not {self.extractor}")
         if self.fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
-        if self.fmt != "txt" and self.fmt != "json" and self.extractor in TRAINED and not self.options.marks:
+        if self.fmt in ("md", *COLUMNAR) and self.extractor in TRAINED and not self.options.marks:
             self.options = replace(self.options, marks=True)  # md, and the shards' markdown column: links, emphasis
         if not 0.0 <= self.review <= 1.0:
             raise ValueError("review must be a share between 0 and 1")
