@@ -57,12 +57,17 @@ def with_metadata(ex: Any, meta: Metadata | None) -> Any:
 def resolve_canonical(ex: Any, url: str | None) -> Any:
     """The Extraction `ex` with a relative canonical URL made absolute against the page's own URL (in place;
     returned): the segmenter reads the page without knowing where it came from."""
-    if url and ex.canonical_url and "://" not in ex.canonical_url:
-        try:
-            ex.canonical_url = urljoin(url, ex.canonical_url)
-        except ValueError:  # a malformed address: kept as the page wrote it
-            pass
+    if ex.canonical_url and "://" not in ex.canonical_url:
+        ex.canonical_url = _absolute(ex.canonical_url, url)
     return ex
+
+
+def _absolute(href: str, url: str | None) -> str:
+    """`href` made absolute against the page's URL when it is known; a malformed address is kept as written."""
+    try:
+        return urljoin(url, href) if url else href
+    except ValueError:
+        return href
 
 
 def _clean(value: Any) -> str | None:
@@ -148,12 +153,7 @@ def _canonical(root: Any, tags: dict[str, str], url: str | None) -> str | None:
             href = link.get("href")
             break
     href = _clean(href or tags.get("og:url"))
-    if href is None:
-        return None
-    try:
-        return urljoin(url, href) if url else href
-    except ValueError:  # a malformed address
-        return href
+    return None if href is None else _absolute(href, url)
 
 
 _DATE_OPTIONS: Any = None
