@@ -23,6 +23,7 @@ from bodyblocks.inference.checkpoints import (
     resolve,
     shipped,
 )
+from bodyblocks.inference.integrity import file_sha256
 from bodyblocks.inference.options import ExtractOptions
 
 _HASHED = ("config.json", "model.safetensors")  # per folder: the settings and the weights (exports derive from them)
@@ -59,7 +60,8 @@ def preset_of(folder: Path) -> str | None:
 
 def model_hash(folder: Path) -> str:
     """SHA-256 over the config.json and model.safetensors of a checkpoint folder and, for an ensemble, of its
-    model's and trees' folders (each file's name and length first: files cannot trade bytes)."""
+    model's and trees' folders: over each file's place, name and SHA-256 (integrity.file_sha256, which the load's
+    own check of the weights has computed already in this process, so they are not read again)."""
     folders = [folder]
     if kind_of(folder) == ENSEMBLE:
         meta = read_ensemble(folder)
@@ -68,11 +70,8 @@ def model_hash(folder: Path) -> str:
     for i, part in enumerate(folders):
         for name in _HASHED:
             path = part / name
-            if not path.is_file():
-                continue
-            data = path.read_bytes()
-            digest.update(f"{i}/{name}:{len(data)}\n".encode())
-            digest.update(data)
+            if path.is_file():
+                digest.update(f"{i}/{name}:{file_sha256(path)}\n".encode())
     return digest.hexdigest()
 
 
