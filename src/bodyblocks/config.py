@@ -203,6 +203,7 @@ class GbtConfig:
     tokens: list[str] = field(default_factory=list)  # the learned vocabulary (training/gbt.site_vocabulary)
     neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
     context: bool = False  # also context.CONTEXT_NAMES: the block against its page and its containers
+    role_features: bool = False  # also role_features.ROLE_NAMES: caption, byline, link-list, promo, comment cues
     max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
     learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
     max_leaf_nodes: int = 31  # leaves per tree
