@@ -91,9 +91,9 @@ def test_a_gb2312_page_with_broken_bytes_is_read_as_chinese_and_flagged() -> Non
 
 
 # ------------------------------------------------------------------------------------------ signals
-def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> tuple[int | None, str]:
+def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> tuple[int | None, str, str]:
     """A real `bodyblocks extract` in its own process group, given Ctrl-C (SIGINT to the group) three times once
-    its first outputs are written; (exit status, stderr)."""
+    its first outputs are written; (exit status, stderr, what the run had done when the first signal went)."""
     import os
     import signal
     import subprocess
@@ -101,16 +101,20 @@ def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> 
     import time
 
     cmd = [sys.executable, "-m", "bodyblocks", "extract", str(src), "--out", str(out), "--no-progress", *extra]
+    start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    seen = "no signal sent: the run had ended"
     try:
-        deadline = time.monotonic() + 60
+        deadline = start + 60
         while time.monotonic() < deadline and proc.poll() is None and not any(out.glob("p*.txt")):
             time.sleep(0.02)
         time.sleep(delay_s)
-        for _ in range(3):
+        for k in range(3):
             if proc.poll() is not None:
                 break
+            if k == 0:
+                seen = f"{len(list(out.glob('p*.txt')))} outputs after {time.monotonic() - start:.2f} s"
             os.killpg(proc.pid, signal.SIGINT)
             time.sleep(0.03)
         _, err = proc.communicate(timeout=60)
@@ -118,24 +122,25 @@ def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return proc.returncode, err
+    return proc.returncode, err, seen
 
 
 def test_ctrl_c_to_the_process_group_prints_no_worker_traceback(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()
-    body = "".join(f"<p>Paragraph {i}: the relief convoys reached the valley after three days of rain, and the "
-                   "drivers signed for water, rice and blankets.</p>" for i in range(300))
-    for i in range(600):
-        (src / f"p{i:03d}.html").write_text(f"<html><body><article>{body}</article></body></html>", encoding="utf-8")
-    interrupted = 0
+    for i in range(2000):  # distinct pages, enough that a run lasts seconds after its first output (~1.5 ms each)
+        body = "".join(f"<p>Paragraph {j} of report {i}: the relief convoys reached the valley after three days of "
+                       "rain, and the drivers signed for water, rice and blankets.</p>" for j in range(300))
+        (src / f"p{i:04d}.html").write_text(f"<html><body><article>{body}</article></body></html>", encoding="utf-8")
+    runs = []
     for n, delay in enumerate((0.0, 0.05, 0.15, 0.3, 0.5, 0.02)):
-        status, err = _interrupted_run(src, tmp_path / f"out{n}", delay, ["--extractor", "heuristic",
-                                                                          "--workers", "2"])
+        status, err, seen = _interrupted_run(src, tmp_path / f"out{n}", delay, ["--extractor", "heuristic",
+                                                                                "--workers", "2"])
         assert "Traceback" not in err and "KeyboardInterrupt" not in err and "ForkProcess" not in err, err
         assert status in (0, 130), (status, err)  # stopped with its report (or done first), never killed by it
-        interrupted += status == 130
-    assert interrupted >= 4  # the runs were stopped by the signal (not finished before it came)
+        runs.append((status, seen))
+    # the runs were stopped by the signal (not finished before it came)
+    assert sum(status == 130 for status, _ in runs) >= 4, runs
 
 
 # ------------------------------------------------------------------------------------------ annotate
