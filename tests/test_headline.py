@@ -118,8 +118,8 @@ def test_evaluation_scores_the_title_and_byline_where_the_gold_holds_them() -> N
     assert scored_text(ex, GoldConvention()) == "Body." == scored_text(ex, None)
     assert scored_text(Extraction("Body.", title="From <title>"), GoldConvention(True, True)) == "Body."
     assert scored_text(Extraction("", title="Headline", headline=0), GoldConvention(True)) == "Headline"
-    assert gold_convention("daniel") == GoldConvention(True, False)
-    assert gold_convention(Path("/data/wcxb-dev")) == GoldConvention(False, False)
+    assert gold_convention("daniel") == GoldConvention(True, False, True)
+    assert gold_convention(Path("/data/wcxb-dev")) == GoldConvention(False, False, True)
     assert gold_convention("my-pages") == GoldConvention() == gold_convention(None)
 
 

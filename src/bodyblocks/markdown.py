@@ -3,7 +3,8 @@
     block_kind(block)                  # "heading", "paragraph", "list-item", "table-row", "code", "quote"
     to_markdown(title, kept_blocks)    # the title once as "# ...", then the blocks in page order
 
-What each kind becomes:
+The standfirst (Extraction.standfirst), when there is one, follows the title as one emphasised paragraph
+("*…*", its white space collapsed, inline markup characters escaped). What each kind becomes:
   heading     "#" x level (h1..h6); a heading that repeats the title is left out (the title is written once,
               the page's one "# " heading: an h1 below it is written as "## ");
   list-item   "- item" (ordered items keep the number the segmenter gave them, "3. item"), indented two
@@ -63,6 +64,7 @@ def _escape(line: str) -> str:
 _UNSAFE_SCHEMES = ("javascript:", "data:", "vbscript:")
 _LINK_TEXT = re.compile(r"([\\\[\]])")
 _EMPHASIS = {"strong": "**", "em": "*"}
+_EMPHASIS_MARK = re.compile(r"([*_`\[\]\\])")  # inline markup, escaped inside the standfirst's emphasis
 
 
 def _address(href: str | None, base: str | None) -> str | None:
@@ -196,10 +198,18 @@ def folded(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None) -> str:
-    """Markdown of a page: `# title` once, then the kept blocks in page order (module docstring); `base`: the
-    page's URL (relative links are resolved against it)."""
+def standfirst_markdown(text: str) -> str:
+    """The standfirst as an emphasised Markdown paragraph ("" when there is none)."""
+    flat = " ".join(text.split())
+    return "*" + _EMPHASIS_MARK.sub(r"\\\1", flat) + "*" if flat else ""
+
+
+def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None, standfirst: str = "") -> str:
+    """Markdown of a page: `# title` once, the standfirst as an emphasised paragraph, then the kept blocks in page
+    order (module docstring); `base`: the page's URL (relative links are resolved against it)."""
     out: list[str] = [f"# {title.strip()}"] if title.strip() else []
+    if standfirst.strip():
+        out.append(standfirst_markdown(standfirst))
     seen_title = folded(title)
     kinds = [block_kind(b) for b in blocks]
     i = 0

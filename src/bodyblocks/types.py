@@ -112,3 +112,4 @@ class Extraction:
     canonical_url: str | None = None
     headline: int | None = None  # the block the title was read from, left out of text (None: no headline block)
     byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)
+    standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)

@@ -138,11 +138,13 @@ Payload = tuple[Any, ...]
 
 
 def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str:
-    """The text scored against a page's gold: the body, after the headline and the byline where the gold holds
-    them and the extractor took them out of the body (Extraction.headline, .byline), so that the convention
-    moves no figure."""
+    """The text scored against a page's gold: the body, after the headline, the standfirst and the byline (in
+    that order) where the gold holds them and the extractor took them out of the body (Extraction.headline,
+    .standfirst, .byline), so that the convention moves no figure."""
     convention = convention or GoldConvention()
     lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
+    if convention.standfirst and ex.standfirst:
+        lines.append(ex.standfirst)
     if convention.byline and ex.byline:
         lines.append(ex.byline)
     return "\n".join([*lines, ex.text]) if lines and ex.text else "\n".join(lines) or ex.text

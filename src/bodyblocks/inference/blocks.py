@@ -31,10 +31,11 @@ import numpy as np
 from bodyblocks.baselines.heuristic import HeuristicExtractor
 from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
+from bodyblocks.inference import roles, vote
 from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.vote import VOTE, add_vote, segment_with_vote
+from bodyblocks.inference.vote import VOTE, add_vote
 from bodyblocks.metadata import METADATA, resolve_canonical, with_metadata
-from bodyblocks.segment import segment, segment_tree
+from bodyblocks.segment import segment_tree
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
@@ -48,6 +49,15 @@ _WARM_PAGE = ("<html><head><title>A title - Site</title><meta property='og:title
               "<meta property='article:published_time' content='2024-01-02'></head><body><nav><a href='/'>Home</a>"
               "</nav><article><h1>A title</h1><p>First paragraph, with <a href='/x'>a link</a>.</p><p>Another one."
               "</p><ul><li>an item</li></ul><table><tr><td>1</td><td>2</td></tr></table></article></body></html>")
+
+
+def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False) -> Document:
+    """A block extractor's page segmenter: segment.segment, with the page's meta descriptions (the standfirst's cue,
+    inference/roles.py) and, when `voting`, the heuristic's vote (vote.add_vote), both read from the tree it
+    parsed. `marks`: as segment's."""
+    doc, tree = segment_tree(html, marks=marks)
+    roles.add_descriptions(doc, tree)
+    return vote.add_vote(doc, html, tree) if voting else doc
 
 
 @dataclass(frozen=True)
@@ -156,9 +166,8 @@ class BlockExtractor:
         self._heuristic: HeuristicExtractor | None = None
         # HTML -> Document for this extractor (the batch runner's workers call it)
         self.marks = marks
-        segmenter = segment_with_vote if self.voting else segment
-        self.page_segmenter: Callable[[str | bytes], Document] = (
-            functools.partial(segmenter, marks=True) if marks else segmenter)
+        self.page_segmenter: Callable[[str | bytes], Document] = functools.partial(
+            segment_page, voting=self.voting, marks=marks)
 
     def open_sessions(self) -> None:
         """Open this process's ONNX Runtime sessions of the model and the trees now (a worker at its start), so
@@ -208,6 +217,7 @@ class BlockExtractor:
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
         doc, tree = segment_tree(page, marks=self.marks)
+        roles.add_descriptions(doc, tree)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)

@@ -22,7 +22,8 @@
      gets the title channel less its site's name (site_free_title);
   7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
      (`--comments`) or less than MIN_ARTICLE kept characters lie outside them (a forum thread: its posts are
-     the body); bylines/datelines next to the headline go to Extraction.byline; short promo lines and a short
+     the body); bylines/datelines next to the headline go to Extraction.byline, the standfirst (the summary
+     paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines and a short
      link-only last block (a button: "Follow", "关注") are dropped;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence.
@@ -234,6 +235,9 @@ class DecisionRule:
                 keep[: head] = False  # the body starts after it: a kicker, a breadcrumb or a dateline above it
         byline = roles.byline_blocks(blocks, keep, head)
         keep[byline] = False
+        standfirst = roles.standfirst_block(blocks, keep, head, doc.extra.get(roles.DESCRIPTIONS, ()), comments)
+        if standfirst is not None:
+            keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
@@ -248,4 +252,5 @@ class DecisionRule:
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
+            standfirst=blocks[standfirst].text if standfirst is not None else "",
         )

@@ -1,9 +1,11 @@
-"""Roles of kept blocks that are on the article's page but not its body: the byline/dateline, a promo line, the
-comments. The decision rule (decision.py) takes them out of the body text.
+"""Roles of kept blocks that are on the article's page but not its body: the byline/dateline, the standfirst, a
+promo line, the comments. The decision rule (decision.py) takes them out of the body text.
 
     byline_blocks(blocks, keep, head)     # short date/source/author lines next to the headline
+    standfirst_block(blocks, keep, head, descriptions)  # the summary paragraph under the headline (the dek)
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
+    page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
 
 Cues come from the block's text and its tag path (the tag, id and classes of the block's element and its
 ancestors, segment.py), so they read the same on every site:
@@ -14,7 +16,23 @@ ancestors, segment.py), so they read the same on every site:
            class cue with either, is a byline; a date alone is not (a heading such as "May 2005" stays);
   promo    at most PROMO_CHARS characters and starting with an advertising label, or in an element whose own
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
-  comments the block or an ancestor below <body> has an id or class token naming a comment thread.
+  comments the block or an ancestor below <body> has an id or class token naming a comment thread;
+  standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
+           most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
+           news dateline ("LONDON (Reuters) -", "本报讯"), and followed by at least STANDFIRST_BODY kept characters
+           outside comment containers; it is the standfirst when one of:
+           - an id or class token of its own element, or of an ancestor it does not share with the next kept
+             block, names a dek (standfirst, dek, deck, summary, subtitle, subhead, lede, lead, intro, excerpt,
+             teaser, abstract, strapline, synopsis, sapo, chapo, digest, …) and none names a caption, an image,
+             a byline or a menu; a sibling of the body's paragraphs qualifies only through its own element's
+             class, and a token made from its own text (a heading's anchor) does not count;
+           - its text opens with a summary label (摘要：, 导语：, 导读：, 核心提示：, 内容提要：, 编者按：);
+           - its text matches one of the page's <meta> descriptions (description, og:description,
+             twitter:description; rapidfuzz ratio >= DESCRIPTION_MATCH, or the start of the block against a
+             description cut short), it reads as a sentence (ends with . ! ? 。 … or has at least 80 characters),
+             and either it sits with the headline (its deepest common ancestor with the headline is below the one
+             with the next kept block) or it is an <h2>..<h6> that is no sibling of the next kept block. A first
+             body paragraph that repeats the description (most news sites) sits with the body, and stays body.
 """
 
 from __future__ import annotations
@@ -22,15 +40,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
-from bodyblocks.types import Block
+from bodyblocks.types import Block, Document
 
 BYLINE_CHARS = 100  # white space excluded
 BYLINE_WINDOW = 3  # kept blocks after the headline looked at
 PROMO_CHARS = 40
 BUTTON_CHARS = 10  # a link-only last block of the body at most this long is a button ("Follow", "Share", "关注")
+STANDFIRST_CHARS = (40, 400)  # white space excluded
+STANDFIRST_LINKS = 0.3  # link density at most
+STANDFIRST_BODY = 200  # kept characters after it, outside comment containers, at least
+DESCRIPTION_MATCH = 90.0  # rapidfuzz ratio (0-100) of a block's text to a meta description
+DESCRIPTIONS = "descriptions"  # Document.extra's key of the page's meta descriptions (page_descriptions)
+_DESCRIPTION_NAMES = ("description", "og:description", "twitter:description", "dc.description")
+_MAX_DESCRIPTIONS = 4
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE = re.compile(
@@ -55,6 +81,30 @@ _COMMENT_TOKEN = re.compile(
     r"|(?:user|article|post|reader)-comments?)(?=[.#/]|$)",
     re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
+# the words of an id or class token ("article-subhead" -> article, subhead; "introP" -> intro, p) that name a dek
+_DEK_WORDS = frozenset(
+    "standfirst dek deck summary subtitle subhead subheading subheadline lede lead leadtext leadin intro introtext "
+    "introduction excerpt sapo chapo chapeau teaser teasertext abstract strapline digest synopsis zhaiyao daoyu "
+    "daodu".split())
+# a dek's name inside a longer token ("articleLead" is read by words; "boxstandfirst" by this)
+_DEK_INSIDE = re.compile(
+    r"standfirst|subtitle|subhead|summary|excerpt|teaser|abstract|strapline|synopsis|intro(?!duc)|lede|chapo|sapo"
+    r"|zhaiyao|daoyu", re.IGNORECASE)
+# a token naming something else: a caption, an image, a byline, a list of links ("lead-image-caption", "photo-intro"):
+# these inside a token, the short words as words of it
+_NOT_DEK = re.compile(r"caption|photo|image|figure|credit|video|gallery|thumb|author|byline|related|promo",
+                      re.IGNORECASE)
+_NOT_DEK_WORDS = frozenset("img pic media date time meta nav menu".split())
+_WORD_BREAK = re.compile(r"[-_\s]+")
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_SUMMARY_LABEL = re.compile(r"^\s*(?:摘要|导语|导读|本文导读|核心提示|内容提要|提要|编者按)\s*[:：]")
+# a news story's first paragraph opens with its dateline; a dek does not
+_DATELINE = re.compile(
+    r"^\s*(?:[A-ZÀ-Ý][A-ZÀ-Ý .,/'-]{2,40}(?:\([^)]{2,30}\))?\s*[-–—:]"
+    r"|\S{0,20}\s*\((?:AP|AFP|Reuters|dpa|PAP|ANSA|EFE|IANS|PTI)\b[^)]*\)|本报讯|本报|新华社|记者|中新网|【)")
+_SENTENCE_END = re.compile(r"[.!?。！？…»\"”')）]\s*$")
+_SPACE = re.compile(r"\s+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _tokens(segment: str) -> list[str]:
@@ -106,3 +156,113 @@ def _in_comments(tag_path: str) -> bool:
     below = tag_path[tag_path.find("/", body + 1):] if body >= 0 and tag_path.find("/", body + 1) >= 0 else (
         "" if body >= 0 else tag_path)
     return _COMMENT_TOKEN.search(below) is not None
+
+
+def page_descriptions(root: Any) -> tuple[str, ...]:
+    """The page's <meta> descriptions (description, og:description, twitter:description, dc.description) in <head>,
+    white space collapsed, each once; () without a parsed tree (segment.segment_tree's lxml root)."""
+    if root is None:
+        return ()
+    head = root.find("head")
+    found: list[str] = []
+    for el in (root if head is None else head).iter("meta"):
+        key = (el.get("name") or el.get("property") or "").strip().lower()
+        if key in _DESCRIPTION_NAMES:
+            text = " ".join((el.get("content") or "").split())
+            if text and text not in found:
+                found.append(text)
+                if len(found) == _MAX_DESCRIPTIONS:
+                    break
+    return tuple(found)
+
+
+def add_descriptions(doc: Document, root: Any) -> Document:
+    """doc with the page's meta descriptions in doc.extra[DESCRIPTIONS] (the standfirst's cue); returned."""
+    doc.extra[DESCRIPTIONS] = page_descriptions(root)
+    return doc
+
+
+def _words(token: str) -> list[str]:
+    """The words of an id or class token: "article-subHead_2" -> ["article", "sub", "head", "2"]."""
+    return _WORD_BREAK.split(_CAMEL.sub(r"\1-\2", token).lower())
+
+
+def _names_other(token: str) -> bool:
+    """Whether an id or class token names a caption, an image, a byline, a menu, … (no dek)."""
+    return _NOT_DEK.search(token) is not None or not _NOT_DEK_WORDS.isdisjoint(_words(token))
+
+
+def _is_dek_token(token: str) -> bool:
+    """Whether an id or class token names a dek."""
+    return not _DEK_WORDS.isdisjoint(_words(token)) or _DEK_INSIDE.search(token) is not None
+
+
+def _slug_of(token: str, text: str) -> bool:
+    """Whether an id or class token is made from the block's own text (a heading's anchor,
+    "introduction-to-clematis-pruning" on "Introduction to Clematis Pruning: …"): its first three words open it."""
+    words = _LETTERS.findall(token.lower())
+    return len(words) >= 3 and " ".join(_LETTERS.findall(text[:200].casefold())).startswith(" ".join(words[:3]))
+
+
+def _common_depth(a: str, b: str) -> int:
+    """Segments two xpaths share from the root."""
+    sa, sb = a.split("/"), b.split("/")
+    k = 0
+    while k < min(len(sa), len(sb)) and sa[k] == sb[k]:
+        k += 1
+    return k
+
+
+def matches_description(text: str, descriptions: Sequence[str]) -> bool:
+    """Whether a block's text is one of the page's meta descriptions (DESCRIPTION_MATCH), or starts as a long one
+    that was cut short ("…") does."""
+    from rapidfuzz import fuzz
+
+    mine = _SPACE.sub(" ", text).strip().casefold()
+    for description in descriptions:
+        d = _SPACE.sub(" ", description).strip().casefold().rstrip("….").rstrip()
+        if len(d) < 20:
+            continue
+        if fuzz.ratio(mine, d, score_cutoff=DESCRIPTION_MATCH):
+            return True
+        if len(d) >= 80 and len(d) < len(mine) and fuzz.ratio(mine[: len(d)], d, score_cutoff=DESCRIPTION_MATCH):
+            return True
+    return False
+
+
+def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None, descriptions: Sequence[str] = (),
+                     comments: np.ndarray | None = None) -> int | None:
+    """The kept block that is the page's standfirst (module docstring), or None. `keep`: the kept blocks, the
+    headline and the bylines left out; `comments`: the blocks in comment containers (in_comments), whose characters
+    do not count as the body after it."""
+    if head is None:
+        return None
+    after = [int(i) for i in np.flatnonzero(keep) if i > head]
+    if len(after) < 2:
+        return None
+    cand, rest = after[0], after[1:]
+    block, nxt = blocks[cand], blocks[rest[0]]
+    low, high = STANDFIRST_CHARS
+    if not low <= block.text_len <= high or block.link_density > STANDFIRST_LINKS or block.is_list_item \
+            or block.is_table_cell or block.heading_level == 1 or _DATELINE.match(block.text):
+        return None
+    body = sum(blocks[i].text_len for i in rest if comments is None or not comments[i])
+    if body < STANDFIRST_BODY:
+        return None
+    # its own segments: the element and the ancestors it does not share with the next kept block
+    shared = _common_depth(block.xpath, nxt.xpath)
+    own = block.tag_path.split("/")[max(shared - 1, 0):]  # an xpath starts with "/": one segment more
+    if any(seg.split(".", 1)[0].split("#", 1)[0] in ("figure", "figcaption") for seg in own):
+        return None
+    tokens = [t for seg in own for t in _tokens(seg) if not _slug_of(t, block.text)]
+    if any(_names_other(t) for t in tokens):
+        return None
+    if any(_is_dek_token(t) for t in tokens) or _SUMMARY_LABEL.match(block.text):
+        return cand
+    if not descriptions or not (_SENTENCE_END.search(block.text) or block.text_len >= 80):
+        return None
+    with_headline = _common_depth(block.xpath, blocks[head].xpath) > shared
+    own_heading = block.heading_level >= 2 and block.xpath.rsplit("/", 1)[0] != nxt.xpath.rsplit("/", 1)[0]
+    if (with_headline or own_heading) and matches_description(block.text, descriptions):
+        return cand
+    return None
