@@ -32,21 +32,58 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     error, removed when it raises. The target's folder is created."""
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer thread
+    tmp = path.with_name(_tmp_name(path.name))
     try:
         yield tmp
         os.replace(tmp, path)
-    finally:
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def _tmp_name(name: str) -> str:
+    """The temporary name beside a target named `name`: one per process and writer thread."""
+    return f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 def write_atomic(target: str | Path, data: str | bytes) -> None:
-    """Write text (UTF-8) or bytes to `target` atomically."""
-    with atomic_path(target) as tmp:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
+    """Write text (UTF-8) or bytes to `target` atomically (as atomic_path: a temporary file beside it, renamed over
+    it when complete; the target's folder is created).
+
+    A batch run writes a file per page, so the common case goes straight to the system calls (open, write, close,
+    rename: no test of the folder, no text layer); whatever fails there is done again through atomic_path, which
+    creates a missing folder and raises what a write that cannot be done raises."""
+    if isinstance(data, str):  # as a text file writes it: UTF-8, its line ends the system's
+        data = (data if os.linesep == "\n" else data.replace("\n", os.linesep)).encode("utf-8")
+    name = os.fspath(target)
+    folder, base = os.path.split(name)
+    if base:
+        tmp = os.path.join(folder, _tmp_name(base))
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        except OSError:  # no such folder (yet), or one that takes no file: atomic_path says which
+            pass
         else:
-            tmp.write_text(data, encoding="utf-8")
+            try:
+                try:
+                    with memoryview(data) as view:
+                        while view:
+                            view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
+                os.replace(tmp, name)
+                return
+            except OSError:
+                _unlink(tmp)
+    with atomic_path(target) as path:
+        path.write_bytes(data)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def write_json(target: str | Path, obj: Any) -> None:
