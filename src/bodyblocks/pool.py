@@ -111,10 +111,10 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 class _Worker:
-    """One process with its pipe and the task it holds."""
+    """One process with its pipe and the task it holds; started, not yet set up (wait_ready)."""
 
-    def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple,
-                 start_timeout_s: float) -> None:
+    def __init__(self, ctx: Any, fn: Callable[[Any], Any], init: Callable[..., None] | None, init_args: tuple
+                 ) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_main, args=(child, fn, init, init_args, os.getpid()), daemon=True)
         with _sigint_blocked():  # the worker starts with SIGINT blocked and ignores it before unblocking (_main)
@@ -123,13 +123,13 @@ class _Worker:
         self.task: Any = None
         self.busy = False
         self.deadline = 0.0
-        self._wait_ready(start_timeout_s)
 
-    def _wait_ready(self, timeout_s: float) -> None:
-        """Block until the worker has set up; WorkerStartError when it cannot."""
+    def wait_ready(self, until: float, limit_s: float) -> None:
+        """Block until the worker has set up, at the latest until `until` (time.monotonic), `limit_s` after the
+        start; WorkerStartError when it cannot (the worker stopped)."""
         try:
-            if not self.conn.poll(timeout_s):
-                raise WorkerStartError(f"a worker process did not start within {timeout_s:g} s")
+            if not self.conn.poll(max(0.0, until - time.monotonic())):
+                raise WorkerStartError(f"a worker process did not start within {limit_s:g} s")
             kind, message = self.conn.recv()
         except (EOFError, OSError):
             kind, message = "error", "the worker process exited while starting"
@@ -164,15 +164,21 @@ class WorkerPool:
         self.fn, self.init, self.init_args, self.deadline_s = fn, init, init_args, deadline_s
         self.start_timeout_s = start_timeout_s
         self.workers: list[_Worker] = []
-        try:
+        try:  # all started before any is waited for: they set up side by side
             for _ in range(workers):
-                self.workers.append(self._spawn())
+                self.workers.append(_Worker(self.ctx, self.fn, self.init, self.init_args))
+            until = time.monotonic() + start_timeout_s
+            for w in self.workers:
+                w.wait_ready(until, start_timeout_s)
         except WorkerStartError:
             self.close()
             raise
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.ctx, self.fn, self.init, self.init_args, self.start_timeout_s)
+        """A fresh worker in place of one that died or overran, set up before it is given a task."""
+        w = _Worker(self.ctx, self.fn, self.init, self.init_args)
+        w.wait_ready(time.monotonic() + self.start_timeout_s, self.start_timeout_s)
+        return w
 
     def run(self, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any, str | None]]:
         """(task, fn(task), None) for each task as it finishes, or (task, None, reason) for one whose worker

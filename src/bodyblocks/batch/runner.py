@@ -6,10 +6,10 @@ Stages of `run_batch`:
   1. discover inputs (inputs.py: files, folders, a dataset folder with pages.jsonl, a text file of URLs to
      capture, WARC files), skipping pages whose output already exists (resume; a columnar format's: whose
      shard does);
-  2. in worker processes (one per usable core by default), each page under a time limit (worker.py): block
-     extractors on torch parse there, get the parsed Document back and classify groups of pages here
-     (scheduler.py, the forward pass on a second thread); other extractors (ONNX Runtime's included) run
-     whole pages in the workers;
+  2. in worker processes (one per usable core by default, no more than there are pages), each page under a
+     time limit (worker.py): block extractors on torch parse there, get the parsed Document back and classify
+     groups of pages here (scheduler.py, the forward pass on a second thread); other extractors (ONNX
+     Runtime's included) run whole pages in the workers;
   3. write each output atomically and one report line per page, success or failure (outputs.py; the
      columnar formats a row per page into shards, columnar.py);
   4. finish with DIR/report.json (totals + every page) and optional review pages for a sample.
@@ -35,6 +35,7 @@ from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
+from bodyblocks.batch.warc import is_warc
 from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
@@ -202,7 +203,7 @@ def default_workers(extractor: Extractor) -> int:
     return 1 if runs_staged(extractor) else usable_cores()
 
 
-def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor, report: Report) -> None:
+def _run(inputs: list[str | Path], opts: BatchOptions, extractor: Extractor, report: Report) -> None:
     """Stages 1-3: windows of jobs, parsed (or extracted whole) in the workers, classified and written here."""
     staged = runs_staged(extractor)
     workers = opts.workers if opts.workers is not None else default_workers(extractor)
@@ -216,7 +217,7 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
         if warm_up is not None:  # first-page costs (imports, tables) paid here once, inherited by every worker
             warm_up()
         try:
-            pool = WorkerPool(workers, _work_at, init=init_worker, init_args=init,
+            pool = WorkerPool(_pool_size(inputs, workers, report.out), _work_at, init=init_worker, init_args=init,
                               deadline_s=2 * opts.page_timeout + WORKER_GRACE_S)
         except WorkerStartError as exc:  # e.g. an export ONNX Runtime cannot load: the run's one error
             raise ValueError(str(exc)) from None
@@ -239,6 +240,21 @@ def _run(inputs: Iterable[str | Path], opts: BatchOptions, extractor: Extractor,
             scheduler.close()
             if pool is not None:
                 pool.close()
+
+
+def _pool_size(inputs: Iterable[str | Path], workers: int, out: Path) -> int:
+    """`workers` worker processes, or as many as there are pages when that is fewer (a worker that gets no page
+    costs its start-up all the same: a fork, its ONNX Runtime sessions opened, ~0.05 s of CPU); a WARC file's
+    pages are known only once it is read: as many as `workers`."""
+    counted = 0
+    for raw in inputs:  # counted as far as `workers` pages
+        path = Path(raw)
+        if path.is_file() and is_warc(path):
+            return workers
+        counted += count_pages([path], stop_at=workers - counted, out=out) or 0
+        if counted >= workers:
+            return workers
+    return max(1, counted)
 
 
 class Interrupted(Exception):
