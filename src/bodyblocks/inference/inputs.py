@@ -8,15 +8,18 @@ No torch here: the extraction-only install (ONNX Runtime, inference/onnx_model.p
 
 from __future__ import annotations
 
+import operator
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from bodyblocks.config import ModelConfig
-from bodyblocks.features import block_features, ngram_bags, tag_bags
+from bodyblocks.features import TAIL, block_features, ngram_bags, segment_tokens
 from bodyblocks.types import Block, Document
 
 KIND = "model"  # config.json "kind" of a model checkpoint folder
@@ -75,6 +78,89 @@ def prepare_page(
         if page.labels.shape != (n,):
             raise ValueError(f"labels: expected {n} values, got {page.labels.shape}")
     return page
+
+
+_TAG_PATH = operator.attrgetter("tag_path")
+
+
+class TagIds:
+    """features.tag_bags's ids (the CRC-32 of each of features.tag_path_tokens(path) modulo `buckets`), made from
+    memos of each path's, each path segment's and each token's ids: a page's new paths are mostly made of segments,
+    and its new segments of tokens, seen before (on the page or its site).
+
+    Each memo holds at most MAX entries (emptied when full), so that a run over ever new sites stays flat in memory.
+    """
+
+    MAX = 8192
+
+    def __init__(self, buckets: int) -> None:
+        self.buckets = buckets
+        # per distance from the path's end k (0: any segment, unprefixed; k: the tail's "k:" tokens)
+        self.tokens: list[dict[str, int]] = [{} for _ in range(TAIL + 1)]
+        self.segments: list[dict[str, tuple[int, ...]]] = [{} for _ in range(TAIL + 1)]
+        self.paths: dict[str, np.ndarray] = {}  # a site repeats its paths
+        self.prefixes = [zlib.crc32(f"{k}:".encode()) if k else 0 for k in range(TAIL + 1)]  # "k:"'s CRC-32
+
+    def segment(self, segment: str, k: int) -> tuple[int, ...]:
+        """The ids of one segment's tokens, prefixed "k:" when k > 0 (as features._segment_ids)."""
+        memo = self.segments[k]
+        ids = memo.get(segment)
+        if ids is None:
+            tokens, start, buckets = self.tokens[k], self.prefixes[k], self.buckets
+            found = []
+            for token in segment_tokens(segment):
+                i = tokens.get(token)
+                if i is None:  # the prefix's CRC-32 continued over the token's bytes: the prefixed token's
+                    if len(tokens) >= self.MAX:
+                        tokens.clear()
+                    i = tokens[token] = zlib.crc32(token.encode("utf-8", "surrogatepass"), start) % buckets
+                found.append(i)
+            if len(memo) >= self.MAX:
+                memo.clear()
+            ids = memo[segment] = tuple(found)
+        return ids
+
+    def path_ids(self, tag_path: str) -> np.ndarray:
+        """The ids of one tag path's tokens, in features.tag_path_tokens's order (int64)."""
+        segments = tag_path.split("/")
+        if "" in segments or "..." in segments:  # (features._path_segments)
+            segments = [s for s in segments if s and s != "..."]
+        found = list(map(self.segments[0].get, segments))
+        if None in found:
+            found = [self.segment(s, 0) if ids is None else ids for s, ids in zip(segments, found, strict=True)]
+        ids = list(chain.from_iterable(found))
+        for k, segment in enumerate(reversed(segments[-TAIL:]), start=1):  # the tail, innermost first
+            ids.extend(self.segments[k].get(segment) or self.segment(segment, k))
+        return np.array(ids, np.int64)
+
+    def bags(self, blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray]:
+        """features.tag_bags(blocks, self.buckets): (ids (m,), offsets (n,)) int64, each distinct path made once."""
+        n = len(blocks)
+        if not n:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        made = self.paths
+        parts = []
+        for path in map(_TAG_PATH, blocks):
+            ids = made.get(path)
+            if ids is None:
+                if len(made) >= self.MAX:
+                    made.clear()
+                ids = made[path] = self.path_ids(path)
+            parts.append(ids)
+        lengths = np.fromiter(map(len, parts), np.int64, n)
+        return np.concatenate(parts), np.cumsum(lengths) - lengths
+
+
+_TAG_IDS: dict[int, TagIds] = {}  # by bucket count
+
+
+def tag_bags(blocks: Sequence[Block], buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tag-path token ids of every block as EmbeddingBag input: (ids (m,), offsets (n,)) int64, the arrays of
+    features.tag_bags (TagIds)."""
+    made = _TAG_IDS.get(buckets)
+    if made is None:
+        made = _TAG_IDS[buckets] = TagIds(buckets)
+    return made.bags(blocks)
 
 
 def window_starts(length: int, window: int, stride: int) -> list[int]:
