@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from bodyblocks.batch.outputs import render
+from bodyblocks.batch.outputs import page_row, render
 from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.inference.blocks import segment_page
 from bodyblocks.inference.decision import DecisionRule
@@ -111,6 +111,11 @@ def test_outputs_hold_the_standfirst_apart() -> None:
     assert md.startswith(f"# Harbour works begin\n\n*{DEK} \\*Really\\*.*\n\nParagraph 0")
     rec = json.loads(render(ex, "json", "p"))
     assert rec["standfirst"] == ex.standfirst and rec["text"] == ex.text and DEK not in rec["text"]
+    from bodyblocks.batch.columnar import COLUMNS
+    from bodyblocks.batch.inputs import Job
+
+    row = page_row(Job(key="p"), ex, None)
+    assert set(row) == set(COLUMNS) and row["standfirst"] == ex.standfirst
     assert json.loads(render(_decide(_page("<h1>Harbour works begin</h1>")), "json", "p"))["standfirst"] is None
     plain = Extraction("Body line.", title="Headline", standfirst="The dek.")  # no blocks: the text's lines
     assert render(plain, "md", "p") == "# Headline\n\n*The dek.*\n\nBody line.\n"

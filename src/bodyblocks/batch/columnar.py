@@ -24,16 +24,18 @@ COLUMNAR = {"parquet": ".parquet", "jsonl": ".jsonl"}
 SHARD_SIZE = 10_000  # pages per shard file
 ROW_GROUP = 1_000  # rows per Parquet row group (and per write of a JSON Lines shard)
 # one row per page; `flags`: low_confidence, no_body, truncated, replaced; `error` "reason: message" or null;
+# `standfirst`: the summary paragraph under the headline, apart from `text` (null where the page has none);
 # author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing
-COLUMNS = ("id", "url", "record_id", "title", "text", "markdown", "author", "date", "site_name", "canonical_url",
-           "language", "encoding", "confidence", "flags", "error")
+COLUMNS = ("id", "url", "record_id", "title", "standfirst", "text", "markdown", "author", "date", "site_name",
+           "canonical_url", "language", "encoding", "confidence", "flags", "error")
 
 
 def schema() -> Any:
     """The Parquet shards' pyarrow schema (COLUMNS)."""
     pa = require("pyarrow", "Parquet output")
     text = pa.string()
-    return pa.schema([("id", text), ("url", text), ("record_id", text), ("title", text), ("text", text),
+    return pa.schema([("id", text), ("url", text), ("record_id", text), ("title", text), ("standfirst", text),
+                      ("text", text),
                       ("markdown", text), ("author", text), ("date", text), ("site_name", text),
                       ("canonical_url", text), ("language", text), ("encoding", text), ("confidence", pa.float64()),
                       ("flags", pa.list_(text)), ("error", text)])

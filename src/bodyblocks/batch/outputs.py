@@ -93,7 +93,8 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
         ("replaced", ex.replaced)) if on]
     return {
         "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
-        "title": ex.title if ex else None, "text": ex.text if ex else None,
+        "title": ex.title if ex else None, "standfirst": (ex.standfirst or None) if ex else None,
+        "text": ex.text if ex else None,
         "markdown": render(ex, "md", job.key) if ex else None, **metadata_of(ex),
         "language": job.language or (ex.language if ex else None),
         "encoding": ex.encoding if ex else None, "confidence": ex.confidence if ex else None, "flags": flags,
