@@ -95,8 +95,8 @@ def _schema(kind: str) -> Any:
                           ("html", pa.binary())])
     if kind == "prepared":
         return pa.schema([*keys, ("payload", pa.binary()), ("seconds", pa.float64())])
-    columns = [("title", text), ("text", text), ("markdown", text), ("author", text), ("date", text),
-               ("site_name", text), ("canonical_url", text), ("encoding", text),
+    columns = [("title", text), ("standfirst", text), ("text", text), ("markdown", text), ("author", text),
+               ("date", text), ("site_name", text), ("canonical_url", text), ("encoding", text),
                ("confidence", pa.float64()), ("flags", pa.list_(text)), ("seconds", pa.float64())]
     return pa.schema([*keys, *columns])
 
