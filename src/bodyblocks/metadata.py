@@ -91,18 +91,25 @@ def _meta_tags(head: Any) -> dict[str, str]:
     return found
 
 
-def _jsonld(tree: Any) -> list[dict[str, Any]]:
+def _typed_scripts(root: Any) -> list[tuple[str, str]]:
+    """(type attribute, text) of the page's <script>s that have both, in document order: one pass over the tree
+    for the JSON-LD fields and the date's JSON stage."""
+    return [(kind, script.text) for script in root.iter("script")
+            if (kind := script.get("type")) and script.text]
+
+
+def _jsonld(scripts: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """The page's JSON-LD objects (@graph flattened); what does not parse is left out."""
     objects: list[dict[str, Any]] = []
     budget = _MAX_JSONLD
-    for script in tree.iter("script"):
-        if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
+    for kind, text in scripts:
+        if kind.strip().lower() != "application/ld+json":
             continue
-        budget -= len(script.text)
+        budget -= len(text)
         if budget < 0:
             break
         try:
-            data = json.loads(script.text)
+            data = json.loads(text)
         except ValueError:
             continue
         stack = data if isinstance(data, list) else [data]
@@ -159,8 +166,15 @@ def _canonical(root: Any, tags: dict[str, str], url: str | None) -> str | None:
 _DATE_OPTIONS: Any = None
 
 
-def _date(head: Any, root: Any, url: str | None, canonical: str | None) -> str | None:
-    """htmldate's fast stages on the tree as it is (find_date would copy and prune a whole page first)."""
+# the <script> types htmldate's JSON stage reads (json_search: `@type=` in XPath, an exact comparison)
+_DATE_SCRIPT_TYPES = ("application/ld+json", "application/settings+json")
+
+
+def _date(head: Any, root: Any, url: str | None, canonical: str | None, scripts: list[tuple[str, str]]
+          ) -> str | None:
+    """htmldate's fast stages on the tree as it is (find_date would copy and prune a whole page first). Its JSON
+    stage runs only when a script it reads holds '"date' (it finds nothing otherwise), so that the tree is not
+    searched again for scripts `scripts` has."""
     global _DATE_OPTIONS
     try:
         from htmldate import core
@@ -171,7 +185,8 @@ def _date(head: Any, root: Any, url: str | None, canonical: str | None) -> str |
         _DATE_OPTIONS = core.Extractor(False, get_max_date(None), get_min_date(None), True, "%Y-%m-%d")
     options = _DATE_OPTIONS
     try:
-        return (core.examine_header(head, options) or core.json_search(root, options)
+        json_dates = any(kind in _DATE_SCRIPT_TYPES and '"date' in text for kind, text in scripts)
+        return (core.examine_header(head, options) or (json_dates and core.json_search(root, options))
                 or core.extract_url_date(url or canonical, options))
     except (ValueError, TypeError, OverflowError, AttributeError):  # a date no calendar has; htmldate changed
         return None
@@ -187,14 +202,16 @@ def page_metadata(root: Any, url: str | None = None) -> Metadata:
     head = root.find("head")
     head = root if head is None else head
     tags = _meta_tags(head)
+    scripts = _typed_scripts(root)
     objects: list[dict[str, Any]] | None = None
     author = next((tags[n] for n in _AUTHOR_NAMES if tags.get(n) and "://" not in tags[n]), None)
     if author is None:
-        objects = _jsonld(root)
+        objects = _jsonld(scripts)
         author = _from_jsonld(objects, "author")
     site = next((tags[n] for n in _SITE_NAMES if tags.get(n)), None)
     if site is None:
-        objects = _jsonld(root) if objects is None else objects
+        objects = _jsonld(scripts) if objects is None else objects
         site = _from_jsonld(objects, "publisher")
     canonical = _canonical(head, tags, url)
-    return Metadata(_clean(author), _date(head, root, url, canonical), _clean(site), _language(root, tags), canonical)
+    return Metadata(_clean(author), _date(head, root, url, canonical, scripts), _clean(site),
+                    _language(root, tags), canonical)
