@@ -87,27 +87,31 @@ def _tag(segment: str) -> str:
     return segment.split(".", 1)[0].split("#", 1)[0]
 
 
-def _tokens(segments: Sequence[str]) -> str:
-    """The id and class tokens of the segments, one space apart."""
-    return " ".join(m.group(2) for seg in segments for m in _SEG.finditer(seg))
+@lru_cache(maxsize=1 << 14)
+def _segment_cues(segment: str) -> tuple[str, bool, bool, bool, bool, bool]:
+    """tag, caption, byline, related, share and ad-slot cues of one tag-path segment's id and class tokens (none
+    of the patterns spans two tokens, so a path's cue is any of its segments')."""
+    tokens = [m.group(2) for m in _SEG.finditer(segment)]
+    words = " ".join(tokens)
+    return (_tag(segment), bool(_CAPTION_CUE.search(words)), bool(roles._BYLINE_CLASS.search(words)),
+            bool(_RELATED_CUE.search(words)), bool(_SHARE_CUE.search(words)),
+            any(roles._AD_CLASS.search(t) for t in tokens))
 
 
 @lru_cache(maxsize=1 << 14)
 def _path_cues(tag_path: str) -> tuple[float, ...]:
     """figure, caption_cue, byline_cue, address, related_cue, share_cue, ad_cue of a tag path."""
-    segments = tag_path.split("/")
-    tags = [_tag(s) for s in segments]
-    body = tags.index("body") + 1 if "body" in tags else 0
-    below = _tokens(segments[body:])
-    below_tokens = below.split()
+    cues = [_segment_cues(s) for s in tag_path.split("/")]
+    tags = [c[0] for c in cues]
+    below = cues[tags.index("body") + 1 if "body" in tags else 0 :]
     return (
         float("figure" in tags or "figcaption" in tags),
-        float(bool(_CAPTION_CUE.search(_tokens(segments[-3:])))),
-        float(bool(roles._BYLINE_CLASS.search(_tokens(segments[-2:])))),
+        float(any(c[1] for c in cues[-3:])),
+        float(any(c[2] for c in cues[-2:])),
         float("address" in tags),
-        float(bool(_RELATED_CUE.search(below))),
-        float(bool(_SHARE_CUE.search(below))),
-        float(any(roles._AD_CLASS.search(t) for t in below_tokens)),
+        float(any(c[3] for c in below)),
+        float(any(c[4] for c in below)),
+        float(any(c[5] for c in below)),
     )
 
 
