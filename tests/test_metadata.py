@@ -103,3 +103,15 @@ def test_a_relative_canonical_url_is_made_absolute_against_the_page_url(tmp_path
     assert bodyblocks.load().extract(html).canonical_url == "/news/quay"  # no URL given: as the page says
     got = bodyblocks.load().extract(html, "https://port.example/2026/story?id=3")
     assert got.canonical_url == "https://port.example/news/quay"
+
+
+def test_a_date_with_a_time_zone_dateutil_does_not_know_is_read_without_a_warning() -> None:
+    import warnings
+
+    page = ARTICLE.replace('<meta property="article:published_time" content="2024-05-17T08:30:00+01:00">',
+                           '<meta name="publish-date" content="2024-05-17 05:00:00 EST">')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = _meta(page)
+    assert m.date == "2024-05-17"
+    assert [str(w.message) for w in caught] == []  # nothing printed to a user's console

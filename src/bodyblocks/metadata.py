@@ -19,6 +19,7 @@ Nothing is guessed from the text; a field the page does not state is None. htmld
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urljoin
@@ -186,8 +187,10 @@ def _date(head: Any, root: Any, url: str | None, canonical: str | None, scripts:
     options = _DATE_OPTIONS
     try:
         json_dates = any(kind in _DATE_SCRIPT_TYPES and '"date' in text for kind, text in scripts)
-        return (core.examine_header(head, options) or (json_dates and core.json_search(root, options))
-                or core.extract_url_date(url or canonical, options))
+        with warnings.catch_warnings():  # dateutil warns of time zones it does not know ("CST"): not the user's
+            warnings.simplefilter("ignore")
+            return (core.examine_header(head, options) or (json_dates and core.json_search(root, options))
+                    or core.extract_url_date(url or canonical, options))
     except (ValueError, TypeError, OverflowError, AttributeError):  # a date no calendar has; htmldate changed
         return None
 
