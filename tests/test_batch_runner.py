@@ -76,3 +76,21 @@ def test_parsed_pages_go_to_the_scheduler_after_the_pages_decided_before_them() 
     runner._classify(mixed(), rec, staged=True, group=8)  # type: ignore[arg-type]
     assert rec.events == [("done", "f0"), ("submit", ["d1", "d2"]), ("done", "f3"), ("submit", ["d4"]),
                           ("drain", None)]
+
+
+def test_a_signal_in_the_middle_of_a_burst_writes_no_page_twice() -> None:
+    rec, asked = _Recorder(), []
+    real_done = rec.done
+    interrupted = []
+
+    def done(job: Job, ex: Any, error: str | None, secs: float) -> None:
+        if job.key == "p3" and not interrupted:  # Ctrl-C while p3 is being written
+            interrupted.append(job.key)
+            raise KeyboardInterrupt
+        real_done(job, ex, error, secs)
+
+    rec.done = done  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        runner._classify(_answers(20, asked), rec, staged=False, group=8)  # type: ignore[arg-type]
+    # p3 is left to a resumed run; the burst's other pages are written once each
+    assert rec.events == [("done", f"p{i}") for i in (0, 1, 2, 4, 5, 6, 7)]

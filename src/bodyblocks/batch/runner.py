@@ -330,9 +330,9 @@ def _classify(results: Iterable[Result], scheduler: Scheduler, staged: bool, gro
     decided: list[Result] = []  # pages with their answer (or failure), not yet written
 
     def write_decided() -> None:
-        for job, result, error, secs in decided:
+        while decided:  # each taken before it is written: a signal in the middle writes none twice
+            job, result, error, secs = decided.pop(0)
             scheduler.done(job, result if isinstance(result, Extraction | Rendered) else None, error, secs)
-        decided.clear()
 
     try:
         for item in results:
