@@ -102,8 +102,10 @@ def _interrupted_run(src: Path, out: Path, delay_s: float, extra: list[str]) -> 
 
     cmd = [sys.executable, "-m", "bodyblocks", "extract", str(src), "--out", str(out), "--no-progress", *extra]
     start = time.monotonic()
+    # as from a terminal: a test run started in the background (CI, `cmd &`) has SIGINT ignored, and a child
+    # inherits that, so the command would rightly go on through Ctrl-C
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = "no signal sent: the run had ended"
     try:
         deadline = start + 60
