@@ -10,7 +10,7 @@ import pytest
 
 from bodyblocks.config import GbtConfig, load_config
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
-from bodyblocks.role_features import ROLE_NAMES, role_features
+from bodyblocks.inference.role_features import ROLE_NAMES, role_features
 from bodyblocks.segment import segment
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.gbt import train_gbt

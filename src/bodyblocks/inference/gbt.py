@@ -50,7 +50,7 @@ from bodyblocks.features import (
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
 from bodyblocks.inference.onnx_model import TREES, trees_session
-from bodyblocks.role_features import ROLE_NAMES, role_features
+from bodyblocks.inference.role_features import ROLE_NAMES, role_features
 from bodyblocks.types import Block, Document
 
 if TYPE_CHECKING:
