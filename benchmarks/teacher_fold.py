@@ -31,13 +31,16 @@ from benchmarks.loso_blend import _summary, fold_parts, log, page_texts, setting
 from bodyblocks.files import write_atomic
 from bodyblocks.inference.gbt import GbtModel
 from bodyblocks.metrics import score_page
+from bodyblocks.training.datasets import GoldConvention, gold_convention
 
 
-def scores(pages: list, setting: tuple[float, ...], memo: dict | None = None) -> tuple[float, float]:
-    """(token F1, acc@0.9) of the fold's pages under a blend setting (`memo`: each page's score by its text)."""
+def scores(pages: list, setting: tuple[float, ...], memo: dict | None = None,
+           convention: GoldConvention | None = None) -> tuple[float, float]:
+    """(token F1, acc@0.9) of the fold's pages under a blend setting, scored by the source's gold `convention` as
+    loso_blend scores them (`memo`: each page's score by its text)."""
     memo = {} if memo is None else memo
     out = []
-    for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting), strict=True)):
+    for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting, convention), strict=True)):
         if (i, text) not in memo:
             memo[(i, text)] = score_page(p["gold"], text)
         out.append(memo[(i, text)])
@@ -78,6 +81,7 @@ def main() -> int:
     args = ap.parse_args()
     trees_of = {k: Path(v) for k, v in pairs(args.trees_of, "--trees-of").items()}
     same_model = pairs(args.same_model_as, "--same-model-as")
+    convention = gold_convention(args.fold)
     fixed = [tuple(float(x) for x in s.split(",")) for s in args.setting]
     lines = ["| variant | " + " | ".join(str(s) for s in fixed) + ("" if args.no_grid else " | grid's best on the fold")
              + " |", "|---|" + "---|" * (len(fixed) + (not args.no_grid))]
@@ -97,9 +101,9 @@ def main() -> int:
             write_atomic(path, pickle.dumps(parts))
         pages = pickle.loads(path.read_bytes())
         memo: dict = {}
-        cells = [scores(pages, s, memo) for s in fixed]
+        cells = [scores(pages, s, memo, convention) for s in fixed]
         if not args.no_grid:
-            grid = {s: scores(pages, s, memo) for s in settings()}
+            grid = {s: scores(pages, s, memo, convention) for s in settings()}
             top = max(grid, key=lambda s: grid[s])
             cells.append(grid[top])
         row = " | ".join(f"{f:.3f} / {a:.3f}" for f, a in cells)

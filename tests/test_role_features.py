@@ -114,3 +114,23 @@ def test_trees_with_role_features_save_load_and_export(tmp_path: Path) -> None:
     exported = GbtModel.load(tmp_path / "gbt")
     assert exported.prepare_walk() == "onnx"
     np.testing.assert_allclose(exported.page_probabilities(blocks), expected, rtol=0, atol=1e-6)
+
+
+def test_teacher_fold_walks_a_variants_own_trees_over_cached_parts(tmp_path: Path) -> None:
+    """benchmarks.teacher_fold --trees-of / --same-model-as: only the trees' P(body) is replaced."""
+    from benchmarks.teacher_fold import pairs, with_trees
+
+    generate_corpus(tmp_path / "synth", pages=30, seed=3)
+    data = load_config(None, [f"data.root={tmp_path}", "data.datasets=[synth]", f"data.cache_dir={tmp_path / 'c'}"])
+    splits = load_pages(data.data, workers=1)
+    cfg = GbtConfig(max_iter=20, min_samples_leaf=5, n_iter_no_change=0, role_features=True)
+    train_gbt(splits["train"], splits["val"], cfg).save(tmp_path / "gbt")
+    doc = segment(PAGE)
+    cached = [{"id": "a", "doc": doc, "model": np.zeros(len(doc.blocks)), "gbt": np.zeros(len(doc.blocks)),
+               "vote": np.ones(len(doc.blocks))}, {"id": "b", "doc": None}]
+    walked = with_trees(cached, tmp_path / "gbt")
+    np.testing.assert_array_equal(walked[0]["gbt"], GbtModel.load(tmp_path / "gbt").page_probabilities(doc.blocks))
+    assert walked[0]["model"] is cached[0]["model"] and walked[1] == cached[1]
+    assert pairs(["roles=runs/a", "x=y=z"], "--trees-of") == {"roles": "runs/a", "x": "y=z"}
+    with pytest.raises(SystemExit, match="NAME=VALUE"):
+        pairs(["roles"], "--trees-of")
