@@ -199,8 +199,9 @@ def main() -> int:
     ap = arguments(__doc__, root=True, out=REPO_ROOT / "runs" / "loso", threads=1,
                    write=REPO_ROOT / "runs" / "loso" / "generalization.md", doc_flag="--doc")
     ap.add_argument("--folds", nargs="+", choices=SOURCES, default=list(SOURCES))
-    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
-                    help="learned parts to train and evaluate (the ensemble needs the model and the trees)")
+    ap.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
+                    help="learned parts to train and evaluate (the ensemble needs the model and the trees; "
+                         "none: the peers and the heuristic alone)")
     ap.add_argument("--epochs", type=int, default=3, help="the Transformer's epochs per fold")
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
