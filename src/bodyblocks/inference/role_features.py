@@ -65,7 +65,6 @@ ROLE_NAMES: tuple[str, ...] = (
     "role:text_since_h1",  # characters between the first h1 and the block / the page's (negative before it); NaN: no h1
 )
 
-_SEG = re.compile(r"([.#])([^.#]+)")
 _CAPTION_CUE = re.compile(r"caption|credit|figure|photo|image|img|picture|gallery|media|wp-caption|legend",
                           re.IGNORECASE)
 _CREDIT_TEXT = re.compile(
@@ -83,17 +82,13 @@ _TABLE_STEP = re.compile(r"/table\[\d+\]")
 _ROW_STEP = re.compile(r"/tr\[(\d+)\]")
 
 
-def _tag(segment: str) -> str:
-    return segment.split(".", 1)[0].split("#", 1)[0]
-
-
 @lru_cache(maxsize=1 << 14)
 def _segment_cues(segment: str) -> tuple[str, bool, bool, bool, bool, bool]:
     """tag, caption, byline, related, share and ad-slot cues of one tag-path segment's id and class tokens (none
     of the patterns spans two tokens, so a path's cue is any of its segments')."""
-    tokens = [m.group(2) for m in _SEG.finditer(segment)]
+    tokens = roles._tokens(segment)
     words = " ".join(tokens)
-    return (_tag(segment), bool(_CAPTION_CUE.search(words)), bool(roles._BYLINE_CLASS.search(words)),
+    return (roles._tag(segment), bool(_CAPTION_CUE.search(words)), bool(roles._BYLINE_CLASS.search(words)),
             bool(_RELATED_CUE.search(words)), bool(_SHARE_CUE.search(words)),
             any(roles._AD_CLASS.search(t) for t in tokens))
 

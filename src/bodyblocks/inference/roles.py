@@ -112,6 +112,11 @@ def _tokens(segment: str) -> list[str]:
     return [m.group(2) for m in _SEGMENT.finditer(segment)]
 
 
+def _tag(segment: str) -> str:
+    """The tag of one tag-path segment ("div#main.post" -> "div")."""
+    return segment.split(".", 1)[0].split("#", 1)[0]
+
+
 def _own_cues(block: Block, levels: int = 2) -> str:
     """The id and class tokens of the block's element and its parents, `levels` segments in all."""
     return " ".join(t for seg in block.tag_path.split("/")[-levels:] for t in _tokens(seg))
@@ -252,7 +257,7 @@ def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None
     # its own segments: the element and the ancestors it does not share with the next kept block
     shared = _common_depth(block.xpath, nxt.xpath)
     own = block.tag_path.split("/")[max(shared - 1, 0):]  # an xpath starts with "/": one segment more
-    if any(seg.split(".", 1)[0].split("#", 1)[0] in ("figure", "figcaption") for seg in own):
+    if any(_tag(seg) in ("figure", "figcaption") for seg in own):
         return None
     tokens = [t for seg in own for t in _tokens(seg) if not _slug_of(t, block.text)]
     if any(_names_other(t) for t in tokens):
