@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.columnar import COLUMNAR, COLUMNS, ShardWriter, read_shard, shard_name
+from bodyblocks.batch.columnar import schema as columnar_schema
 from bodyblocks.batch.inputs import Job, UniqueKeys, input_jobs, input_sources, is_url_list, safe_key
 from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.outputs import page_row
@@ -95,10 +96,9 @@ def _schema(kind: str) -> Any:
                           ("html", pa.binary())])
     if kind == "prepared":
         return pa.schema([*keys, ("payload", pa.binary()), ("seconds", pa.float64())])
-    columns = [("title", text), ("standfirst", text), ("text", text), ("markdown", text), ("author", text),
-               ("date", text), ("site_name", text), ("canonical_url", text), ("encoding", text),
-               ("confidence", pa.float64()), ("flags", pa.list_(text)), ("seconds", pa.float64())]
-    return pa.schema([*keys, *columns])
+    named = {name for name, _ in keys}  # the output columns (batch/columnar's schema) after the keys, as typed there
+    columns = [(f.name, f.type) for f in columnar_schema() if f.name not in named]
+    return pa.schema([*keys, *columns, ("seconds", pa.float64())])
 
 
 def _table(rows: list[dict[str, Any]], kind: str) -> Any:
