@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.attacks import all_scenarios
 from benchmarks.common import arguments
 from bodyblocks.files import REPO_ROOT
 
@@ -1039,6 +1040,7 @@ def run(corpus: Corpus, args: argparse.Namespace) -> int:
          f"{slow_s:.1f} s, {(slowest or {}).get('id')!r}"),
         *other_attacks(root / "other"),  # issue 44: review, annotate, checkpoints, Ctrl-C
         *reruns(root / "again"),
+        *all_scenarios(root / "attacks"),  # benchmarks/attacks/*.py
     ]
     print("\ntargets:")
     for label, met, detail in targets:
