@@ -209,7 +209,7 @@ def main() -> int:
     ap.add_argument("--train-only", action="store_true",
                     help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                    help="a change to configs/default.yaml for every fold (an ablation, e.g. gbt.context=false)")
+                    help="a change to configs/default.yaml for every fold (an ablation, e.g. model.n_layers=1)")
     ap.add_argument("--no-shipped", action="store_true", help="leave the shipped ensemble's reference out")
     ap.add_argument("--redo", nargs="+", choices=REDO, default=[],
                     help="run these stages again (model: its rule re-tuned; gbt, ensemble: rebuilt; shipped: its "

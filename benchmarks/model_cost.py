@@ -37,10 +37,6 @@ SHAPES: dict[str, dict[str, object]] = {
     "d_model 64, d_ff 128, 2 layers": {"d_model": 64, "d_ff": 128, "n_layers": 2},
     "1 layer": {"n_layers": 1},
     "no context layers": {"use_context": False},
-    "conv context, 1 layer, kernel 7, d_ff 256": {"context_kind": "conv", "n_layers": 1, "d_ff": 256,
-                                                  "conv_kernel": 7},
-    "conv context, 2 layers, kernel 5, d_ff 256": {"context_kind": "conv", "n_layers": 2, "d_ff": 256,
-                                                   "conv_kernel": 5},
 }
 
 

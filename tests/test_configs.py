@@ -76,8 +76,11 @@ def test_lists_tuples_and_none() -> None:
         ("train.epochs=two", "integer"),
         ("train.lr=fast", "number"),
         ("model.use_context=1", "true or false"),
-        ("model.context_kind=lstm", "context_kind"),
-        ("model.conv_kernel=4", "conv_kernel must be odd"),
+        ("model.context_kind=conv", "model.context_kind was removed"),
+        ("gbt.context=true", "gbt.context was removed"),
+        ("gbt.role_features=1", "gbt.role_features was removed"),
+        ("gbt.hard_negatives=3", "gbt.hard_negatives was removed"),
+        ("train.teacher_labels=[labels.jsonl.gz]", "train.teacher_labels was removed"),
         ("model.class_weights=[1]", "two numbers"),
         ("model.num_features=3", "features"),
         ("model.encoder.kind=e5-small", "384"),
@@ -118,6 +121,26 @@ def test_the_shipped_parts_match_the_default_config() -> None:
     assert len(trees.tokens) == cfg.gbt.tag_vocab  # the vocabulary training learned
     assert dataclasses.replace(trees, tokens=[]) == cfg.gbt
     assert from_dict(ModelConfig, json.loads(model.read_text())["model"]) == cfg.model
+
+
+def test_the_keys_of_removed_variants_load_only_at_their_no_op_value(tmp_path: Path) -> None:
+    """A checkpoint or config written while a variant was in the tree sets its key to the no-op value: it loads
+    (the key dropped); the variant itself is refused by name."""
+    from bodyblocks.config import RETIRED
+    from bodyblocks.inference.integrity import model_config
+
+    assert set(RETIRED) >= {"model.context_kind", "gbt.context", "gbt.role_features", "gbt.hard_negatives",
+                            "train.teacher_labels"}
+    old = {"model": {**to_dict(ModelConfig()), "context_kind": "transformer", "conv_kernel": 5},
+           "train": {"text_init": "", "freeze_text": False, "teacher_labels": []},
+           "gbt": {"context": False, "role_features": False, "hard_negatives": 1}}
+    assert from_dict(Config, old) == Config()
+    assert from_dict(GbtConfig, old["gbt"]) == GbtConfig()  # without the section's prefix too
+    assert model_config(tmp_path, old) == ModelConfig()
+    assert "context_kind" not in to_dict(ModelConfig()) and "context" not in to_dict(GbtConfig())
+    for key, value in (("context", 0), ("hard_negatives", True)):  # not the no-op value, though equal to it
+        with pytest.raises(ConfigError, match=f"gbt.{key} was removed"):
+            from_dict(GbtConfig, {key: value})
 
 
 def test_a_config_extends_another_and_overrides_it_section_by_section(tmp_path: Path) -> None:

@@ -185,39 +185,6 @@ def test_hashes_stable_across_processes() -> None:
     assert first == second and first.strip()
 
 
-def test_context_features_describe_the_block_against_its_page_and_containers() -> None:
-    from bodyblocks.context import CONTEXT_NAMES, context_features
-    from bodyblocks.segment import segment
-
-    nav = "".join(f"<a href='/s{i}'>Section number {i}</a> " for i in range(10))  # link text outweighs the aside
-    html = (f"<html><body><div id='nav'>{nav}</div><div id='main'>"
-            + "".join(f"<p>Paragraph {i} of the article, with words enough to count.</p>" for i in range(4))
-            + "</div><div id='side'><p>A short aside.</p></div></body></html>")
-    blocks = segment(html).blocks
-    x = context_features(blocks)
-    col = {n: i for i, n in enumerate(CONTEXT_NAMES)}
-    assert x.shape == (len(blocks), len(CONTEXT_NAMES)) and np.isfinite(x).all()
-    main = [i for i, b in enumerate(blocks) if "Paragraph" in b.text]
-    assert all(x[i, col["in_main"]] == 1 for i in main) and x[0, col["in_main"]] == 0  # the nav is outside
-    assert x[main[0], col["up1_clean_share"]] > 0.8 and x[main[0], col["up1_link"]] == 0  # most text, no links
-    assert x[0, col["link_vs_page"]] > 0 > x[main[0], col["link_vs_page"]]
-    assert context_features([]).shape == (0, len(CONTEXT_NAMES))
-
-
-def test_gbt_features_with_context_add_its_columns() -> None:
-    from bodyblocks.config import GbtConfig
-    from bodyblocks.context import CONTEXT_NAMES
-    from bodyblocks.inference.gbt import feature_names, gbt_features
-    from bodyblocks.segment import segment
-
-    blocks = segment("<html><body><p>one paragraph here</p><p>and another</p></body></html>").blocks
-    plain, ctx = GbtConfig(context=False), GbtConfig(context=True)
-    assert len(feature_names(ctx)) == len(feature_names(plain)) + len(CONTEXT_NAMES)
-    assert gbt_features(blocks, ctx).shape == (2, len(feature_names(ctx)))
-    width = len(feature_names(plain))
-    np.testing.assert_array_equal(gbt_features(blocks, ctx)[:, :width], gbt_features(blocks, plain))
-
-
 # ----------------------------------------------------------------------------------------- page-wide fast paths
 def tricky_page() -> list[Block]:
     """Blocks the page-wide code paths must get right: empty and white-space-only texts, CJK mixed with Latin,
@@ -347,16 +314,15 @@ def test_tag_bags_match_the_tokens_hashed_one_by_one() -> None:
 
 def test_gbt_features_match_the_columns_made_one_by_one() -> None:
     """gbt_features written into one array: the neighbours' rows (NaN past the page's ends), the tag indicators
-    (from given ids of a multiple of the bucket count, or hashed anew) and the context columns."""
+    (from given ids of a multiple of the bucket count, or hashed anew)."""
     from bodyblocks.config import GbtConfig
-    from bodyblocks.context import context_features
     from bodyblocks.inference.gbt import feature_names, gbt_features
 
     for n in (1, 2, 3, 11):
         blocks = tricky_page()[:n]
         base = block_features(blocks).astype(np.float64)
-        for neighbours, tag_buckets, context in ((1, 128, False), (2, 64, True), (3, 0, False)):
-            cfg = GbtConfig(neighbours=neighbours, tag_buckets=tag_buckets, context=context)
+        for neighbours, tag_buckets in ((1, 128), (2, 64), (3, 0)):
+            cfg = GbtConfig(neighbours=neighbours, tag_buckets=tag_buckets)
             parts = [base]
             for k in range(1, neighbours + 1):
                 pad = np.full((k, base.shape[1]), np.nan)
@@ -365,7 +331,7 @@ def test_gbt_features_match_the_columns_made_one_by_one() -> None:
             for i, b in enumerate(blocks):
                 for t in tag_path_tokens(b.tag_path) if tag_buckets else ():
                     indicators[i, hash_token(t, 16384) % tag_buckets] = 1.0
-            parts += [indicators] + ([context_features(blocks).astype(np.float64)] if context else [])
+            parts.append(indicators)
             expected = np.concatenate(parts, axis=1)
             given = (*tag_bags(blocks, 16384), 16384)
             for x in (gbt_features(blocks, cfg), gbt_features(blocks, cfg, base.astype(np.float32), given)):

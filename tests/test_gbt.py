@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -248,9 +247,9 @@ def test_features_hold_one_column_per_vocabulary_token() -> None:
     names = feature_names(cfg)
     assert x.shape == (4, f + 8 + 4) == (4, len(names)) and names[f + 8 :] == [f"token:{t}" for t in cfg.tokens]
     assert x[:, f + 8 :].tolist() == [[1, 0, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 1]]  # "footer": no token
-    with_context = GbtConfig(tag_buckets=0, neighbours=0, tag_vocab=4, tokens=cfg.tokens, context=True)
-    y = gbt_features(_blocks(), with_context)
-    assert np.array_equal(y[:, f : f + 4], x[:, f + 8 :]) and y.shape[1] == len(feature_names(with_context))
+    no_buckets = GbtConfig(tag_buckets=0, neighbours=0, tag_vocab=4, tokens=cfg.tokens)
+    y = gbt_features(_blocks(), no_buckets)
+    assert np.array_equal(y[:, f : f + 4], x[:, f + 8 :]) and y.shape[1] == len(feature_names(no_buckets))
     with pytest.raises(ConfigError, match="tag_vocab"):
         GbtConfig(tag_vocab=1, tokens=["a", "b"])
     with pytest.raises(ConfigError, match="tag_vocab"):
@@ -290,24 +289,3 @@ def test_the_vocabulary_columns_of_a_path_are_those_of_its_tokens() -> None:
             assert vocab.columns(path) == want, path
     assert vocab.columns("html/body/div#main/div.article-body/p") == sorted(
         tokens.index(t) for t in ("div", ".main", "1:p", "2:.article", ".article", "2:div"))
-
-
-def test_hard_negatives_weigh_the_non_body_blocks_that_read_like_body_text(
-        splits: dict[str, list[CachedPage]]) -> None:
-    from bodyblocks.training.gbt import HARD_CHARS, HARD_LINKS, hard_negatives
-
-    def block(i: int, chars: int, links: float) -> Block:
-        return Block(i, "x" * chars, "p", "html/body/p", "/x", 3, text_len=chars, link_density=links)
-
-    blocks = [block(0, HARD_CHARS, 0.0), block(1, HARD_CHARS, 0.0), block(2, HARD_CHARS - 1, 0.0),
-              block(3, 200, HARD_LINKS), block(4, 200, 0.1)]
-    page = CachedPage("p", "d", "en", None, "s", "", blocks, [0, 1, 0, 0, 0], [0.0] * 5, None)
-    assert hard_negatives([page], 1.0) is None  # every block counts once: no weights at all
-    assert hard_negatives([page, page], 3.0).tolist() == [3.0, 1.0, 1.0, 1.0, 3.0] * 2  # page_matrix's order
-    pages = splits["train"]
-    plain = train_gbt(pages, splits["val"], SMALL)
-    hard = train_gbt(pages, splits["val"], dataclasses.replace(SMALL, hard_negatives=5.0))
-    x, _ = page_matrix(splits["val"], SMALL)
-    assert not np.allclose(plain.predict_proba(x), hard.predict_proba(x))  # the weights reach the fit
-    with pytest.raises(ConfigError, match="hard_negatives"):
-        load_config(None, ["gbt.hard_negatives=0"])

@@ -84,8 +84,7 @@ def test_overfits_one_batch() -> None:
 
 @pytest.mark.parametrize(
     "ablation",
-    [{}, {"use_text": False}, {"use_tag_path": False}, {"use_context": False}, {"positional": False},
-     {"context_kind": "conv"}],
+    [{}, {"use_text": False}, {"use_tag_path": False}, {"use_context": False}, {"positional": False}],
 )
 def test_ablations_forward_and_backward(ablation: dict) -> None:
     cfg = tiny_config(**ablation)
@@ -112,10 +111,9 @@ def test_window_starts_cover_every_block() -> None:
         assert covered == set(range(length)) and starts[-1] + 16 >= length
 
 
-@pytest.mark.parametrize("kind", ["transformer", "conv"])
-def test_padding_and_batching_do_not_change_a_page(kind: str) -> None:
+def test_padding_and_batching_do_not_change_a_page() -> None:
     torch.manual_seed(1)
-    cfg = tiny_config(context_kind=kind)
+    cfg = tiny_config()
     rng = random.Random(3)
     short, long = synthetic_page(rng, 2, 2), synthetic_page(rng, 15, 8)  # 6 and 25 blocks (window 16)
     model = BlockClassifier(cfg).eval()
@@ -137,27 +135,6 @@ def test_long_page_windows_match_one_window_when_it_fits() -> None:
     a, b = wide(batch).logits, narrow(batch).logits
     assert a.shape == b.shape == (len(blocks), 2) and torch.isfinite(b).all()
     assert not torch.allclose(a, b)  # 8-block windows see less context
-
-
-def test_the_conv_context_sees_neighbours_and_the_page_not_far_blocks() -> None:
-    torch.manual_seed(5)
-    cfg = tiny_config(context_kind="conv", n_layers=1, conv_kernel=3, positional=False)
-    model = BlockClassifier(cfg).eval()
-    with torch.no_grad():
-        model.context.layers[0].page.weight.zero_()  # the page's mean off: only the neighbours are left
-    x = torch.randn(1, 12, cfg.d_model)
-    y = x.clone()
-    y[0, 9] += 1.0
-
-    def moved() -> list[bool]:
-        """Per block, whether its logits change when block 9 does."""
-        a, b = (model._head_over_context(t, torch.ones(1, 12, dtype=torch.bool)) for t in (x, y))
-        return ((a - b).abs().sum(-1)[0] > 0).tolist()
-
-    assert moved() == [i in (8, 9, 10) for i in range(12)]  # kernel 3 with one layer: one block each side
-    with torch.no_grad():
-        model.context.layers[0].page.weight.normal_()
-    assert all(moved())  # with the page's mean every block sees the change
 
 
 def test_labels_ignore_and_class_weights() -> None:

@@ -7,7 +7,9 @@ settings, and the keys given beside it override them, section by section (config
 without the context layers).
 
 Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
-half-way through training. Unknown keys are errors (a typo must not silently fall back to a default).
+half-way through training. Unknown keys are errors (a typo must not silently fall back to a default), except
+the keys of variants that no longer ship (RETIRED): a config or checkpoint that sets one to its old no-op value
+still loads (the key is dropped), any other value is an error that says the variant was removed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ ENCODER_KINDS = ("hash", "hf", "e5-small")
 # rows), so that a checkpoint's config.json asking for more is refused before anything is allocated.
 MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
 MAX_LAYERS = 48
-CONTEXT_KINDS = ("transformer", "conv")  # ModelConfig.context_kind
 MAX_TABLE = 1 << 28  # rows x width of an embedding table (1 GiB of float32)
 MAX_BLOCKS_WINDOW = 16384  # model.window
 
@@ -98,11 +99,9 @@ class ModelConfig:
     tag_buckets: int = 16384  # hash buckets of tag-path tokens
     tag_dim: int = 32  # embedding size of tag-path tokens
     d_model: int = 256  # width of the block representation and the Transformer
-    context_kind: str = "transformer"  # the page context: "transformer" (self-attention) or "conv" (ConvContext)
     n_layers: int = 3  # context layers over the page's block sequence
-    conv_kernel: int = 5  # "conv": blocks each layer's depthwise convolution sees (odd: centred on the block)
     n_heads: int = 4  # attention heads
-    d_ff: int = 512  # feed-forward width inside each context layer (Transformer or conv)
+    d_ff: int = 512  # feed-forward width inside each Transformer layer
     dropout: float = 0.1  # dropout in projection, Transformer and head
     text_dropout: float = 0.0  # training only: share of blocks whose text vector is zeroed (leans on structure)
     window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows
@@ -122,8 +121,6 @@ class ModelConfig:
                f"model.d_model must be in 1..{MAX_WIDTH} and divide by n_heads")
         _check(1 <= self.n_layers <= MAX_LAYERS and 0 < self.d_ff <= 4 * MAX_WIDTH,
                f"model.n_layers must be in 1..{MAX_LAYERS} and d_ff in 1..{4 * MAX_WIDTH}")
-        _check(self.context_kind in CONTEXT_KINDS, f"model.context_kind must be one of {', '.join(CONTEXT_KINDS)}")
-        _check(1 <= self.conv_kernel <= 63 and self.conv_kernel % 2 == 1, "model.conv_kernel must be odd, 1 to 63")
         _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
         _check(0.0 <= self.text_dropout < 1.0, "model.text_dropout must be in [0, 1)")
         _check(2 <= self.window <= MAX_BLOCKS_WINDOW, f"model.window must be 2 to {MAX_BLOCKS_WINDOW} blocks")
@@ -152,11 +149,6 @@ class TrainConfig:
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
     init: str = ""  # a model checkpoint folder whose weights start the run (fine-tuning); "": random init
-    text_init: str = ""  # a distilled n-gram table (`bodyblocks distill`) that the text encoder starts from
-    freeze_text: bool = False  # keep the text encoder's n-gram table as it starts (with text_init: the teacher's)
-    # labels files of `bodyblocks data teacher` (training/teacher.py): their pages join the training pages with the
-    # teacher's block labels (masked blocks: no loss); a page that is one of the run's gold pages keeps its gold
-    teacher_labels: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")
@@ -202,8 +194,6 @@ class GbtConfig:
     vocab_sites: int = 30
     tokens: list[str] = field(default_factory=list)  # the learned vocabulary (training/gbt.site_vocabulary)
     neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
-    context: bool = False  # also context.CONTEXT_NAMES: the block against its page and its containers
-    role_features: bool = False  # also role_features.ROLE_NAMES: caption, byline, link-list, promo, comment cues
     max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
     learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
     max_leaf_nodes: int = 31  # leaves per tree
@@ -211,12 +201,8 @@ class GbtConfig:
     l2_regularization: float = 1.0  # on leaf values
     n_iter_no_change: int = 20  # early-stopping patience on validation loss (0: run all max_iter)
     seed: int = 0  # random state of scikit-learn
-    # training: the sample weight of a non-body block that reads like body text (training/gbt.hard_negatives:
-    # comments, captions, promos, bylines); 1.0: every block counts once
-    hard_negatives: float = 1.0
 
     def __post_init__(self) -> None:
-        _check(0 < self.hard_negatives <= 100, "gbt.hard_negatives must be in (0, 100]")
         _check(0 <= self.tag_buckets <= 1 << 16 and 0 <= self.neighbours <= 8,
                "gbt.tag_buckets must be in 0..65536 and neighbours in 0..8")
         _check(0 <= self.tag_vocab <= 1 << 14 and self.vocab_sites >= 1 and len(self.tokens) <= self.tag_vocab
@@ -295,10 +281,41 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
     raise ConfigError(f"{key}: unsupported field type {hint!r}")
 
 
+# Keys of variants that were tried and no longer ship (CHANGELOG.md, "Removed"), each with the value at which it
+# changed nothing: a config.json or YAML file that sets one to that value loads as if it were not there.
+RETIRED: dict[str, Any] = {
+    "model.context_kind": "transformer",  # "conv": a convolutional page context (ConvContext)
+    "model.conv_kernel": 5,
+    "train.text_init": "",  # an n-gram table distilled from e5-small (`bodyblocks distill`)
+    "train.freeze_text": False,
+    "train.teacher_labels": [],  # a noisy student's teacher-labelled pages (`bodyblocks data teacher`)
+    "gbt.context": False,  # page-relative and container features for the trees
+    "gbt.role_features": False,  # caption, byline, link-list, promo and comment cues for the trees
+    "gbt.hard_negatives": 1.0,  # a training weight of non-body blocks that read like body text
+}
+_SECTIONS = {ModelConfig: "model.", TrainConfig: "train.", GbtConfig: "gbt."}  # RETIRED's names of the classes
+
+
+def _drop_retired(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` (settings of `cls`) without its RETIRED keys at their no-op value; ConfigError for one set to
+    anything else."""
+    out = dict(data)
+    section = _SECTIONS.get(cls)
+    for key in [k for k in data if section and section + k in RETIRED]:
+        name, value = section + key, out.pop(key)
+        noop = RETIRED[name]
+        _check(value == noop and isinstance(value, bool) == isinstance(noop, bool),
+               f"{name} was removed (a variant that no longer ships); only {noop!r}, its no-op value, is accepted, "
+               f"got {value!r}")
+    return out
+
+
 def from_dict(cls: Any, data: Mapping[str, Any], prefix: str = "") -> Any:
-    """Build dataclass `cls` from a mapping; unknown keys and bad types raise ConfigError."""
+    """Build dataclass `cls` from a mapping; unknown keys and bad types raise ConfigError (RETIRED keys at
+    their no-op value are dropped)."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
+    data = _drop_retired(cls, data)
     unknown = sorted(set(data) - names)
     _check(not unknown, f"unknown config key(s): {', '.join(prefix + k for k in unknown)}")
     kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}

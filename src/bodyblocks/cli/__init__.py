@@ -16,7 +16,6 @@ from bodyblocks.cli.annotate import add_annotate
 from bodyblocks.cli.data import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
 from bodyblocks.cli.train import (
-    add_distill,
     add_ensemble,
     add_export,
     add_finetune,
@@ -40,7 +39,6 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_gbt,
     add_ship,
     add_export,
-    add_distill,
     add_annotate,
     add_finetune,
 ]

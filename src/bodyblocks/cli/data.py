@@ -91,23 +91,6 @@ def add_data(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--cache-dir", default=None, help="the datasets' processed cache; default $BODYBLOCKS_CACHE")
     e.add_argument("--workers", type=int, default=2, help="worker processes reading the pages (2)")
     e.set_defaults(handler=_run_data_embed)
-    t = dsub.add_parser("teacher", help="label the blocks of pages with a teacher ensemble (train.teacher_labels)")
-    t.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders or names")
-    t.add_argument("--ensemble", required=True, help="the teacher: an ensemble checkpoint folder (its blend and rule)")
-    t.add_argument("--out", required=True, help="the labels file to write (gzip JSON lines)")
-    t.add_argument("--exclude", nargs="*", default=[], metavar="DATASET",
-                   help="held-out sources: their pages, and every page from a site of theirs, are never labelled")
-    t.add_argument("--low", type=float, default=0.3, help="masked where low < P(body) < high")
-    t.add_argument("--high", type=float, default=0.7, help="see --low")
-    t.add_argument("--peers", nargs="*", default=["trafilatura", "readability"],
-                   help="masked where all of these disagree with the teacher (none: no peer mask)")
-    t.add_argument("--no-snippets", action="store_true", help="do not let snippet labels override the teacher")
-    t.add_argument("--limit", type=int, default=0, help="at most N pages per dataset (0: all)")
-    t.add_argument("--root", default=None, help="the datasets folder; default $BODYBLOCKS_DATASETS")
-    t.add_argument("--cache-dir", default=None, help="the datasets' processed cache; default $BODYBLOCKS_CACHE")
-    t.add_argument("--device", default="cpu", help="where the teacher's model runs: cpu (the default), cuda, auto")
-    t.add_argument("--threads", type=int, default=1, help="torch CPU threads (1)")
-    t.set_defaults(handler=_run_data_teacher)
 
 
 def _run_data_synth(args: argparse.Namespace) -> int:
@@ -184,49 +167,6 @@ def _run_data_embed(args: argparse.Namespace) -> int:
     done = embed_texts(encoder, texts, chunk=args.chunk, progress=print)
     print(f"{encoder.id}: {done.distinct} distinct texts of {len(texts)} blocks, {done.computed} computed in "
           f"{done.seconds:.0f} s ({done.computed / max(done.seconds, 1e-9):.0f} texts/s), {done.cached} cached before")
-    return 0
-
-
-def _run_data_teacher(args: argparse.Namespace) -> int:
-    from bodyblocks.config import DataConfig
-    from bodyblocks.inference.checkpoints import load_extractor
-    from bodyblocks.inference.registry import get_extractor
-    from bodyblocks.training.cache import load_cached
-    from bodyblocks.training.data import dataset_folder
-    from bodyblocks.training.datasets import page_from_record, read_records
-    from bodyblocks.training.teacher import LabelStats, excluded_sites, label_pages, write_labels
-
-    data = DataConfig(root=args.root, cache_dir=args.cache_dir)
-    clash = set(args.datasets) & set(args.exclude)
-    if clash:
-        raise SystemExit(f"data teacher: {', '.join(sorted(clash))} is both labelled and held out")
-    sites = excluded_sites(data, args.exclude)
-    ex = load_extractor("ensemble", args.ensemble, device=args.device, threads=args.threads)
-    peers = {name: get_extractor(name) for name in args.peers}
-    stats = LabelStats()
-
-    def pages():
-        for name in args.datasets:
-            folder = dataset_folder(data, name)
-            cached = {cp.id: cp for cp in load_cached(folder, data.cache_dir)}
-            taken = 0
-            for rec in read_records(folder):
-                cp = cached.get(rec["id"])
-                if cp is None or cp.error or not cp.blocks:
-                    stats.skip("no blocks")
-                    continue
-                if cp.site in sites:
-                    stats.skip("site of a held-out source")
-                    continue
-                if args.limit and taken >= args.limit:
-                    break
-                taken += 1
-                yield cp, page_from_record(folder, rec).html
-
-    items = list(pages())
-    n = write_labels(args.out, label_pages(ex, items, low=args.low, high=args.high, peers=peers,
-                                           snippets=not args.no_snippets, stats=stats, progress=print))
-    print(f"{args.out}: {n} pages; {stats.line()}")
     return 0
 
 

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.context import element_sums
 from bodyblocks.inference import roles
 from bodyblocks.types import Block, Document, Extraction
 
@@ -55,6 +54,55 @@ _TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
 _SPACE = re.compile(r"\s+")
 # where a title's site name is cut off (a hyphen only with spaces around it: "Jean-Luc" is one word)
 _SITE_SEPARATOR = re.compile(r"(\s+[|｜–—»:-]\s+|\s*[_｜|]\s*|\s+::\s+)")
+
+
+def _parent(xpath: str) -> str:
+    """The xpath of an element's parent ("" for the root, /html[1], and above)."""
+    cut = xpath.rfind("/")
+    return xpath[:cut] if cut > 0 else ""
+
+
+def element_sums(xpaths: Sequence[str], values: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+    """What each element holds: per element (xpath) that is a proper ancestor of one of the blocks, the sums of
+    the blocks' `values` (n, k) over the blocks strictly inside it.
+
+    Returns ({xpath: row}, sums (elements, k)); rows are in the order of each element's first block (an
+    element before its ancestors). Every element is summed into its parent once, deepest first, rather than
+    every block into every ancestor.
+    """
+    rows: dict[str, int] = {}
+    parents: list[int] = []  # row -> its parent's row (-1: none among the rows)
+    owner = np.full(len(xpaths), -1, dtype=np.intp)  # block -> its parent element's row
+    for i, xpath in enumerate(xpaths):
+        parent = _parent(xpath)
+        if not parent:
+            continue
+        row = rows.get(parent)
+        if row is None:
+            row = rows[parent] = len(parents)
+            parents.append(-1)
+            child, up = row, _parent(parent)
+            while up:  # the element's ancestors not seen yet, each once
+                known = rows.get(up)
+                if known is not None:
+                    parents[child] = known
+                    break
+                parents[child] = rows[up] = len(parents)
+                parents.append(-1)
+                child, up = parents[child], _parent(up)
+        owner[i] = row
+    inside = owner >= 0
+    depth = [x.count("/") for x in rows]
+    order = sorted(range(len(parents)), key=lambda r: -depth[r])  # deepest first; stable: first seen first
+    columns = []
+    for k in range(values.shape[1]):  # per column in Python floats: a few hundred adds, no array per element
+        col = np.bincount(owner[inside], weights=values[inside, k], minlength=len(parents)).tolist()
+        for row in order:
+            if parents[row] >= 0:
+                col[parents[row]] += col[row]
+        columns.append(col)
+    sums = np.array(columns, dtype=np.float64).T.reshape(len(parents), values.shape[1])
+    return rows, sums
 
 
 def keep_mask(probs: np.ndarray, threshold: float, rescue: float | None = None) -> np.ndarray:

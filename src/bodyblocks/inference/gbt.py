@@ -12,11 +12,6 @@ Inputs per block (`gbt_features`), all computed without a neural network:
      neural model's tag-path input without the embedding;
   3b. one 0/1 indicator per token of the learned vocabulary `tokens` (training/gbt.site_vocabulary: the
      tag-path tokens that most training sites share), each token its own column;
-  4. with `context`, context.CONTEXT_NAMES: the block against its own page (length, link and punctuation
-     density against the page's) and its containers (their share of the page's clean text, link density,
-     whether it sits in the main container), which transfer to unseen sites (docs/GENERALIZATION.md, ablations);
-  5. with `role_features`, role_features.ROLE_NAMES: caption, byline/dateline, list-of-links, promo, comment and
-     table-row cues and the block's place against the first <h1>.
 The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
 Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
 leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never
@@ -37,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
-from bodyblocks.context import CONTEXT_NAMES, context_features
 from bodyblocks.features import (
     FEATURE_NAMES,
     TAIL,
@@ -50,7 +44,6 @@ from bodyblocks.features import (
 from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
 from bodyblocks.inference.onnx_model import TREES, trees_session
-from bodyblocks.inference.role_features import ROLE_NAMES, role_features
 from bodyblocks.types import Block, Document
 
 if TYPE_CHECKING:
@@ -68,8 +61,7 @@ def feature_names(cfg: GbtConfig) -> list[str]:
     names = list(FEATURE_NAMES)
     for k in range(1, cfg.neighbours + 1):
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
-    return (names + [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
-            + (list(CONTEXT_NAMES) if cfg.context else []) + (list(ROLE_NAMES) if cfg.role_features else []))
+    return names + [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
 
 
 class _Vocabulary:
@@ -145,9 +137,7 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
     """
     base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
     n, f = base.shape
-    n_context = len(CONTEXT_NAMES) if cfg.context else 0
-    width = (f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + len(cfg.tokens) + n_context
-             + (len(ROLE_NAMES) if cfg.role_features else 0))
+    width = f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + len(cfg.tokens)
     out = np.empty((n, width))  # every column written below, in feature_names' order
     out[:, :f] = base
     for k in range(1, cfg.neighbours + 1):
@@ -170,11 +160,6 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
         hits = out[:, vocab_start : vocab_start + len(cfg.tokens)]
         hits[:] = 0.0
         hits[vocabulary_hits(blocks, cfg.tokens)] = 1.0
-    context_start = vocab_start + len(cfg.tokens)
-    if cfg.context:
-        out[:, context_start : context_start + n_context] = context_features(blocks)
-    if cfg.role_features:
-        out[:, context_start + n_context :] = role_features(blocks)
     return out
 
 

@@ -13,9 +13,8 @@ Inputs per block (`prepare_page`, the same code for training and inference):
 Forward:
   1. embed and concatenate the inputs of every real block, MLP to d_model               (N, d)
   2. place blocks into padded pages, add a sinusoidal encoding of the block index        (B, T, d)
-  3. Transformer encoder with a padding mask (context_kind "conv": ConvContext, each block with its
-     neighbours and the page's mean); pages longer than `window` blocks run in overlapping
-     windows and the logits of blocks seen twice are averaged                            (B, T, 2)
+  3. Transformer encoder with a padding mask; pages longer than `window` blocks run in
+     overlapping windows and the logits of blocks seen twice are averaged                (B, T, 2)
   4. MLP head: 2 logits (non-body, body) per real block                                  (N, 2)
 With use_context=False steps 2-3 are skipped and the head sees each block alone.
 Blocks are packed: N = all real blocks of the batch in page order, so padding never reaches the loss.
@@ -128,46 +127,6 @@ def sinusoidal(positions: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(1)[:, :dim]
 
 
-class ConvLayer(nn.Module):
-    """One pre-norm residual layer of ConvContext: x + FF(depthwise conv over the neighbours + W mean(page))."""
-
-    def __init__(self, d: int, kernel: int, d_ff: int, dropout: float) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.local = nn.Conv1d(d, d, kernel, padding=kernel // 2, groups=d)  # each channel over kernel blocks
-        self.page = nn.Linear(d, d)
-        self.ff = nn.Sequential(nn.Linear(d, d_ff), nn.GELU(), nn.Dropout(dropout), nn.Linear(d_ff, d))
-
-    def forward(self, x: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
-        """(b, w, d) -> (b, w, d); `keep` (b, w, 1) float, 1 at real blocks (None: no padding)."""
-        y = self.norm(x)
-        if keep is None:
-            mean = y.mean(dim=1, keepdim=True)
-        else:
-            y = y * keep  # padding is zeros, as the convolution's own padding at a page's ends
-            mean = y.sum(dim=1, keepdim=True) / keep.sum(dim=1, keepdim=True).clamp_min(1.0)
-        return x + self.ff(self.local(y.transpose(1, 2)).transpose(1, 2) + self.page(mean))
-
-
-class ConvContext(nn.Module):
-    """A page context without attention (context_kind "conv"): n_layers ConvLayers, then a LayerNorm. Each block
-    sees `conv_kernel` blocks around it per layer and the mean of the page (of its window past `window`), so
-    its cost grows with the blocks, not with their square."""
-
-    def __init__(self, cfg: ModelConfig) -> None:
-        super().__init__()
-        d = cfg.d_model
-        self.layers = nn.ModuleList(ConvLayer(d, cfg.conv_kernel, cfg.d_ff, cfg.dropout) for _ in range(cfg.n_layers))
-        self.norm = nn.LayerNorm(d)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """(b, w, d) windows, `mask` (b, w) True at real blocks (None: none padded) -> (b, w, d)."""
-        keep = None if mask is None else mask.unsqueeze(-1).to(x.dtype)
-        for layer in self.layers:
-            x = layer(x, keep)
-        return self.norm(x)
-
-
 class BlockClassifier(nn.Module):
     """Body / non-body classifier over the blocks of pages (see the module docstring)."""
 
@@ -182,10 +141,8 @@ class BlockClassifier(nn.Module):
         self.embed = nn.Sequential(
             nn.Linear(in_dim, d), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(d, d), nn.LayerNorm(d)
         )
-        self.context: nn.TransformerEncoder | ConvContext | None = None
-        if cfg.use_context and cfg.context_kind == "conv":
-            self.context = ConvContext(cfg)
-        elif cfg.use_context:
+        self.context: nn.TransformerEncoder | None = None
+        if cfg.use_context:
             layer = nn.TransformerEncoderLayer(
                 d, cfg.n_heads, cfg.d_ff, cfg.dropout, activation="gelu", batch_first=True, norm_first=True
             )
@@ -222,12 +179,10 @@ class BlockClassifier(nn.Module):
         return x
 
     def _encode(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The page context over (b, w, d) with padding (ConvContext: zeros at the padding); the Transformer's rows
-        with no real block keep one slot unmasked (no NaN)."""
+        """The page context over (b, w, d) with padding; the Transformer's rows with no real block keep one slot
+        unmasked (no NaN)."""
         assert self.context is not None
         pad = ~mask
-        if isinstance(self.context, ConvContext):
-            return self.context(x, None if not bool(pad.any()) else mask)
         if not bool(pad.any()):  # no padding (one page, or equal lengths): the mask-free kernel is faster
             return self.context(x)
         empty = pad.all(dim=1)

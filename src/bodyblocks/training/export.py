@@ -34,7 +34,7 @@ from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.inference.integrity import record_files
-from bodyblocks.inference.model import BlockClassifier, ConvContext
+from bodyblocks.inference.model import BlockClassifier
 from bodyblocks.inference.model_scorer import ModelScorer
 from bodyblocks.types import Document
 
@@ -292,25 +292,23 @@ def _bag(table: torch.Tensor, ids: torch.Tensor, owner: torch.Tensor, count: tor
 
 
 class _ContextGraph(nn.Module):
-    """(b, w, d_model) windows -> (b, w, 2) logits: the page context (no padding) and the head. A ConvContext is
-    exported as the model runs it (Conv1d and MatMuls); the Transformer as follows.
+    """(b, w, d_model) windows -> (b, w, 2) logits: the page context (no padding) and the head.
 
-    The layers written out from their weights (pre-norm, as the model builds them) with ONNX's Attention op
-    (opset 23) for the attention: the exporter's own translation of nn.TransformerEncoderLayer spends a third
-    of its time in reshapes and transposes around it (a 161-block page: 7.4 against 7.8 ms; 512 blocks: 24.9
-    against 31.3 ms on one thread). The export's check holds it to the model's answers."""
+    The Transformer's layers are written out from their weights (pre-norm, as the model builds them) with
+    ONNX's Attention op (opset 23) for the attention: the exporter's own translation of
+    nn.TransformerEncoderLayer spends a third of its time in reshapes and transposes around it (a 161-block
+    page: 7.4 against 7.8 ms; 512 blocks: 24.9 against 31.3 ms on one thread). The export's check holds it to
+    the model's answers."""
 
     def __init__(self, model: BlockClassifier) -> None:
         super().__init__()
         self.model = model
-        layers = model.context.layers if isinstance(model.context, nn.TransformerEncoder) else []
+        layers = model.context.layers if model.context is not None else []
         if not all(layer.norm_first for layer in layers):
             raise ValueError("the export writes pre-norm Transformer layers (norm_first=True), as the model builds")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         context = self.model.context
-        if isinstance(context, ConvContext):
-            return self.model.head(context(x))  # unpadded windows
         if context is not None:
             for layer in context.layers:
                 sa = layer.self_attn

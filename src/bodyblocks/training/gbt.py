@@ -33,21 +33,6 @@ def page_matrix(pages: Sequence[CachedPage], cfg: GbtConfig) -> tuple[np.ndarray
     return (np.concatenate(x) if x else np.zeros((0, width))), (np.concatenate(y) if y else np.zeros(0, np.int64))
 
 
-HARD_CHARS = 30  # hard_negatives: a non-body block of at least this many characters (white space excluded)
-HARD_LINKS = 0.5  # ... and a link density under this
-
-
-def hard_negatives(pages: Sequence[CachedPage], weight: float) -> np.ndarray | None:
-    """Per block of `pages` (page_matrix's order), the sample weight `weight` for a hard negative, a block labelled
-    not body that reads like body text (HARD_CHARS characters or more, link density under HARD_LINKS: a comment, a
-    caption, a promo, a byline), else 1; None when `weight` is 1 (every block counts once)."""
-    if weight == 1.0:
-        return None
-    hard = [(lab == 0 and b.text_len >= HARD_CHARS and b.link_density < HARD_LINKS)
-            for cp in pages for b, lab in zip(cp.blocks, cp.labels, strict=True)]
-    return np.where(np.array(hard, dtype=bool), weight, 1.0)
-
-
 def site_vocabulary(pages: Sequence[CachedPage], size: int, min_sites: int) -> list[str]:
     """The `size` tag-path tokens (features.tag_path_tokens) found on the most sites of `pages`, each on at least
     `min_sites` of them; ties by token. A token only one site's pages use (its own class names) says nothing
@@ -144,7 +129,7 @@ def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None
     x_val, y_val = page_matrix(val_pages, cfg)
     if len(np.unique(y)) < 2:
         raise ValueError("training blocks must include body and non-body blocks")
-    model = from_sklearn(fit_sklearn(x, y, x_val, y_val, cfg, weights=hard_negatives(pages, cfg.hard_negatives)), cfg)
+    model = from_sklearn(fit_sklearn(x, y, x_val, y_val, cfg), cfg)
     p = model.predict_proba(x_val)
     probs = np.split(p, np.cumsum([len(cp.blocks) for cp in val_pages])[:-1])
     _, f1 = pooled_char_f1(val_pages, probs)

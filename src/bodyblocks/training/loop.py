@@ -144,16 +144,6 @@ def init_from(model: BlockClassifier, folder: str | Path) -> None:
     model.load_state_dict(start.state_dict(), strict=True)
 
 
-def start_text(model: BlockClassifier, path: str | Path) -> None:
-    """Start the text encoder's n-gram table from a distilled one (training/distill.py)."""
-    from bodyblocks.training.distill import load_table
-
-    if model.hash is None:
-        raise ValueError("train.text_init: this model has no n-gram table (encoder.kind hash, use_text)")
-    with torch.no_grad():
-        model.hash.bag.weight.copy_(load_table(path, model.cfg.encoder))
-
-
 def seed_everything(seed: int) -> random.Random:
     """Seed Python, NumPy and torch; return the batch-order generator."""
     random.seed(seed)
@@ -198,10 +188,6 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     splits = splits or load_pages(cfg.data)
     if not splits.get("train") or not splits.get("val"):
         raise ValueError(f"need train and validation pages, got { {k: len(v) for k, v in splits.items()} }")
-    if cfg.train.teacher_labels:  # a noisy student: the teacher's labelled pages beside the gold ones
-        from bodyblocks.training.teacher import teacher_pages
-
-        splits = {**splits, "train": splits["train"] + teacher_pages(cfg.train.teacher_labels, cfg.data, splits)}
     frozen = cfg.model.use_text and cfg.model.encoder.frozen
     encoder = make_encoder(cfg.model.encoder, device=str(device)) if frozen else None
     train_in = make_inputs(splits["train"], cfg.model, encoder)
@@ -217,12 +203,6 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
         state = load_state(out / "last", model, opt)
     elif cfg.train.init:
         init_from(model, cfg.train.init)
-    elif cfg.train.text_init:
-        start_text(model, cfg.train.text_init)
-    if cfg.train.freeze_text:
-        if model.hash is None:
-            raise ValueError("train.freeze_text: this model has no n-gram table (encoder.kind hash, use_text)")
-        model.hash.bag.weight.requires_grad_(False)  # no gradient, so AdamW leaves it (and its decay) alone
     return Run(cfg, out, device, splits, train_in, val_in, model, opt, steps_per_epoch, total, state,
                cfg.train.amp and device.type == "cuda")
 
