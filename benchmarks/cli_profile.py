@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = arguments(__doc__, pages=300, rounds=2)
     ap.add_argument("--against", default=None, metavar="REV", help="also that revision, alternating with this tree")
     args = ap.parse_args(argv)
-    from benchmarks.cli_speed import write_pages
+    from benchmarks.common import write_pages
 
     work = Path(tempfile.mkdtemp(prefix="bodyblocks-cli-profile-"))
     try:

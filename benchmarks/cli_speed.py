@@ -32,11 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import arguments, write_report
-from bodyblocks.files import REPO_ROOT
-
-SAMPLE = REPO_ROOT / "data" / "samples" / "article-utf8.html"
-DATASETS = ("cleaneval-en", "daniel", "dragnet", "l3s-gn1", "wcxb-dev", "cleanportaleval")
+from benchmarks.common import arguments, write_pages, write_report
 
 
 @dataclass
@@ -127,42 +123,6 @@ def timed(cmd: list[str], out_dirs: list[Path]) -> Run:
     if proc.returncode not in (0, 1):  # 1: some page failed (counted in its report), still a whole run
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-500:]}")
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-
-
-def write_pages(folder: Path, n: int) -> int:
-    """`n` .html pages: round-robin over the datasets (every k-th record of each), else synthetic pages."""
-    from bodyblocks.files import datasets_root
-    from bodyblocks.training.datasets import page_from_record, read_records
-
-    folder.mkdir(parents=True, exist_ok=True)
-    if n == 1:
-        shutil.copy(SAMPLE, folder / SAMPLE.name)
-        return 1
-    root = datasets_root()
-    names = [d for d in DATASETS if root is not None and (root / d / "pages.jsonl").exists()]
-    if names:
-        assert root is not None
-        pools = []
-        for d in names:
-            records = read_records(root / d)
-            step = max(1, len(records) // max(1, n // len(names)))
-            pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
-        count, k = 0, 0
-        while count < n and any(k < len(p) for p in pools):
-            for p in pools:
-                if k < len(p) and count < n:
-                    d, rec = p[k]
-                    (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
-                    count += 1
-            k += 1
-        return count
-    import random
-
-    from bodyblocks.training.synth import synth_page
-
-    for i in range(n):
-        (folder / f"synth-{i}.html").write_bytes(synth_page(random.Random(i))[0])
-    return n
 
 
 def compile_package() -> bool:

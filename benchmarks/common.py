@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,10 +127,47 @@ def revision_modules(rev: str, modules: Modules, prefix: str) -> dict[str, types
     return loaded
 
 
-def sample_pages(n: int, prefix: str) -> list[bytes]:
-    """The bytes of `n` pages: cli_speed's folder of dataset pages (synthetic ones without the datasets)."""
-    from benchmarks.cli_speed import write_pages
+SAMPLE = REPO_ROOT / "data" / "samples" / "article-utf8.html"  # write_pages' one page
+DATASETS = ("cleaneval-en", "daniel", "dragnet", "l3s-gn1", "wcxb-dev", "cleanportaleval")  # write_pages' sources
 
+
+def write_pages(folder: Path, n: int) -> int:
+    """`n` .html pages: round-robin over the datasets (every k-th record of each), else synthetic pages."""
+    from bodyblocks.training.datasets import page_from_record, read_records
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if n == 1:
+        shutil.copy(SAMPLE, folder / SAMPLE.name)
+        return 1
+    root = datasets_root()
+    names = [d for d in DATASETS if root is not None and (root / d / "pages.jsonl").exists()]
+    if names:
+        assert root is not None
+        pools = []
+        for d in names:
+            records = read_records(root / d)
+            step = max(1, len(records) // max(1, n // len(names)))
+            pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
+        count, k = 0, 0
+        while count < n and any(k < len(p) for p in pools):
+            for p in pools:
+                if k < len(p) and count < n:
+                    d, rec = p[k]
+                    (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
+                    count += 1
+            k += 1
+        return count
+    import random
+
+    from bodyblocks.training.synth import synth_page
+
+    for i in range(n):
+        (folder / f"synth-{i}.html").write_bytes(synth_page(random.Random(i))[0])
+    return n
+
+
+def sample_pages(n: int, prefix: str) -> list[bytes]:
+    """The bytes of `n` pages: write_pages' folder of dataset pages (synthetic ones without the datasets)."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     write_pages(folder, n)
     return [p.read_bytes() for p in sorted(folder.glob("*.html"))]

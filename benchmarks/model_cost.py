@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     shapes = {name: SHAPES[name] for name in SHAPES if name == REFERENCE or name in args.shapes}
 
-    from benchmarks.cli_speed import write_pages
+    from benchmarks.common import write_pages
     from bodyblocks.inference.model import BlockClassifier
     from bodyblocks.inference.onnx_model import OnnxModelScorer
     from bodyblocks.segment import segment

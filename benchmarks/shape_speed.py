@@ -12,7 +12,7 @@ and put in an ensemble folder that is the shipped one's config.json with its mod
 trees, the shipped blend and decision rule. `bodyblocks extract DIR --out O --no-progress --no-resume` runs
 with the shipped ensemble and with `--checkpoint` each shape's ensemble, and `trafilatura --input-dir DIR
 --output-dir O`, every command once per round, in turns, as whole processes with their defaults
-(benchmarks/cli_speed.timed: wall, CPU of the process and its workers, peak RSS). Pages: cli_speed.write_pages.
+(benchmarks/cli_speed.timed: wall, CPU of the process and its workers, peak RSS). Pages: common.write_pages.
 
 Random weights cost what trained ones cost: every page goes through the same sessions, the trees, the vote and
 the decision rule whatever its probabilities (the heuristic fallback, the one step whose use depends on them,
@@ -38,9 +38,8 @@ from benchmarks.cli_speed import (
     median_run,
     timed,
     trafilatura_command,
-    write_pages,
 )
-from benchmarks.common import arguments, write_report
+from benchmarks.common import arguments, write_pages, write_report
 from benchmarks.model_cost import REFERENCE, SHAPES, build_shape
 from bodyblocks.files import REPO_ROOT
 

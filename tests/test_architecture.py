@@ -21,11 +21,11 @@ PACKAGE = "bodyblocks"
 LAYERS = ("core", "inference", "batch", "scale", "training", "annotate", "evaluation", "cli")
 
 
-def module_files() -> dict[str, Path]:
-    """Every module of the package by dotted name (a package by its __init__)."""
+def module_files(src: Path = SRC, package: str = PACKAGE) -> dict[str, Path]:
+    """Every module of the package (under `src`) by dotted name (a package by its __init__)."""
     out = {}
-    for f in sorted((SRC / PACKAGE).rglob("*.py")):
-        parts = f.relative_to(SRC).with_suffix("").parts
+    for f in sorted((src / package).rglob("*.py")):
+        parts = f.relative_to(src).with_suffix("").parts
         out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
     return out
 
@@ -53,10 +53,10 @@ def _targets(name: str, node: ast.Import | ast.ImportFrom, modules: dict[str, Pa
     return {m for m in found if m in modules}
 
 
-def import_graph(own_packages: bool = False) -> dict[str, set[str]]:
+def import_graph(own_packages: bool = False, src: Path = SRC, package: str = PACKAGE) -> dict[str, set[str]]:
     """module -> the package's modules it imports (a submodule importing its own package's __init__ aside,
     unless `own_packages`)."""
-    modules = module_files()
+    modules = module_files(src, package)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -128,6 +128,13 @@ def imports_of_the_root(graph: dict[str, set[str]]) -> list[str]:
 
 def test_no_import_cycle_among_the_packages_modules() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycle_among_the_benchmarks() -> None:
+    """The benchmark scripts share helpers through benchmarks/common.py, which imports none of them."""
+    graph = import_graph(src=SRC.parent, package="benchmarks")
+    assert "benchmarks.cli_speed" in graph and not graph["benchmarks.common"]
+    assert cycles(graph) == []
 
 
 def test_dependencies_run_one_way_through_the_layers() -> None:
