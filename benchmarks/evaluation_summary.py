@@ -2,7 +2,7 @@
 
 Reads OUT/<dataset>/<extractor>/report.json (+ pages.csv, and the command from report.md) and writes:
   OUT/summary.md    extractor x dataset table (Chinese pages of a multilingual dataset as their own row,
-                    e.g. "daniel-zh"), the per-language table, the target check of issue 5 (each
+                    e.g. "daniel-zh"), the per-language table, the target check (each
                     trained extractor vs trafilatura and readability in token F1 and acc@0.90), the
                     lowest-ratio test pages of each trained extractor, and the command of every run;
   OUT/summary.json  the merged summary rows;
@@ -25,7 +25,7 @@ from bodyblocks.evaluation.report import format_table, plot_accuracy, write_json
 from bodyblocks.files import write_atomic
 
 CJK_LANG = "zh"  # split out of a multilingual dataset as its own row
-PEERS = ("trafilatura", "readability")  # the issue-5 target: beat both
+PEERS = ("trafilatura", "readability")  # the target: beat both
 CONTENDERS = ("ensemble", "model", "gbt")  # trained extractors checked against the target
 WORST = 3  # lowest-ratio pages listed per contender and test split
 
@@ -105,7 +105,7 @@ def target_table(rows: list[dict[str, Any]], real: set[str], contender: str) -> 
 
 
 def bar_table(rows: list[dict[str, Any]], real: set[str]) -> list[str]:
-    """Markdown lines: the issue-5 bar per full-gold test split, the better peer's token F1 and acc@0.90."""
+    """Markdown lines: the target per full-gold test split, the better peer's token F1 and acc@0.90."""
     index = {(r["extractor"], r["dataset"]): r for r in rows}
     lines = ["| dataset | token F1 to beat | by | acc@0.90 to beat | by |", "|---|---|---|---|---|"]
     for ds in sorted({ds for _, ds in index if ds in real or ds.removesuffix(f"-{CJK_LANG}") in real}):

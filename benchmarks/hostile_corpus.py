@@ -11,7 +11,7 @@ limit, 300,000 blocks, broken markup, hostile file names, dangling links, a FIFO
 unreadable folder) mixed with ~20 good article pages that each hold a known, numbered sentence, and a dataset
 folder (pages.jsonl + html/) whose records try to escape (ids `../escape`, `/abs/path`, `sub/../../x`, html
 paths `../../../../etc/passwd`, a link out of the folder), are not JSON or have no id, and a URL list of lines
-that are no http(s) URL (`file:///etc/passwd`, a line that is not UTF-8). The input side of issue 44 adds links
+that are no http(s) URL (`file:///etc/passwd`, a line that is not UTF-8). The input side adds links
 out of the input folder (`passwd.html -> /etc/passwd`, `sub/shadow.htm -> /etc/shadow`: never read), a folder
 1,100 levels deep, ids of 1,500 segments and of 4,800 bytes, a record of 100,000 nested `[`, and ids that
 collide as file and folder (`col`, `col.txt/inner`). Then it runs
@@ -447,7 +447,7 @@ class Corpus:
         self.restore.append((p, 0o644))
 
     def input_cases(self) -> None:
-        """Issue 44, the input side: links out of the input folder, and a folder deeper than any walk goes."""
+        """The input side: links out of the input folder, and a folder deeper than any walk goes."""
         for name, rel, target in (("symlink passwd.html -> /etc/passwd", "links/passwd.html", "/etc/passwd"),
                                   ("symlink sub/shadow.htm -> /etc/shadow", "links/sub/shadow.htm", "/etc/shadow"),
                                   ("symlink to the canary (../../canary.html)", "links/canary.html",
@@ -471,7 +471,7 @@ class Corpus:
         lines = [b"file:///etc/passwd", b"file:///proc/self/environ", b"file:///some/dir/", b"ftp://example.org/f",
                  b"http://example.org/caf\xe9",  # a byte that is not UTF-8: that line fails, the list runs
                  b"javascript:alert(document.domain)"]
-        self.urls.write_bytes(b"# issue 44: local files and other schemes\n" + b"\n".join(lines) + b"\n")
+        self.urls.write_bytes(b"# local files and other schemes\n" + b"\n".join(lines) + b"\n")
         for line in lines:
             url = line.decode("utf-8", "replace")
             self.cases.append(Case(f"URL list line {clip(url, 30)}", ("failed:bad-url",), path=url))
@@ -786,7 +786,7 @@ def extract_again(inputs: list[Path], out: Path, *flags: str) -> tuple[dict[str,
 
 
 def reruns(root: Path) -> list[tuple[str, bool, str]]:
-    """Targets of the scenarios that need more than one run (issue 44): --out inside the input folder, and a
+    """Targets of the scenarios that need more than one run: --out inside the input folder, and a
     resume after a record with a duplicate id is put before the old one."""
     src = root / "in"
     src.mkdir(parents=True)
@@ -821,7 +821,7 @@ def reruns(root: Path) -> list[tuple[str, bool, str]]:
 
 
 def other_attacks(root: Path) -> list[tuple[str, bool, str]]:
-    """Targets of issue 44's attacks that are no input of the main run: review links, annotate's writes, tampered
+    """Targets of the attacks that are no input of the main run: review links, annotate's writes, tampered
     and malformed checkpoints, Ctrl-C to the process group. Each: nothing outside its own --out written, no
     traceback on stderr."""
     from bodyblocks.annotate.store import AnnotationStore
@@ -1038,7 +1038,7 @@ def run(corpus: Corpus, args: argparse.Namespace) -> int:
          "unknown" if res.rss_kib is None else f"{res.rss_kib / 1024:.0f} MiB"),
         (f"slowest page <= page timeout ({args.page_timeout} s)", slowest is not None and slow_s <= args.page_timeout,
          f"{slow_s:.1f} s, {(slowest or {}).get('id')!r}"),
-        *other_attacks(root / "other"),  # issue 44: review, annotate, checkpoints, Ctrl-C
+        *other_attacks(root / "other"),  # review, annotate, checkpoints, Ctrl-C
         *reruns(root / "again"),
         *all_scenarios(root / "attacks"),  # benchmarks/attacks/*.py
     ]

@@ -61,7 +61,7 @@ def _cli(pages: list[tuple[str, Path]]) -> dict[str, dict[str, Any]]:
         src, out = Path(tmp) / "in", Path(tmp) / "out"
         src.mkdir()
         for name, html in pages:
-            # copied, not linked: `bodyblocks extract` refuses a link that leads out of its input (issue 44)
+            # copied, not linked: `bodyblocks extract` refuses a link that leads out of its input
             shutil.copyfile(html, src / (name + ".html.gz"))
         cmd = ["bodyblocks", "extract", str(src), "--out", str(out), "--format", "json", "--no-progress"]
         subprocess.run(cmd, check=False)

@@ -35,7 +35,7 @@ from typing import Any
 from benchmarks.common import REPORTS, arguments, need_root, write_report
 from bodyblocks.files import REPO_ROOT, write_json
 
-SNAPSHOT_PAGES = 2_500_000_000  # HTML pages in one Common Crawl snapshot (the figure)
+SNAPSHOT_PAGES = 2_500_000_000  # HTML pages in one Common Crawl snapshot (a round figure)
 GROUP = 16  # pages per prepare / model call, as a CPU model actor's batch (scale/pipeline.CPU_BATCH)
 
 

@@ -5,8 +5,8 @@
         --write docs/SPEED.md#shape-speed
 
 benchmarks/model_cost.py times the forward pass of each shape alone; this runs the whole command a user runs
-with each shape in the shipped ensemble, so that the wall-time ratio against trafilatura that issue's target
-speaks of is measured rather than worked out. Each shape of model_cost.SHAPES is built as model_cost builds it
+with each shape in the shipped ensemble, so that the wall-time ratio against trafilatura (the speed
+target) is measured rather than worked out. Each shape of model_cost.SHAPES is built as model_cost builds it
 (the shipped config with some keys changed, random weights, exported and checked as `bodyblocks export` does)
 and put in an ensemble folder that is the shipped one's config.json with its model replaced: the shipped
 trees, the shipped blend and decision rule. `bodyblocks extract DIR --out O --no-progress --no-resume` runs

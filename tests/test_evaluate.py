@@ -182,7 +182,7 @@ def test_cli_evaluate(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_synthetic_anchor_naive_baselines_far_below_the_pipeline(tmp_path: Path) -> None:
-    """Issue 4's sanity anchor on a small synthetic corpus: tag stripping and longest block lose clearly."""
+    """The sanity anchor on a small synthetic corpus: tag stripping and longest block lose clearly."""
     from bodyblocks.training.synth import generate_corpus
 
     generate_corpus(tmp_path / "synth", pages=40, seed=3)

@@ -1,4 +1,4 @@
-"""The headline is a field, not body; bylines, promos and comments are not body either (issue 43, decision.py
+"""The headline is a field, not body; bylines, promos and comments are not body either (decision.py
 steps 6-8, inference/roles.py), and evaluation scores each dataset by its own gold convention."""
 
 from __future__ import annotations

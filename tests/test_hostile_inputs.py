@@ -1,4 +1,4 @@
-"""Hostile inputs, the input side (issue 44): nothing is read that was not asked for (symbolic links out of an
+"""Hostile inputs, the input side: nothing is read that was not asked for (symbolic links out of an
 input folder, file: URLs, the run's own output folder), and no single input stops the run or loses a page (deep
 ids, long paths, deep folders, deep JSON, bad bytes in a URL list, ids that collide as file and folder, and
 duplicate ids on resume)."""

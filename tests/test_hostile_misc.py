@@ -1,4 +1,4 @@
-"""Issue 44's attacks other than on the inputs' walk: review links, annotate's writes, checkpoint checks,
+"""Attacks other than on the inputs' walk: review links, annotate's writes, checkpoint checks,
 Ctrl-C to the process group, charset labels."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Markdown keeps a block's links and emphasis (issue 46): the segmenter notes them (Block.marks) in both walks,
+"""Markdown keeps a block's links and emphasis: the segmenter notes them (Block.marks) in both walks,
 and markdown.to_markdown writes them, safely."""
 
 from __future__ import annotations

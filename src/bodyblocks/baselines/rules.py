@@ -1,7 +1,7 @@
 """Rule data of the baselines (tag lists, class/id word lists, constants), kept apart from their logic.
 
-The numeric constants were set from the method descriptions in issue 4 where it gives them; the others
-were chosen by hand on a few pages and are marked so. Re-run `bodyblocks evaluate` after any change.
+The numeric constants were set from the published descriptions of the methods where they give them; the
+others were chosen by hand on a few pages and are marked so. Re-run `bodyblocks evaluate` after any change.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Synthetic Chinese news pages with known gold text, written in the shared dataset layout.
 
-The recipe (issue 3) reproduces the pages that broke classic extractors:
+The recipe reproduces the pages that broke classic extractors:
   1. four templates: semantic `<article>`, `class="post-content"`, five nested divs, table layout;
   2. four encodings: UTF-8 (220 of 300), GBK declared (38), GBK undeclared (28), UTF-8 with BOM (14);
   3. four malformations: unclosed `<p>`, unquoted attributes, a missing `</div>` that pulls the body into
