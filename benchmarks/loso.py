@@ -17,8 +17,9 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
                shipped ensemble (which was trained with S's training pages: not a LOSO figure).
 No learned part of a fold sees a page of S, tuning included. daniel's Chinese pages are reported on their own.
 
-Stage 3 is the validation-tuned recipe (docs/GENERALIZATION.md, its ablation table). The shipped ensemble's blend
-is chosen across the folds' models and trees instead, by benchmarks/loso_blend.py (docs/GENERALIZATION.md).
+Stage 3 is the validation-tuned recipe, which does worse on unseen sources than a blend chosen across folds: the
+shipped ensemble's blend is chosen across the folds' models and trees instead, by benchmarks/loso_blend.py
+(docs/GENERALIZATION.md).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ parts do on sources they never saw, with each fold's own figure from a blend cho
 
 benchmarks/loso.py tunes each fold's blend on the validation pages of the fold's own training sources. Those pages
 come from the same sources as the training pages, so the tuned blend learns their gold conventions rather than what
-holds on a new source (docs/GENERALIZATION.md: tuned on validation, the trees with the token vocabulary lose
-the gain they show alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
+holds on a new source (tuned on validation, the trees with the token vocabulary lost the gain they show
+alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
 threshold and the container step's outer threshold), chosen by the mean token F1 over the folds' left-out test pages,
 each fold scored with its own parts (trained without its source):
 

@@ -10,7 +10,8 @@
      what steps 1-2 keep (the deepest element holding `share` of the kept characters) and the choice is
      redone around it: inside it blocks at or above `inside` are kept, outside it only those at or above
      `outside`. This fills the holes a block-by-block decision leaves in the article and drops strays far
-     from it (a related-links box, a caption in the sidebar); docs/GENERALIZATION.md's ablations measure it;
+     from it (a related-links box, a caption in the sidebar); the leave-one-source-out blend grid
+     (docs/GENERALIZATION.md) chooses its outer threshold;
   3b. headline (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
      block that best matches the page's title (title_match) is kept, so that a headline just under the
      threshold is not lost where the convention counts it as body;
