@@ -7,10 +7,10 @@ come lazily and in a stable order; a page that cannot even be found, read from i
 Job with its error. Keys are made safe (`safe_key`: always a relative path inside the output folder, whatever
 a file name or a dataset id holds) and unique within a run (`~2`, `~3` on a collision, e.g. `x.html` and
 `x.htm`, or two `index.html` given from two folders; keys.FolderKeys: over the output folder's runs too), so
-that no output overwrites another or lands elsewhere. A WARC file (batch/warc.py) gives a Job per HTML response, keyed `<warc-stem>/<position>`; its other
-records come as Jobs with `filtered` set (no page: counted, never written). Every Job also knows its input
-(`source`, a name unique in the run) and its place among that input's pages (`position`): a columnar output's
-shard (batch/columnar.py).
+that no output overwrites another or lands elsewhere. A WARC file (batch/warc.py) gives a Job per HTML
+response, keyed `<warc-stem>/<position>`; its other records come as Jobs with `filtered` set (no page: counted,
+never written). Every Job also knows its input (`source`, a name unique in the run) and its place among that
+input's pages (`position`).
 """
 
 from __future__ import annotations
