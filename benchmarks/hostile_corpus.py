@@ -786,8 +786,9 @@ def extract_again(inputs: list[Path], out: Path, *flags: str) -> tuple[dict[str,
 
 
 def reruns(root: Path) -> list[tuple[str, bool, str]]:
-    """Targets of the scenarios that need more than one run: --out inside the input folder, and a
-    resume after a record with a duplicate id is put before the old one."""
+    """Targets of the scenarios that need more than one run: --out inside the input folder, and a resume after a
+    record with a duplicate id is put before the old one. (--out the input folder itself, in every format, is
+    benchmarks/attacks/batch.py's.)"""
     src = root / "in"
     src.mkdir(parents=True)
     for tag in ("again-a", "again-b"):

@@ -298,6 +298,41 @@ def test_the_api_refuses_what_it_should(served) -> None:  # noqa: ANN001
     assert err.value.code == 403
 
 
+def test_stalled_clients_are_bounded_and_let_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import time
+
+    from bodyblocks.annotate import server as server_module
+
+    monkeypatch.setattr(server_module, "CLIENT_TIMEOUT_S", 0.5, raising=False)
+    monkeypatch.setattr(server_module, "MAX_CLIENTS", 3, raising=False)
+    ds = _layout_dataset(tmp_path / "ds", {"a": PAGE})
+    server = make_server(Annotator(AnnotationStore(ds), extractor=None), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = server.server_address[:2]
+    before = threading.active_count()
+    try:
+        stalled = [socket.create_connection(address, timeout=5) for _ in range(3)]  # connect, send nothing
+        time.sleep(0.2)
+        assert threading.active_count() <= before + 3
+        extra = socket.create_connection(address, timeout=5)  # one more: refused at once, no thread for it
+        assert extra.recv(100).startswith(b"HTTP/1.1 503")
+        extra.close()
+        assert all(s.recv(100) == b"" for s in stalled)  # the stalled ones are let go after the timeout
+        deadline = time.monotonic() + 5
+        while threading.active_count() > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() <= before
+        host = f"127.0.0.1:{address[1]}"
+        with urllib.request.urlopen(urllib.request.Request(f"http://{host}/api/pages"), timeout=5) as resp:
+            assert resp.status == 200  # served again once they are gone
+        for s in stalled:
+            s.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_the_hosts_a_request_may_name() -> None:
     import socket
 

@@ -1,5 +1,6 @@
 """Columnar output: Parquet and JSON Lines shards named from their input, written atomically, replaced (never
-duplicated) by a rerun, skipped whole by a resumed one; a failed page is a row with its error."""
+duplicated) by a --no-resume rerun; a resumed run writes exactly the pages no shard holds; a failed page is a row
+with its error."""
 
 from __future__ import annotations
 
@@ -69,15 +70,15 @@ def test_parquet_shards_rerun_and_resume(tmp_path: Path) -> None:
 
     assert run(str(warc), "--out", str(out), "--format", "parquet", "--shard-size", "2") == 0  # all done already
     assert {name: (out / name).stat().st_mtime_ns for name in names} == before
-    (out / "crawl-00001.parquet").unlink()  # a lost shard: only it is redone
+    (out / "crawl-00001.parquet").unlink()  # a lost shard: only its pages are redone, into a shard of their own
     assert run(str(warc), "--out", str(out), "--format", "parquet", "--shard-size", "2") == 0
-    assert read_shard(out / "crawl-00001.parquet") == rows[2:4]
+    assert read_shard(out / "crawl-00003.parquet") == rows[2:4]
     assert (out / "crawl-00000.parquet").stat().st_mtime_ns == before["crawl-00000.parquet"]
     report = json.loads((out / "report.json").read_text())
     assert report["this_run"]["skipped"] == 4 and report["this_run"]["ok"] == 2
     assert report["totals"]["pages"] == 6  # every page once, whatever the runs
 
-    # --no-resume redoes every shard: the same names, replaced, never a second copy
+    # --no-resume redoes every shard: the earlier runs' removed, the first names again, never a second copy
     assert run(str(warc), "--out", str(out), "--format", "parquet", "--shard-size", "2", "--no-resume") == 1
     assert sorted(p.name for p in out.glob("*.parquet")) == names
     assert [r for name in names for r in read_shard(out / name)] == rows

@@ -94,6 +94,22 @@ def test_gzip_transparent_and_truncated(tmp_path) -> None:  # noqa: ANN001
         read_bytes(f)
 
 
+def test_gzip_with_bytes_after_its_stream_reads_as_gzip_d_does(tmp_path) -> None:  # noqa: ANN001
+    raw = page(ZH).encode("utf-8")
+    gz = gzip.compress(raw)
+    f = tmp_path / "p.html.gz"
+    for tail in (b"\0" * 4096, b"<!-- log noise -->\n", b"\x1f\x8b\x08 cut short", gz[:20]):
+        f.write_bytes(gz + tail)  # padding, garbage, a broken or cut second member: the page is the first's
+        assert read_bytes(f) == raw and maybe_gunzip(gz + tail) == raw
+    f.write_bytes(gz + gzip.compress(b"<p>more</p>"))  # two whole members: both, as gzip -d gives them
+    assert read_bytes(f) == raw + b"<p>more</p>"
+    f.write_bytes(gz[:-4] + b"\0" * 64)  # its own stream cut: still corrupt
+    with pytest.raises(CorruptCompression):
+        read_bytes(f)
+    with pytest.raises(TooLarge):  # the bound counts every member
+        maybe_gunzip(gz + gz, max_bytes=len(raw) + 10)
+
+
 def test_gzip_bomb_is_bounded(tmp_path) -> None:  # noqa: ANN001
     f = tmp_path / "bomb.html.gz"
     f.write_bytes(gzip.compress(b"<p>" + b"a" * 5_000_000))

@@ -19,14 +19,13 @@ Order (first that succeeds wins):
 from __future__ import annotations
 
 import codecs
-import gzip
 import os
 import re
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, NotMarkup, TooLarge
+from bodyblocks.errors import BinaryInput, EmptyInput, NotMarkup, TooLarge
+from bodyblocks.gunzip import gunzip_stream
 from bodyblocks.types import Decoded
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # refuse anything bigger, compressed or not (decompression bombs)
@@ -105,7 +104,7 @@ def read_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
         head = fh.read(2)
         fh.seek(0)
         if head == b"\x1f\x8b":
-            return _gunzip_stream(fh, max_bytes, str(p))
+            return gunzip_stream(fh, max_bytes, str(p))
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise TooLarge(f"{p}: larger than {max_bytes} bytes")
@@ -118,19 +117,7 @@ def maybe_gunzip(data: bytes, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
         return data
     import io
 
-    return _gunzip_stream(io.BytesIO(data), max_bytes, "input")
-
-
-def _gunzip_stream(fh, max_bytes: int, name: str) -> bytes:  # noqa: ANN001 - any binary file object
-    """Decompress at most max_bytes; a bomb raises TooLarge, a truncated stream CorruptCompression."""
-    try:
-        with gzip.GzipFile(fileobj=fh) as gz:
-            data = gz.read(max_bytes + 1)
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-        raise CorruptCompression(f"{name}: broken gzip stream ({exc})") from exc
-    if len(data) > max_bytes:
-        raise TooLarge(f"{name}: decompresses to more than {max_bytes} bytes")
-    return data
+    return gunzip_stream(io.BytesIO(data), max_bytes, "input")
 
 
 def declared_charsets(data: bytes) -> list[str]:

@@ -11,7 +11,8 @@ Routes (JSON unless said otherwise):
                                 needs the header X-Bodyblocks-Token: the token of this run
 
 Only the pages the dataset lists can be asked for (an id is looked up, never used as a path); requests whose
-Host is not this server's address are refused (DNS rebinding); bodies are capped at MAX_BODY bytes.
+Host is not this server's address are refused (DNS rebinding); bodies are capped at MAX_BODY bytes; a client
+that stalls is dropped after CLIENT_TIMEOUT_S, and no more than MAX_CLIENTS are served at once.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from bodyblocks.types import Block
 TOKEN_HEADER = "X-Bodyblocks-Token"
 MAX_BODY = 8 * 1024 * 1024  # a POST larger than this is refused (a page's labels are a few KB)
 CACHED_PAGES = 8  # segmented pages kept in memory
+# a client that sends nothing for this long is let go, and at most MAX_CLIENTS are served at once (a thread each):
+# a connection beyond that is answered 503 and closed, so stalled clients cannot pile up threads
+CLIENT_TIMEOUT_S = 30.0
+MAX_CLIENTS = 32
 _DROP_TAGS = ("script", "noscript", "iframe", "frame", "frameset", "object", "embed", "base", "link", "meta",
               "applet", "template", "input", "select", "textarea")  # controls would take the label keys
 _UNWRAP_TAGS = ("form", "button")  # kept as their content
@@ -219,6 +224,7 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
     class Handler(BaseHTTPRequestHandler):
         server_version = "bodyblocks-annotate"
         protocol_version = "HTTP/1.1"
+        timeout = CLIENT_TIMEOUT_S  # on the connection's socket: a stalled read or write ends the connection
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             pass
@@ -306,10 +312,42 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer with at most `slots` connections served at once (a thread each); one more is answered
+    503 and closed at once."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], slots: int) -> None:
+        super().__init__(address, BaseHTTPRequestHandler)
+        self._slots = threading.BoundedSemaphore(slots)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
+                                b"Connection: close\r\n\r\n")
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 def make_server(app: Annotator, host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServer:
     """The HTTP server (not started); port 0 picks a free one (server.server_address says which)."""
-    server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)
+    server = _Server((host, port), MAX_CLIENTS)
     bound = server.server_address[1]
     server.RequestHandlerClass = make_handler(app, _allowed_hosts(host, int(bound)))
-    server.daemon_threads = True
     return server

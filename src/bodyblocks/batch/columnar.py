@@ -5,16 +5,20 @@
     shards.close(complete=True)                    # the last shards too (False: an interrupted run drops them)
 
 A shard is named from its input and its place in it, `<source>-<shard:05d>.parquet` (or .jsonl), holding the
-pages at positions shard * shard_size .. (shard + 1) * shard_size - 1 of that input: the same input always
-makes the same shards, so a rerun replaces a shard and never duplicates it. A shard is written beside its final
-name and renamed there only once complete, so a shard file that exists is complete: resume skips its pages
-(`is_done`). pyarrow is imported only for Parquet (the `scale` extra).
+pages at positions shard * shard_size .. (shard + 1) * shard_size - 1. A batch run into a folder places each
+input's pages after the shards the folder holds of that input already (`place`: a resumed run writes the pages
+not yet written, new ones included, into shards of their own and never rewrites a complete one); a --no-resume
+run removes the earlier runs' shards first (`start`) and numbers from 0 again. A shard is written beside its
+final name and renamed there only once complete, so a shard file that exists is complete; a temporary left by a
+killed run is removed by the next (`start`). pyarrow is imported only for Parquet (the `scale` extra).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,35 @@ class ShardWriter:
         self.written: list[tuple[str, int]] = []  # (shard, rows) finished by this writer
         self._tmp: Path | None = None
         self._fh: Any = None  # the open JSON Lines file or Parquet writer
+        self.taken: set[str] = set()  # shard file names the folder's earlier runs wrote (`start`)
+        self._placing: tuple[str, int] | None = None  # `place`: the input being placed, its next position
+
+    def start(self, named: Iterable[str] = (), replace: bool = False) -> None:
+        """Before the first row, the folder's lock held: remove the temporaries of shards that killed runs left;
+        `named`: the shard files the folder's journal names, removed with `replace` (a --no-resume run, whose
+        shards take their names again), else names `place` does not take again."""
+        for name in os.listdir(self.out):
+            if re.fullmatch(rf"\..+{re.escape(self.suffix)}\.\d+\.tmp", name):
+                (self.out / name).unlink(missing_ok=True)
+        named = {name for name in named if name.endswith(self.suffix) and os.path.basename(name) == name}
+        if replace:
+            for name in named:
+                if (self.out / name).is_file():
+                    (self.out / name).unlink()
+        else:
+            self.taken = named
+
+    def place(self, source: str) -> int:
+        """The position of the next row of input `source` in this run: after every shard of that input that the
+        folder holds, or its journal names (a shard lost since is not rewritten under its name)."""
+        if self._placing is None or self._placing[0] != source:
+            pattern = re.compile(rf"{re.escape(source)}-(\d{{5,}}){re.escape(self.suffix)}")
+            found = [int(m.group(1)) for name in {*os.listdir(self.out), *self.taken}
+                     if (m := pattern.fullmatch(name))]
+            self._placing = (source, (max(found) + 1 if found else 0) * self.shard_size)
+        position = self._placing[1]
+        self._placing = (source, position + 1)
+        return position
 
     def path(self, shard: str) -> Path:
         """A shard's file."""

@@ -6,11 +6,11 @@ Each page becomes a Job whose key names its output (relative to the output folde
 come lazily and in a stable order; a page that cannot even be found, read from its dataset or captured is a
 Job with its error. Keys are made safe (`safe_key`: always a relative path inside the output folder, whatever
 a file name or a dataset id holds) and unique within a run (`~2`, `~3` on a collision, e.g. `x.html` and
-`x.htm`, or two `index.html` given from two folders), so that no output overwrites another or lands
-elsewhere. A WARC file (batch/warc.py) gives a Job per HTML response, keyed `<warc-stem>/<position>`; its other
-records come as Jobs with `filtered` set (no page: counted, never written). Every Job also knows its input
-(`source`, a name unique in the run) and its place among that input's pages (`position`): a columnar output's
-shard (batch/columnar.py).
+`x.htm`, or two `index.html` given from two folders; keys.FolderKeys: over the output folder's runs too), so
+that no output overwrites another or lands elsewhere. A WARC file (batch/warc.py) gives a Job per HTML
+response, keyed `<warc-stem>/<position>`; its other records come as Jobs with `filtered` set (no page: counted,
+never written). Every Job also knows its input (`source`, a name unique in the run) and its place among that
+input's pages (`position`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.batch.keys import UniqueKeys, url_key
+from bodyblocks.batch.review import REVIEW
 from bodyblocks.batch.warc import is_warc, warc_stem
 
 HTML_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
@@ -95,34 +97,6 @@ def safe_key(raw: str) -> str:
     return f"{key}~page" if key in RESERVED_KEYS else key
 
 
-def url_key(url: str) -> str | None:
-    """The output key of a page from a URL list, before safe_key: "example.com/news/story" for
-    https://www.example.com/news/story.html?x=1 ... : the host (its port after a "_", "www." left out), the
-    path's segments, the last one's page suffix dropped, "index" for a path that ends in "/", and a query's
-    hash after a "_" (pages that differ only in their query stay apart); None for a line that is no http(s) URL."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url.strip())
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not host:
-        return None
-    host = host.removeprefix("www.") + (f"_{port}" if port else "")
-    segments = [s for s in parts.path.split("/") if s]
-    if not segments or parts.path.endswith("/"):
-        segments.append("index")
-    last = segments[-1]
-    for suffix in (".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".shtml"):
-        if last.lower().endswith(suffix) and len(last) > len(suffix):
-            segments[-1] = last[: -len(suffix)]
-            break
-    if parts.query:
-        segments[-1] += "_" + hashlib.sha1(parts.query.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return "/".join([host, *segments])
-
-
 def _folded(segments: list[str], key: str) -> str:
     """A key too deep or too long (safe_key): its leading folders as far as MAX_KEY_DEPTH and MAX_KEY_BYTES
     allow, then the rest in one last segment, cut and given a hash of the whole key (folded keys stay distinct)."""
@@ -135,24 +109,6 @@ def _folded(segments: list[str], key: str) -> str:
     digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
     last = rest[: MAX_SEGMENT_BYTES - 11].decode("utf-8", "ignore") + "-" + digest
     return "/".join([*segments[:keep], last])
-
-
-class UniqueKeys:
-    """Hands out each key once: a key seen before (ignoring case, for file systems that do) gets ~2, ~3, ..."""
-
-    def __init__(self) -> None:
-        self.seen: set[bytes] = set()  # 8-byte digests: memory stays small over millions of pages
-
-    def _digest(self, key: str) -> bytes:
-        return hashlib.blake2b(key.casefold().encode("utf-8"), digest_size=8).digest()
-
-    def __call__(self, key: str) -> str:
-        candidate, n = key, 1
-        while self._digest(candidate) in self.seen:
-            n += 1
-            candidate = f"{key}~{n}"
-        self.seen.add(self._digest(candidate))
-        return candidate
 
 
 def stem_of(path: Path) -> str:
@@ -211,22 +167,24 @@ def count_pages(inputs: Iterable[str | Path], stop_at: int | None = None, out: s
     return None if unknown else total
 
 
-Name = Callable[[str], str]  # a raw key -> the job's safe and unique key (keys are handed out in job order)
+# (a raw key, the job it names or None) -> the job's safe and unique key (keys are handed out in job order)
+Name = Callable[[str, Job | None], str]
 
 
 def iter_jobs(inputs: Iterable[str | Path], capture_opts: dict[str, Any] | None = None,
               done: Callable[[str], bool] | None = None, out: str | Path | None = None,
-              follow_symlinks: bool = False) -> Iterator[Job]:
+              follow_symlinks: bool = False, unique: UniqueKeys | None = None) -> Iterator[Job]:
     """Every page named by INPUT arguments, lazily, in a stable order, each with a safe and unique key.
 
     `done(key)`: whether a page's output exists already (resume); a URL whose page is done is not captured
     again (its Job comes without HTML, to be reported as skipped). `out`: the output folder, never walked as an
-    input; `follow_symlinks`: read links under an input folder wherever they lead (_folder_entries).
+    input; `follow_symlinks`: read links under an input folder wherever they lead (_folder_entries); `unique`:
+    hands out the keys (keys.FolderKeys: unique over the output folder's runs too), a fresh UniqueKeys if None.
     """
-    unique = UniqueKeys()
+    unique = unique or UniqueKeys()
 
-    def name(raw: str) -> str:
-        return unique(safe_key(raw))
+    def name(raw: str, job: Job | None = None) -> str:
+        return unique(safe_key(raw), job)
 
     for path, source in input_sources(inputs):
         yield from input_jobs(path, source, name, capture_opts, done, out=out, follow_symlinks=follow_symlinks)
@@ -255,11 +213,17 @@ def input_jobs(path: Path, source: str, name: Name, capture_opts: dict[str, Any]
         jobs = _folder_jobs(path, name, Path(out) if out is not None else None, follow_symlinks)
     elif path.is_file() and is_url_list(path):
         jobs = _url_jobs(path, capture_opts or {}, name, done)
-    elif path.is_file():
-        jobs = iter([Job(key=name(stem_of(path)), path=str(path))])
     else:
-        jobs = iter([Job(key=name(stem_of(path)), path=str(path), error="not-found: no such file or folder")])
+        job = Job(key="", path=str(path), error=None if path.is_file() else _missing(path))
+        job.key = name(stem_of(path), job)
+        jobs = iter([job])
     return _numbered(jobs, source)
+
+
+def _missing(path: Path) -> str:
+    """Why an input that is no file, folder, WARC or list cannot be read: not there, or no regular file (a FIFO
+    is never opened: it would block)."""
+    return (_not_a_page(path) if os.path.lexists(path) else None) or "not-found: no such file or folder"
 
 
 def _numbered(jobs: Iterator[Job], source: str) -> Iterator[Job]:
@@ -283,12 +247,14 @@ def _warc_jobs(path: Path, name: Name, source: str) -> Iterator[Job]:
             if item.skip is not None:
                 yield Job(key="", url=item.url, record_id=item.record_id, filtered=item.skip)
                 continue
-            yield Job(key=name(f"{source}/{position:07d}"), path=str(path), html=item.body, url=item.url,
-                      error=item.error, record_id=item.record_id, charset=item.charset, language=item.language,
-                      truncated=item.truncated)
+            job = Job(key="", path=str(path), html=item.body, url=item.url, error=item.error,
+                      record_id=item.record_id, charset=item.charset, language=item.language, truncated=item.truncated)
+            job.key = name(f"{source}/{position:07d}", job)
+            yield job
             position += 1
     except OSError as exc:  # the file cannot be opened or read: a failed page, not a failed run
-        yield Job(key=name(f"{source}/{position:07d}"), path=str(path), error=f"unreadable: {exc.strerror or exc}")
+        key = name(f"{source}/{position:07d}", None)
+        yield Job(key=key, path=str(path), error=f"unreadable: {exc.strerror or exc}")
 
 
 def _folder_jobs(root: Path, name: Name, out: Path | None = None, follow_symlinks: bool = False) -> Iterator[Job]:
@@ -307,7 +273,7 @@ def _folder_jobs(root: Path, name: Name, out: Path | None = None, follow_symlink
             key = str(rel.parent / stem_of(path)) if rel.parent != Path(".") else stem_of(path)
         found.append((path, Job(key=key, path=str(path), error=error or _not_a_page(path))))
     for _, job in sorted(found, key=lambda item: item[0]):
-        job.key = name(job.key)
+        job.key = name(job.key, job)
         yield job
 
 
@@ -318,11 +284,14 @@ def _folder_entries(root: Path, out: Path | None = None, follow_symlinks: bool =
 
     The rule for symbolic links: a linked folder is never walked (no loops); a linked page is read only when it
     resolves to a file inside the named folder, else it fails as `outside-input` (`follow_symlinks`: read
-    wherever it leads). The output folder `out` is never walked (a run's outputs and review pages are not
-    read back as inputs by the next). A folder more than MAX_WALK_DEPTH levels down fails as `too-deep`.
+    wherever it leads). The output folder `out` and its review folder are never walked (a run's outputs and
+    review pages are not read back as inputs by the next, whatever the format, --out IN included). A folder
+    more than MAX_WALK_DEPTH levels down fails as `too-deep`.
     """
     base = root.resolve()
-    skip = _identity(out)
+    # the output folder, and its review folder (with --out IN, the output folder is the root: never skipped)
+    skip = {i for i in (_identity(out), _identity(out and out / REVIEW)) if i is not None}
+    inodes = {i[1] for i in skip}  # known from the listing: a folder is stat'ed only when its inode is one
     stack = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
@@ -335,7 +304,7 @@ def _folder_entries(root: Path, out: Path | None = None, follow_symlinks: bool =
         for entry in entries:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                if is_dir and skip is not None and entry.inode() == skip[1] and _identity(entry) == skip:
+                if is_dir and entry.inode() in inodes and _identity(entry) in skip:
                     continue
             except OSError:
                 is_dir = False
@@ -394,7 +363,7 @@ def _dataset_jobs(folder: Path, name: Name, follow_symlinks: bool = False) -> It
         for n, line in enumerate(fh, 1):
             if line.strip():
                 job = _dataset_job(folder, base, n, line, follow_symlinks)
-                job.key = name(job.key)
+                job.key = name(job.key, job)
                 yield job
 
 
@@ -433,7 +402,7 @@ def _url_jobs(path: Path, capture_opts: dict[str, Any], name: Name,
     from bodyblocks.capture.urls import _rejection
 
     urls = read_urls(path)
-    keys = [name(url_key(url) or f"{i:06d}") for i, url in enumerate(urls)]
+    keys = [name(url_key(url) or f"{i:06d}", None) for i, url in enumerate(urls)]
     rejected = {i: reason for i, url in enumerate(urls) if (reason := _rejection(url)) is not None}
     todo = [i for i in range(len(urls)) if i not in rejected and not (done is not None and done(keys[i]))]
 

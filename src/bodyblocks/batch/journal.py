@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 JOURNAL = "report.pages.jsonl"
+SHARD_SUFFIXES = (".parquet", ".jsonl")  # a columnar format's output (columnar.COLUMNAR)
 LOCK = ".bodyblocks.lock"
 
 
@@ -42,13 +43,18 @@ class Journal:
         self.out, self.settings, self.resume = out, settings, resume
         self.path = out / JOURNAL
         self.index: dict[str, int] = {}  # page id -> byte offset of its latest line (memory: per page, not line)
+        # the shard files (columnar formats: their names) that the folder's page lines name, this run's included
+        self.shards: set[str] = set()
         self._lock: Any = None
         self._fh: Any = None
         self._reader: Any = None  # for `line`, opened at its first call
 
     def __enter__(self) -> Journal:
         self._lock = _take_lock(self.out / LOCK)
-        if self.resume and self.path.exists():
+        if not self.resume and self.path.exists():  # the shards the earlier runs wrote, to be replaced
+            self._read_index()
+            self.index.clear()
+        elif self.resume and self.path.exists():
             last = self._read_index()
             if last is not None and last != self.settings:
                 self.close()
@@ -76,6 +82,7 @@ class Journal:
                     last = rec["run"]
                 elif isinstance(rec, dict) and isinstance(rec.get("id"), str):
                     self.index[rec["id"]] = offset
+                    self._named(rec)
                 offset += len(raw)
         return last
 
@@ -89,6 +96,12 @@ class Journal:
             raise OutputUnwritable(f"cannot write to {self.out}: {exc.strerror or exc}") from exc
         return offset
 
+    def _named(self, rec: dict[str, Any]) -> None:
+        """Note the shard a page line names (journal.shards)."""
+        output = rec.get("output")
+        if isinstance(output, str) and output.endswith(SHARD_SUFFIXES):
+            self.shards.add(os.path.basename(output))
+
     def has(self, key: str) -> bool:
         """Whether a page has a line already."""
         return key in self.index
@@ -97,6 +110,7 @@ class Journal:
         """One page's line (its latest: it replaces an earlier one in the summary), handed to the OS at once:
         a killed run loses no line it wrote (a crash of the machine, those since the last `sync`)."""
         self.index[rec["id"]] = self._write(rec, flush=True)
+        self._named(rec)
 
     def sync(self) -> None:
         """The lines written so far, on disk."""

@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter, shard_name
+from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter
 from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
-from bodyblocks.batch.review import review_path, write_review, write_review_index
+from bodyblocks.batch.review import REVIEW, review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
 from bodyblocks.markdown import block_kind, folded, front_matter, standfirst_markdown, to_markdown
 from bodyblocks.metadata import FIELDS, resolve_canonical
@@ -181,26 +181,40 @@ class Report:
         if self.shards is not None:
             settings["shard_size"] = shard_size  # other shard sizes would cut other shards
         self.journal = Journal(out, settings, resume).__enter__()
+        if self.shards is not None:
+            try:
+                self.shards.start(self.journal.shards, replace=not resume)
+            except OSError as exc:
+                self.journal.close()
+                raise OutputUnwritable(f"cannot prepare the shards in {out}: {exc.strerror or exc}") from exc
         self.renderer = Renderer(fmt, review)  # what write makes of an Extraction; a worker may do it instead
         self.bar = _progress(total) if progress else None
 
     def target(self, job: Job) -> Path:
-        """The page's output file (a columnar format's: its shard)."""
+        """The page's output file (a columnar format's: the shard its latest line names, if any)."""
         if self.shards is not None:
-            return self.shards.path(shard_name(job.source, job.position, self.shards.shard_size))
+            line = self.journal.line(job.key) or {}
+            output = line.get("output")
+            return self.out / os.path.basename(output) if isinstance(output, str) else self.out / "-"
         return self.target_for(job.key)
 
     def is_done(self, job: Job) -> bool:
-        """Whether the page's output exists from an earlier run (a columnar format's: its complete shard) and,
-        for a page read from a file, was made from this page's input (same_input): keys follow the inputs'
-        order, so a page put before another of the same id (a record inserted earlier in pages.jsonl, x.htm
-        beside x.html) takes that one's key, and the output there is the other page's, to be redone."""
+        """Whether the page's output exists from an earlier run and, for a page read from a file, was made from
+        this page's input (same_input): keys follow the inputs' order, so a page put before another of the same
+        id (a record inserted earlier in pages.jsonl, x.htm beside x.html) may take that one's key, and the
+        output there is the other page's, to be redone. A columnar format's page is done when its latest line
+        says it was written (ok or failed) into a shard that exists: shards are complete files, and a page
+        that no earlier run wrote (one added to the input since) is in none."""
+        if self.shards is not None:
+            line = self.journal.line(job.key)
+            return (line is not None and line.get("status") in ("ok", "failed") and self.target(job).is_file()
+                    and same_input(line, job))
         try:
             if not self.target(job).exists():
                 return False
         except OSError:  # a name the file system refuses: not done (writing it fails the page, with the reason)
             return False
-        if self.shards is not None or job.path is None:
+        if job.path is None:
             return True
         line = self.journal.line(job.key)
         return line is None or same_input(line, job)
@@ -243,7 +257,7 @@ class Report:
                                                  or sampled(job.key, self.review)):
             assert page.ex is not None, "a run with review pages renders with its Extraction kept"
             try:
-                write_review(review_path(self.out / "review", job.key), job.key, page.ex)
+                write_review(review_path(self.out / REVIEW, job.key), job.key, page.ex)
             except OSError as exc:  # the page's own output is written: its line says the review page is not
                 review_error = f"review-failed: {exc.strerror or exc}"
         line = entry(job, None if page is None else page.fields, error and printable(error), secs,
@@ -260,7 +274,7 @@ class Report:
         """The page's row into its shard (a failed page too: its row holds the error); returns the shard's file."""
         assert self.shards is not None
         try:
-            shard = self.shards.add(job.source, job.position, row)
+            shard = self.shards.add(job.source, self.shards.place(job.source), row)
         except OSError as exc:
             raise OutputUnwritable(f"cannot write a shard in {self.out}: {exc.strerror or exc}") from exc
         return self.shards.path(shard)
@@ -305,7 +319,11 @@ class Report:
         if self.review:
             confidence = {line["id"]: (not line.get("low_confidence"), line.get("confidence") or 0.0)
                           for line in self.journal.lines() if line.get("status") == "ok"}
-            write_review_index(self.out / "review", confidence)
+            try:
+                write_review_index(self.out / REVIEW, confidence)
+            except OSError as exc:  # report.json is written: the message names the file that is not, and why
+                where = exc.filename or self.out / REVIEW / "index.html"
+                raise OutputUnwritable(f"cannot write {where}: {exc.strerror or exc}") from exc
         return run
 
 

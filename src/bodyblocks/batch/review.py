@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from bodyblocks.types import Extraction
 
+REVIEW = "review"  # the review folder, in the output folder
 PAGES = "pages"  # the review pages' subfolder of the review folder; index.html beside it
 
 _STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:0}header{padding:8px 16px;background:#223;color:#fff}

@@ -4,8 +4,8 @@
 
 Stages of `run_batch`:
   1. discover inputs (inputs.py: files, folders, a dataset folder with pages.jsonl, a text file of URLs to
-     capture, WARC files), skipping pages whose output already exists (resume; a columnar format's: whose
-     shard does);
+     capture, WARC files), skipping pages whose output already exists (resume; a columnar format's: those an
+     earlier run wrote into a shard that exists), each keyed apart from the folder's other pages (keys.py);
   2. in worker processes (one per usable core by default, no more than there are pages), each page under a
      time limit (worker.py): block extractors on torch parse there, get the parsed Document back and classify
      groups of pages here (scheduler.py, the forward pass on a second thread); other extractors (ONNX
@@ -32,7 +32,8 @@ from typing import Any
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
 from bodyblocks.batch.journal import OutputUnwritable
-from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
+from bodyblocks.batch.keys import FolderKeys
+from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals, same_input
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.warc import is_warc
@@ -181,8 +182,11 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         report.close(complete=status == "complete")  # a columnar format's last shard only after its last page
         try:
             report.write_report(time.perf_counter() - start, status)  # 4. report.json, whatever stopped the run
-        except OSError as exc:
+        except OutputUnwritable:  # the review index (it names its file)
             if status == "complete":  # else the error that stopped the run is the one to tell
+                raise
+        except OSError as exc:
+            if status == "complete":
                 raise OutputUnwritable(f"cannot write {out / 'report.json'}: {exc.strerror or exc}") from exc
         finally:
             if sigint is not None:
@@ -234,7 +238,10 @@ def _run(inputs: list[str | Path], opts: BatchOptions, extractor: Extractor, rep
         try:
             # a URL list's page done already is not captured again (a columnar format knows shards, not pages)
             done = (lambda key: report.target_for(key).exists()) if opts.resume and not report.shards else None
-            jobs = iter_jobs(inputs, opts.capture_opts, done, out=report.out, follow_symlinks=opts.follow_symlinks)
+            # keys unique over the folder's runs: a page of another input keeps its output (keys.FolderKeys)
+            unique = FolderKeys(report.journal.line, same_input) if opts.resume else None
+            jobs = iter_jobs(inputs, opts.capture_opts, done, out=report.out, follow_symlinks=opts.follow_symlinks,
+                             unique=unique)
             for window in _windows(jobs):  # 1. inputs, WINDOW at a time
                 todo = _not_done(window, report, opts.resume)
                 results = _in_order(pool, todo) if pool else map(work, todo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -168,8 +169,10 @@ def _run_extract(args: argparse.Namespace) -> int:
         print(f"bodyblocks extract: {exc}", file=sys.stderr)
         return 2
     except OutputUnwritable as exc:
-        print(f"bodyblocks extract: {exc}; the pages done so far are kept (free space, then run the same command "
-              "again to go on)", file=sys.stderr)
+        cause = exc.__cause__
+        full = not isinstance(cause, OSError) or cause.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, None)
+        print(f"bodyblocks extract: {exc}; the pages done so far are kept ({'free space' if full else 'fix that'}, "
+              "then run the same command again to go on)", file=sys.stderr)
         return 1
     except (Interrupted, KeyboardInterrupt) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run is over: another Ctrl-C stops nothing, quietly

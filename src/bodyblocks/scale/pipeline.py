@@ -112,7 +112,7 @@ def _read_rows(batch: Any, shard_size: int, done: frozenset[str]) -> Iterator[An
     for path, source in zip(batch["path"].to_pylist(), batch["source"].to_pylist(), strict=True):
         unique = UniqueKeys()
         rows = []
-        for job in input_jobs(Path(path), source, lambda raw, unique=unique: unique(safe_key(raw))):
+        for job in input_jobs(Path(path), source, lambda raw, _job, unique=unique: unique(safe_key(raw))):
             shard = shard_name(job.source, job.position, shard_size)
             if shard in done:
                 continue
