@@ -2,22 +2,27 @@
 
     block_kind(block)                  # "heading", "paragraph", "list-item", "table-row", "code", "quote"
     to_markdown(title, kept_blocks)    # the title once as "# ...", then the blocks in page order
+    text_markdown(title, text)         # an extractor without blocks: the title, then a paragraph a line
 
 The standfirst (Extraction.standfirst), when there is one, follows the title as one emphasised paragraph
-("*…*", its white space collapsed, inline markup characters escaped). What each kind becomes:
+("*…*", its white space collapsed). What each kind becomes:
   heading     "#" x level (h1..h6); a heading that repeats the title is left out (the title is written once,
               the page's one "# " heading: an h1 below it is written as "## ");
-  list-item   "- item" (ordered items keep the number the segmenter gave them, "3. item"), indented two
+  list-item   "- item" (items of an <ol> keep the number the segmenter gave them, "3. item"), indented two
               spaces per enclosing list;
   table-row   consecutive rows of one table as a GitHub table (the first row is the header; cells are the
               row's tab-separated parts, walk.py; "|" escaped);
-  code        a fenced block (```), lines as they are;
+  code        a fenced block, lines as they are, its fence longer than any run of backticks in it;
   quote       "> " before each line;
   paragraph   the text, a line break inside it kept as a Markdown hard break.
+All the page's text is written so that a CommonMark renderer shows it as it is, never as markup or live HTML:
+markdown_escape puts a backslash before what could be read as markup, and only there (the module docstring
+says where), and writes the front matter's values as quoted YAML strings.
 Inside paragraphs, list items and quotes, the links and emphasis the segmenter noted (Block.marks) are kept:
-`[text](address)` (relative addresses resolved against the page's URL when it is known; `javascript:`, `data:`
-and `vbscript:` links and in-page `#` anchors are left as plain text), `**strong**`, `*emphasis*`; two links that
-touch (a tag list) get a space between them.
+`[text](address)` (relative addresses resolved against the page's URL when it is known; only http, https,
+mailto and relative addresses are links: `javascript:` and the like, however hidden, and in-page `#` anchors are
+left as plain text), `**strong**`, `*emphasis*` (one that CommonMark would not read as emphasis, as "x**.**y",
+stays plain); two links that touch (a tag list) get a space between them.
 The kinds come from the segmenter's block fields alone (tag, tag path, heading level, list and cell flags),
 so any block extractor's kept blocks render the same way.
 """

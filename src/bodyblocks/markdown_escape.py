@@ -200,7 +200,7 @@ def destination(href: str | None, base: str | None = None) -> str | None:
     return _encode(href)
 
 
-_YAML_ESCAPE = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff<]"
+_YAML_ESCAPE = re.compile(r"[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff<]"
                           r"|\](?=[(:\[])")
 
 
