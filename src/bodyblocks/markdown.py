@@ -109,6 +109,8 @@ def _write_line(text: str, start: int, end: int, spans: Sequence[tuple[int, int,
     emphasis CommonMark would not read as one stays plain text), the rest escaped (markdown_escape.line)."""
     while start < end and text[start] in " \t":
         start += 1
+    if not spans:
+        return escape.line(text[start:end])
     parts: list[tuple[int, int] | str] = []  # plain text[lo:hi] as (lo, hi), and markup as written
     at, link_end, markup_end = start, -1, -1
     for s0, s1, kind, address in spans:
@@ -194,9 +196,11 @@ def _list_depth(b: Block) -> int:
 
 def _ordered(b: Block) -> int:
     """The length of the number the segmenter put before an ordered list item's text ("3. "; 0: none)."""
+    m = _ITEM_NUMBER.match(b.text)
+    if not m:
+        return 0
     lists = [t for t in _path_tags(b.tag_path) if t in ("ul", "ol", "dl")]
-    m = _ITEM_NUMBER.match(b.text) if lists and lists[-1] == "ol" else None
-    return m.end() if m else 0
+    return m.end() if lists and lists[-1] == "ol" else 0
 
 
 def render_block(b: Block, kind: str, base: str | None = None) -> str:
@@ -274,7 +278,8 @@ def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None, st
 
 def front_matter(fields: dict[str, str | None]) -> str:
     """YAML front matter of a page's metadata (the fields that are set, in order; "" when none is): each value
-    a double-quoted YAML string (JSON's escapes are YAML's), the date as YYYY-MM-DD."""
+    a double-quoted YAML string (markdown_escape.yaml_string: read as Markdown by a renderer that knows no front
+    matter, it is text, never HTML or a link), the date as YYYY-MM-DD."""
     lines = [f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else escape.yaml_string(v)}"
              for k, v in fields.items() if v]
     return "---\n" + "\n".join(lines) + "\n---\n\n" if lines else ""

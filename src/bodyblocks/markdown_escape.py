@@ -36,6 +36,7 @@ import html
 import json
 import re
 import string
+from functools import lru_cache
 from urllib.parse import quote, unquote, urljoin
 
 _PUNCT = frozenset(string.punctuation)  # CommonMark's ASCII punctuation: what a backslash escapes
@@ -143,7 +144,9 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 # taken out before the scheme is judged: white space, control characters, backslashes, invisible format characters
 _HIDDEN = re.compile(r"[\s\x00-\x20\x7f-\x9f\\\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
                      r"\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8]")
+_LEADING_JUNK = "".join(map(chr, range(0x21)))  # what a browser strips from an address's ends: controls, space
 _BROWSER_DROPS = re.compile(r"[\t\n\r]")  # what a browser takes out of an address anywhere
+_PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9/:.?=_~+,;@!$*'#%\-\[\]]*")  # nothing in it to encode or escape
 _ENCODE_SAFE = "".join(c for c in string.punctuation if c not in '<>()"`\\') + string.ascii_letters + string.digits
 
 
@@ -151,7 +154,7 @@ def _readings(href: str) -> set[str]:
     """The address as each decoding could read it: entities and percent-escapes decoded, up to three times each,
     in either order."""
     seen = {href}
-    frontier = [href]
+    frontier = [href] if "&" in href or "%" in href else []
     for _ in range(3):
         frontier = [d for s in frontier for d in (html.unescape(s), unquote(s)) if d not in seen]
         seen.update(frontier)
@@ -171,6 +174,8 @@ def scheme_allowed(href: str) -> bool:
 
 def _encode(url: str) -> str:
     """An address written for a Markdown link destination (module docstring)."""
+    if _PLAIN_ADDRESS.fullmatch(url):
+        return url
     out = []
     for c in url:
         if c in _ENCODE_SAFE or (ord(c) > 127 and c.isprintable() and not c.isspace()):
@@ -181,22 +186,23 @@ def _encode(url: str) -> str:
     return _ENTITY.sub(lambda m: "\\" + m.group(), encoded)
 
 
+@lru_cache(maxsize=64)
+def _base_allowed(base: str) -> bool:
+    return scheme_allowed(base)
+
+
 def destination(href: str | None, base: str | None = None) -> str | None:
-    """A link's address as Markdown writes it (resolved against `base`, the page's URL, when known), or None
-    for one that is kept as plain text: an empty one, an in-page `#` anchor, or one whose scheme is not allowed
-    (module docstring)."""
-    href = _BROWSER_DROPS.sub("", (href or "").strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
-                                                   "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d"
-                                                   "\x1e\x1f\t\n\r"))
+    """A link's address as Markdown writes it (resolved against `base`, the page's URL, when known and its scheme
+    is allowed), or None for one that is kept as plain text: an empty one, an in-page `#` anchor, or one whose
+    scheme is not allowed (module docstring)."""
+    href = _BROWSER_DROPS.sub("", (href or "").strip(_LEADING_JUNK))
     if not href or href.startswith("#") or not scheme_allowed(href):
         return None
-    if base:
+    if base and _base_allowed(base):  # an allowed address joined to an allowed page URL: an allowed scheme
         try:
             href = urljoin(base, href)
         except ValueError:  # a malformed address (an unclosed IPv6 bracket): kept as the page wrote it
             pass
-        if not scheme_allowed(href):
-            return None
     return _encode(href)
 
 
