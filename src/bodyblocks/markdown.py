@@ -150,7 +150,7 @@ def _write_line(text: str, start: int, end: int, spans: Sequence[tuple[int, int,
 def _lines(b: Block, base: str | None = None, skip: int = 0) -> list[str]:
     """The block's non-empty lines as Markdown (_write_line), with its links and emphasis when it has marks;
     `skip`: characters at the start of the text written as they are (an ordered list item's number)."""
-    text = b.text
+    text = b.text.replace("\r", " ")  # CommonMark ends a line at a carriage return too
     spans = _spans(text, b.marks, base) if b.marks else []
     out: list[str] = []
     start = 0
