@@ -45,7 +45,8 @@ HOSTILE_TEXT = [
     "http://plain.example", "www.example.com", "foo@bar.example", "\u00a0*x*\u00a0", "*\u00a0x\u00a0*",
     "_\u00e9_", "\u00e9_\u00e9", "(*)", "\"*a*\"", "**", "__init__", "<b>bold</b>", "</", "<a", "<!", "<?",
     "javascript:alert(1)", "[", "]", "](", "]:", "![", "!", "|", "=", "x\n===", "x\n---", "x\n- y",
-    "x\n# y", "x\r# y", "x\r<img src=x onerror=alert(1)>", "x\n    y", "<div\nonclick=alert(1)>", "[a\nb](javascript:alert(1))",
+    "x\n# y", "x\r# y", "x\r<img src=x onerror=alert(1)>", "x\n    y", "<div\nonclick=alert(1)>",
+    "[a\nb](javascript:alert(1))",
 ]
 # link addresses that must never become links: script and data schemes, hidden the ways browsers and Markdown
 # renderers decode them
