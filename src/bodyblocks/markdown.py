@@ -2,38 +2,43 @@
 
     block_kind(block)                  # "heading", "paragraph", "list-item", "table-row", "code", "quote"
     to_markdown(title, kept_blocks)    # the title once as "# ...", then the blocks in page order
+    text_markdown(title, text)         # an extractor without blocks: the title, then a paragraph a line
 
 The standfirst (Extraction.standfirst), when there is one, follows the title as one emphasised paragraph
-("*…*", its white space collapsed, inline markup characters escaped). What each kind becomes:
+("*…*", its white space collapsed). What each kind becomes:
   heading     "#" x level (h1..h6); a heading that repeats the title is left out (the title is written once,
               the page's one "# " heading: an h1 below it is written as "## ");
-  list-item   "- item" (ordered items keep the number the segmenter gave them, "3. item"), indented two
+  list-item   "- item" (items of an <ol> keep the number the segmenter gave them, "3. item"), indented two
               spaces per enclosing list;
   table-row   consecutive rows of one table as a GitHub table (the first row is the header; cells are the
               row's tab-separated parts, walk.py; "|" escaped);
-  code        a fenced block (```), lines as they are;
+  code        a fenced block, lines as they are, its fence longer than any run of backticks in it;
   quote       "> " before each line;
   paragraph   the text, a line break inside it kept as a Markdown hard break.
+All the page's text is written so that a CommonMark renderer shows it as it is, never as markup or live HTML:
+markdown_escape puts a backslash before what could be read as markup, and only there (the module docstring
+says where), and writes the front matter's values as quoted YAML strings.
 Inside paragraphs, list items and quotes, the links and emphasis the segmenter noted (Block.marks) are kept:
-`[text](address)` (relative addresses resolved against the page's URL when it is known; `javascript:`, `data:`
-and `vbscript:` links and in-page `#` anchors are left as plain text), `**strong**`, `*emphasis*`; two links that
-touch (a tag list) get a space between them.
+`[text](address)` (relative addresses resolved against the page's URL when it is known; only http, https,
+mailto and relative addresses are links: `javascript:` and the like, however hidden, and in-page `#` anchors are
+left as plain text), `**strong**`, `*emphasis*` (one that CommonMark would not read as emphasis, as "x**.**y",
+stays plain); two links that touch (a tag list) get a space between them.
 The kinds come from the segmenter's block fields alone (tag, tag path, heading level, list and cell flags),
 so any block extractor's kept blocks render the same way.
 """
 
 from __future__ import annotations
 
-import json
 import re
+import unicodedata
 from collections.abc import Sequence
-from urllib.parse import urljoin
 
+from bodyblocks import markdown_escape as escape
 from bodyblocks.types import Block
 
 KINDS = ("heading", "paragraph", "list-item", "table-row", "code", "quote")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_LEADING_MARK = re.compile(r"^([#>+*=-]|\d+[.)]\s)")  # a line that Markdown would read as markup
+_ITEM_NUMBER = re.compile(r"\d{1,9}\. ")  # the number the segmenter gives an ordered list item (walk.py)
 
 
 def _path_tags(tag_path: str) -> list[str]:
@@ -57,27 +62,7 @@ def block_kind(b: Block) -> str:
     return "paragraph"
 
 
-def _escape(line: str) -> str:
-    return "\\" + line if _LEADING_MARK.match(line) else line
-
-
-_UNSAFE_SCHEMES = ("javascript:", "data:", "vbscript:")
-_LINK_TEXT = re.compile(r"([\\\[\]])")
 _EMPHASIS = {"strong": "**", "em": "*"}
-_EMPHASIS_MARK = re.compile(r"([*_`\[\]\\])")  # inline markup, escaped inside the standfirst's emphasis
-
-
-def _address(href: str | None, base: str | None) -> str | None:
-    """A link's address as Markdown writes it, or None for one that is kept as plain text."""
-    href = (href or "").strip()
-    if not href or href.startswith("#") or href.lower().replace(" ", "").startswith(_UNSAFE_SCHEMES):
-        return None
-    if base:
-        try:
-            href = urljoin(base, href)
-        except ValueError:  # a malformed address (an unclosed IPv6 bracket): kept as the page wrote it
-            pass
-    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
 
 
 def _spans(text: str, marks: Sequence[tuple[str, str, str | None]], base: str | None
@@ -87,7 +72,7 @@ def _spans(text: str, marks: Sequence[tuple[str, str, str | None]], base: str | 
     found: list[tuple[int, int, str, str | None]] = []
     cursor = 0
     for kind, mtext, href in marks:
-        address = _address(href, base) if kind == "link" else None
+        address = escape.destination(href, base) if kind == "link" else None
         if kind == "link" and address is None:
             continue
         pos = text.find(mtext, cursor)
@@ -106,35 +91,74 @@ def _spans(text: str, marks: Sequence[tuple[str, str, str | None]], base: str | 
     return chosen
 
 
-def _marked_lines(b: Block, base: str | None = None, escape: bool = False) -> list[str]:
-    """The block's non-empty lines with its links and emphasis written as Markdown (`escape`: a line that
-    Markdown would read as markup gets a backslash, as `_escape` gives it)."""
-    text = b.text
+def _flanks(prev: str, nxt: str, opening: bool) -> bool:
+    """Whether an emphasis delimiter we write between `prev` and `nxt` ("" at a line's edge) opens (`opening`) or
+    closes, as CommonMark reads it (left- or right-flanking)."""
+    def space(c: str) -> bool:
+        return c == "" or c.isspace()
+
+    def punct(c: str) -> bool:
+        return c != "" and unicodedata.category(c)[0] in "PS"
+    if opening:
+        return not space(nxt) and (not punct(nxt) or space(prev) or punct(prev))
+    return not space(prev) and (not punct(prev) or space(nxt) or punct(nxt))
+
+
+def _write_line(text: str, start: int, end: int, spans: Sequence[tuple[int, int, str, str | None]]) -> str:
+    """text[start:end] (one line of a block) as Markdown: the marks inside it written as links and emphasis (an
+    emphasis CommonMark would not read as one stays plain text), the rest escaped (markdown_escape.line)."""
+    while start < end and text[start] in " \t":
+        start += 1
+    if not spans:
+        return escape.line(text[start:end])
+    parts: list[tuple[int, int] | str] = []  # plain text[lo:hi] as (lo, hi), and markup as written
+    at, link_end, markup_end = start, -1, -1
+    for s0, s1, kind, address in spans:
+        if s0 < at or s1 > end or s1 <= s0:
+            continue
+        if kind == "link":
+            parts += [(at, s0), *([" "] if s0 == link_end else []),  # two links that touch: a tag list
+                      "[" + escape.link_text(text[s0:s1]) + f"]({address})"]
+            at = link_end = markup_end = s1
+            continue
+        lo, hi = s0, s1
+        while lo < hi and text[lo].isspace():
+            lo += 1
+        while hi > lo and text[hi - 1].isspace():
+            hi -= 1
+        prev = ")" if lo == link_end else text[lo - 1] if lo > start else ""
+        nxt = "[" if any(sp[0] == hi and sp[2] == "link" for sp in spans) else text[hi] if hi < end else ""
+        # (an emphasis that touches the one before it would make one run of their delimiters: it stays plain)
+        if lo < hi and lo != markup_end and _flanks(prev, text[lo], True) and _flanks(text[hi - 1], nxt, False):
+            mark = _EMPHASIS[kind]
+            parts += [(at, lo), mark + escape.inline(text[lo:hi], mark[0], mark[0]) + mark]
+            at = markup_end = hi
+    parts.append((at, end))
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        after = next((p[0] for p in parts[i + 1:] if isinstance(p, str)), "")
+        if part[0] == start:  # the line's start: block markup there is escaped too
+            out.append(escape.line(text[part[0]:part[1]], after))
+        elif part[1] > part[0]:
+            out.append(escape.inline(text[part[0]:part[1]], out[-1][-1] if out and out[-1] else "", after))
+    return "".join(out)
+
+
+def _lines(b: Block, base: str | None = None, skip: int = 0) -> list[str]:
+    """The block's non-empty lines as Markdown (_write_line), with its links and emphasis when it has marks;
+    `skip`: characters at the start of the text written as they are (an ordered list item's number)."""
+    text = b.text.replace("\r", " ")  # CommonMark ends a line at a carriage return too
     spans = _spans(text, b.marks, base) if b.marks else []
     out: list[str] = []
     start = 0
     for raw in text.split("\n"):
         end = start + len(raw)
         if raw.strip():
-            pieces, at, link_end = [], start, -1
-            for s0, s1, kind, address in spans:
-                if s0 < start or s1 > end:
-                    continue
-                pieces.append(text[at:s0])
-                inner = text[s0:s1]
-                if kind == "link":
-                    if s0 == link_end:
-                        pieces.append(" ")  # two links that touch: a tag list, not one word
-                    pieces.append("[" + _LINK_TEXT.sub(r"\\\1", inner) + f"]({address})")
-                    link_end = s1
-                else:
-                    pieces.append(f"{_EMPHASIS[kind]}{inner}{_EMPHASIS[kind]}")
-                at = s1
-            pieces.append(text[at:end])
-            line = "".join(pieces)
-            if escape and _LEADING_MARK.match(raw) and line.startswith(raw[:1]):
-                line = "\\" + line
-            out.append(line)
+            lead = text[start:skip] if start < skip else ""
+            out.append(lead + _write_line(text, start + len(lead), end, spans))
         start = end + 1
     return out or [""]
 
@@ -149,7 +173,7 @@ def _table_of(b: Block) -> str:
 
 
 def _table(rows: Sequence[Block]) -> str:
-    cells = [[c.strip().replace("|", "\\|").replace("\n", " ") for c in r.text.split("\t")] for r in rows]
+    cells = [[escape.cell(c) for c in r.text.split("\t")] for r in rows]
     width = max(len(c) for c in cells)
     cells = [c + [""] * (width - len(c)) for c in cells]
     lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
@@ -170,27 +194,32 @@ def _list_depth(b: Block) -> int:
     return max(sum(t in ("ul", "ol", "dl") for t in _path_tags(b.tag_path)) - 1, 0)
 
 
+def _ordered(b: Block) -> int:
+    """The length of the number the segmenter put before an ordered list item's text ("3. "; 0: none)."""
+    m = _ITEM_NUMBER.match(b.text)
+    if not m:
+        return 0
+    lists = [t for t in _path_tags(b.tag_path) if t in ("ul", "ol", "dl")]
+    return m.end() if lists and lists[-1] == "ol" else 0
+
+
 def render_block(b: Block, kind: str, base: str | None = None) -> str:
     """One block (not a table row: those render together) as Markdown; `base`: the page's URL, against which
     relative link addresses are resolved."""
-    lines = [ln for ln in b.text.split("\n") if ln.strip()] or [""]
-    if b.marks and kind in ("paragraph", "list-item", "quote"):
-        marked = _marked_lines(b, base, escape=kind == "paragraph")
-        if kind == "paragraph":
-            return "  \n".join(marked)
-        lines = marked
     if kind == "heading":
-        return "#" * min(max(b.heading_level, 1), 6) + " " + " ".join(ln.strip() for ln in lines)
+        return "#" * min(max(b.heading_level, 1), 6) + " " + escape.heading(b.text)
     if kind == "code":
-        fence = "````" if "```" in b.text else "```"
+        fence = escape.fence(b.text)
         return f"{fence}\n{b.text}\n{fence}"
+    number = _ordered(b) if kind == "list-item" else 0
+    lines = _lines(b, base if kind in ("paragraph", "list-item", "quote") else None, number)
     if kind == "quote":
         return "\n".join("> " + ln for ln in lines)
     if kind == "list-item":
         indent = "  " * _list_depth(b)
-        first = lines[0] if re.match(r"^\d+\. ", lines[0]) else "- " + lines[0]
+        first = lines[0] if number else "- " + lines[0]
         return "\n".join([indent + first, *(indent + "  " + ln for ln in lines[1:])])
-    return "  \n".join(_escape(ln) for ln in lines)
+    return "  \n".join(lines)
 
 
 def folded(text: str) -> str:
@@ -201,13 +230,22 @@ def folded(text: str) -> str:
 def standfirst_markdown(text: str) -> str:
     """The standfirst as an emphasised Markdown paragraph ("" when there is none)."""
     flat = " ".join(text.split())
-    return "*" + _EMPHASIS_MARK.sub(r"\\\1", flat) + "*" if flat else ""
+    return "*" + escape.inline(flat, "*", "*") + "*" if flat else ""
+
+
+def text_markdown(title: str, text: str, standfirst: str = "") -> str:
+    """Markdown of a page from an extractor that gives text, no blocks: `# title` once, the standfirst, then each
+    non-empty line of the text as a paragraph (a line that repeats the title left out)."""
+    seen_title = folded(title)
+    paragraphs = [escape.line(ln) for ln in text.splitlines() if ln.strip() and folded(ln) != seen_title]
+    head = [f"# {escape.heading(title)}"] if seen_title else []
+    return "\n\n".join([*head, *([standfirst_markdown(standfirst)] if standfirst.strip() else []), *paragraphs]) + "\n"
 
 
 def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None, standfirst: str = "") -> str:
     """Markdown of a page: `# title` once, the standfirst as an emphasised paragraph, then the kept blocks in page
     order (module docstring); `base`: the page's URL (relative links are resolved against it)."""
-    out: list[str] = [f"# {title.strip()}"] if title.strip() else []
+    out: list[str] = [f"# {escape.heading(title)}"] if title.strip() else []
     if standfirst.strip():
         out.append(standfirst_markdown(standfirst))
     seen_title = folded(title)
@@ -240,7 +278,8 @@ def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None, st
 
 def front_matter(fields: dict[str, str | None]) -> str:
     """YAML front matter of a page's metadata (the fields that are set, in order; "" when none is): each value
-    a double-quoted YAML string (JSON's escapes are YAML's), the date as YYYY-MM-DD."""
-    lines = [f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else json.dumps(v, ensure_ascii=False)}"
+    a double-quoted YAML string (markdown_escape.yaml_string: read as Markdown by a renderer that knows no front
+    matter, it is text, never HTML or a link), the date as YYYY-MM-DD."""
+    lines = [f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else escape.yaml_string(v)}"
              for k, v in fields.items() if v]
     return "---\n" + "\n".join(lines) + "\n---\n\n" if lines else ""

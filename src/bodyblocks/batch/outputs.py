@@ -26,7 +26,7 @@ from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import REVIEW, review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
-from bodyblocks.markdown import block_kind, folded, front_matter, standfirst_markdown, to_markdown
+from bodyblocks.markdown import block_kind, front_matter, text_markdown, to_markdown
 from bodyblocks.metadata import FIELDS, resolve_canonical
 from bodyblocks.types import Extraction
 
@@ -75,10 +75,7 @@ def _markdown(ex: Extraction) -> str:
     """The page as Markdown: a block extractor's kept blocks with their structure, else its text's lines."""
     if ex.blocks is not None and ex.kept is not None:  # a block extractor: the blocks' structure
         return to_markdown(ex.title, [ex.blocks[i] for i in sorted(ex.kept)], ex.canonical_url, ex.standfirst)
-    title = folded(ex.title)
-    paragraphs = [ln for ln in ex.text.splitlines() if ln.strip() and folded(ln) != title]
-    standfirst = [standfirst_markdown(ex.standfirst)] if ex.standfirst.strip() else []
-    return "\n\n".join([*([f"# {ex.title.strip()}"] if title else []), *standfirst, *paragraphs]) + "\n"
+    return text_markdown(ex.title, ex.text, ex.standfirst)
 
 
 def metadata_of(ex: Extraction | None) -> dict[str, str | None]:
