@@ -8,6 +8,8 @@ import signal
 import sys
 from pathlib import Path
 
+from bodyblocks.cli.helptext import RegistryHelp
+
 
 # --- segment (segment.py) -------------------------------------------------------------------------------------
 def add_segment(sub: argparse._SubParsersAction) -> None:
@@ -29,14 +31,15 @@ def _run_segment(args: argparse.Namespace) -> int:
 
 # --- extract (batch/) -----------------------------------------------------------------------------------------
 def add_extract(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("extract", help="extract the body text of pages into one output file per page")
+    p = sub.add_parser("extract", help="extract the body text of pages into one output file per page",
+                       formatter_class=RegistryHelp)
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="page files (.html/.htm/.html.gz), folders, dataset folders, a .txt file of URLs, or WARC "
                         "files (.warc.gz/.warc: each HTML response record is a page)")
     p.add_argument("--out", required=True, help="output folder (also gets report.json)")
     p.add_argument("--extractor", default=None,
-                   help="ensemble (the default: the shipped model, trees and heuristic's vote), model, gbt, heuristic, "
-                        "density, scorer, regex, longest, or a peer: trafilatura, readability, gne")
+                   help="one of: {extractors}; default ensemble (the shipped model, trees and heuristic's vote); "
+                        "trafilatura, readability and gne are peers (pip install 'bodyblocks[peers]')")
     p.add_argument("--checkpoint", default=None,
                    help="a checkpoint folder for ensemble, model or gbt, or a preset: `fast` (the shipped "
                         "ensemble whose model has no context layers: faster, less accurate on unseen sites) or "
