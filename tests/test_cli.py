@@ -82,3 +82,11 @@ def test_the_help_of_evaluate_and_extract_lists_every_registered_extractor() -> 
                    and f" {n} " not in text]
         assert missing == [], (command, missing)
         assert "ensemble" in text and "gbt" in text
+
+
+@pytest.mark.slow
+def test_the_hostile_corpus_cli_scenarios_are_met(tmp_path: Path) -> None:
+    from benchmarks.attacks import cli
+
+    missed = [(label, detail) for label, met, detail in cli.scenarios(tmp_path) if not met]
+    assert missed == []
