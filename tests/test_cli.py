@@ -29,6 +29,8 @@ def work(tmp_path: Path) -> Path:
 
 
 MISTAKES = {
+    "an unknown option": (["--bogus"], "unknown option --bogus"),
+    "a misspelt option": (["--workrs", "1"], "unknown option --workrs (did you mean --workers?"),
     "an unknown extractor": (["--extractor", "modle"], "unknown extractor 'modle'; choose from"),
     "--out is a file": (["--out", "afile"], "is a file"),
     "no such checkpoint": (["--checkpoint", "nothere"], "not a checkpoint folder"),
@@ -64,3 +66,27 @@ def test_mistakes_are_one_line_and_exit_2(work: Path, case: str) -> None:
 def test_debug_shows_the_traceback(work: Path) -> None:
     res = run("--debug", "extract", "in", "--out", "o", "--extractor", "modle", cwd=work)
     assert res.returncode != 0 and "Traceback" in res.stderr
+
+
+def test_the_help_of_evaluate_and_extract_lists_every_registered_extractor() -> None:
+    import argparse
+
+    from bodyblocks.cli import build_parser
+    from bodyblocks.inference.registry import extractor_names
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in ("evaluate", "extract"):
+        text = " ".join(sub.choices[command].format_help().split())
+        assert "{extractors}" not in text
+        missing = [n for n in extractor_names() if f" {n}," not in text and f" {n};" not in text
+                   and f" {n} " not in text]
+        assert missing == [], (command, missing)
+        assert "ensemble" in text and "gbt" in text
+
+
+@pytest.mark.slow
+def test_the_hostile_corpus_cli_scenarios_are_met(tmp_path: Path) -> None:
+    from benchmarks.attacks import cli
+
+    missed = [(label, detail) for label, met, detail in cli.scenarios(tmp_path) if not met]
+    assert missed == []

@@ -93,6 +93,26 @@ def test_datasets_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: 
         resolve_dataset("no-such-dataset")
 
 
+def test_a_dataset_path_is_read_from_the_current_folder_then_by_its_name_under_the_root(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> None:
+    """The README's `bodyblocks evaluate ../shared/datasets/dragnet` from the repository root works wherever the
+    datasets root is, and a miss names the places looked in (never "None")."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("BODYBLOCKS_DATASETS", str(corpus.parent))
+    assert resolve_dataset(f"../shared/datasets/{corpus.name}") == corpus  # ../shared is not there: by name
+    (tmp_path / "shared" / "datasets" / corpus.name).mkdir(parents=True)
+    assert resolve_dataset(f"../shared/datasets/{corpus.name}").resolve() == (
+        tmp_path / "shared" / "datasets" / corpus.name)  # the path as given comes first
+    monkeypatch.setenv("BODYBLOCKS_DATASETS", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError) as err:
+        resolve_dataset("../elsewhere/dragnet")
+    message = str(err.value)
+    assert "None" not in message and str(tmp_path / "elsewhere" / "dragnet") in message
+    assert str(tmp_path / "nowhere" / "dragnet") in message and "BODYBLOCKS_DATASETS" in message
+
+
 def test_site_of() -> None:
     assert site_of(Page("a", b"", url="https://www.Example.com/x")) == "example.com"
     assert site_of(Page("b", b"", meta={"host": "www.express.gr"})) == "express.gr"

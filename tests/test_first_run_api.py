@@ -80,7 +80,9 @@ def test_a_path_that_does_not_exist_is_a_usage_error_before_anything_runs(
     out = tmp_path / "out"
     assert main(["extract", str(page), str(tmp_path / "typo.html"), "--out", str(out), "--extractor",
                  "heuristic", "--no-progress"]) == 2
-    assert "no such file or folder" in capsys.readouterr().err and "typo.html" not in capsys.readouterr().out
+    captured = capsys.readouterr()  # read once: a second read is empty
+    assert "no such file or folder" in captured.err and "typo.html" in captured.err  # it names the missing path
+    assert str(page) not in captured.err and captured.out == ""  # and only that one
     assert not out.exists()
 
 
@@ -123,3 +125,27 @@ def test_url_list_outputs_are_named_from_the_url() -> None:
         "https://example.com/item?id=2")
     assert url_key("file:///etc/passwd") is None and url_key("not a url") is None
     assert safe_key(url_key("https://x.com/../../etc/passwd") or "") == "x.com/etc/passwd"  # stays inside OUT
+
+
+@pytest.mark.slow
+def test_the_readmes_python_block_runs_where_quick_start_1_installs_no_torch(tmp_path: Path) -> None:
+    """The README's first Python block, run from the repository root as written, with torch, scikit-learn and
+    transformers unimportable (what `bash scripts/setup.sh` installs: the extraction package alone)."""
+    import re
+    import subprocess
+
+    from tests.test_onnx import _NO_TORCH
+
+    from bodyblocks.files import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    api = readme[readme.index("## Python API"):]
+    block = re.search(r"```python\n(.*?)```", api, re.S)
+    assert block is not None and "/tmp/bodyblocks-md" in block.group(1)
+    code = block.group(1).replace("/tmp/bodyblocks-md", str(tmp_path / "md"))
+    run = subprocess.run([sys.executable, "-c", _NO_TORCH + code], capture_output=True, text=True, cwd=REPO_ROOT,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Millbrook Public Library opened" in run.stdout
+    assert (tmp_path / "md" / "article-en.md").read_text(encoding="utf-8").startswith("---\n")
+    assert "load(\"accurate\")" not in block.group(1)  # it needs torch: in a block of its own, with its extras

@@ -142,7 +142,24 @@ def test_the_sample_pages_come_out_without_dateline_and_promo(name: str) -> None
     assert "来源：" in ex.byline and "推广：" not in ex.text and "来源：" not in ex.text
     md = render(ex, "md", name)
     assert [ln for ln in md.splitlines() if ln.startswith("# ")] == [f"# {ex.title}"]
-    assert render(ex, "txt", name) == ex.text + "\n"
+    assert render(ex, "txt", name) == f"{ex.title}\n\n{ex.text}\n"  # the headline, a blank line, the body
+
+
+def test_the_english_sample_comes_out_as_its_gold_and_its_txt_starts_with_the_headline() -> None:
+    import bodyblocks
+    from bodyblocks.batch.outputs import render
+    from bodyblocks.types import Extraction
+
+    ex = bodyblocks.load(device="cpu").extract((SAMPLES / "article-en.html").read_bytes())
+    gold = (SAMPLES / "article-en.gold.txt").read_text(encoding="utf-8").splitlines()
+    assert ex.title == gold[0] and ex.text.splitlines() == gold[1:]  # no byline, share links, promo or comments
+    assert (ex.author, ex.date, ex.language) == ("Nadia Okafor", "2025-03-14", "en")
+    txt = render(ex, "txt", "article-en").splitlines()
+    assert txt[:2] == [gold[0], ""] and txt[2:] == gold[1:]
+    assert render(Extraction(text="", title="A headline", no_body=True), "txt", "k") == ""  # no body: empty
+    assert render(Extraction(text="Body.", title=" Two\n lines "), "txt", "k") == "Two lines\n\nBody.\n"
+    assert render(Extraction(text="Body."), "txt", "k") == "Body.\n"  # no title: the body alone
+    assert render(Extraction(text="Quay Works\nBody.", title="Quay works"), "txt", "k") == "Quay Works\nBody.\n"
 
 
 def test_the_comments_option_reaches_the_rule() -> None:

@@ -272,7 +272,7 @@ print(json.dumps({{"text": ex.text, "rc": rc, "loaded": sorted(m for m in sys.mo
     assert got["rc"] == 0 and got["loaded"] == []
     here = load_extractor("ensemble", engine="torch").extract((SAMPLES / "article-utf8.html").read_bytes())
     assert got["text"] == here.text
-    assert (out / "article-utf8.txt").read_text(encoding="utf-8").rstrip("\n") == here.text
+    assert (out / "article-utf8.txt").read_text(encoding="utf-8") == f"{here.title}\n\n{here.text}\n"
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -153,11 +154,19 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
     base = [r for r in requires if "extra ==" not in r]
     assert any(r.startswith("onnxruntime") for r in base)
     assert not any(r.split(">")[0].split("=")[0].strip() in ("torch", "scikit-learn", "transformers") for r in base)
-    venv = tmp_path / "venv"  # the system's packages (torch, lxml, ...) are seen, the editable bodyblocks not
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True,
-                   capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-compile", "-q",
+                    str(wheel)], check=True, capture_output=True, env=env)
+    # Then the dependencies (lxml, onnxruntime, ...) from the environment running the tests, whatever the base
+    # interpreter holds: its site-packages as plain paths after the new venv's own, so the editable install's
+    # hook there (a .pth of its own, not read from a path added this way) never puts the checkout on sys.path.
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(site) / "test-deps.pth").write_text("".join(f"{p}\n" for p in ours), encoding="utf-8")
     page = tmp_path / "page.html"
     page.write_text(PAGE, encoding="utf-8")
     from tests.test_onnx import _NO_TORCH  # the install for extraction only: torch and scikit-learn absent
@@ -168,12 +177,13 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
         "fast = bodyblocks.load('fast').extract(pathlib.Path(sys.argv[1])).text; "
         "e5 = None\ntry:\n    bodyblocks.load('accurate')\nexcept ImportError as e:\n    e5 = str(e)\n"
         "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text, "
-        "'fast': fast, 'e5': e5}))")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", checkpoints.ENV_MODEL)}
+        "'fast': fast, 'e5': e5, 'path': sys.path}))")
     run = subprocess.run([str(python), "-c", probe, str(page)], capture_output=True, text=True, cwd=tmp_path,
-                         env=env, check=True)
+                         env=env)
+    assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert Path(got["file"]).is_relative_to(venv), got["file"]  # the wheel's copy ran, not the checkout
+    assert not any(Path(p).is_relative_to(REPO_ROOT / "src") for p in got["path"] if p), got["path"]
     assert got["name"] == "ensemble"
     assert got["text"] == bodyblocks.get_extractor("ensemble").extract(PAGE).text
     assert got["fast"] == bodyblocks.load("fast").extract(PAGE).text

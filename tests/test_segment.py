@@ -179,6 +179,32 @@ def test_cli_segment_jsonl(tmp_path, capsys: pytest.CaptureFixture[str]) -> None
     assert "处理流程" in capsys.readouterr().out
 
 
+def test_cli_segment_table_has_a_header_row_and_the_default_extractors_p_body(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    from bodyblocks.inference import checkpoints
+
+    monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
+    if checkpoints.shipped("ensemble") is None:
+        pytest.skip("checkpoints/ensemble is not shipped in this checkout")
+    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": None)  # the CPU's default
+    page = tmp_path / "page.html"
+    page.write_text("<html><head><title>Quay | Port News</title></head><body><nav><a href='/'>Home</a> <a href='/n'>"
+                    "News</a></nav><article><h1>Quay reopens</h1>" + "".join(
+                        f"<p>The quay reopened on Monday after repairs, paragraph {i}, and ferries will run again from "
+                        "the old harbour twice an hour.</p>" for i in range(5)) + "</article></body></html>")
+    assert main(["segment", str(page), "--format", "table"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("# title: Quay | Port News") and "P(body): ensemble" in lines[0]
+    assert lines[1].split()[:4] == ["#", "link", "P(body)", "kept"] and lines[1].endswith("text")
+    rows = {line.split("  ")[-1]: line for line in lines[2:]}
+    body = rows[next(t for t in rows if t.startswith("The quay reopened"))].split()
+    assert float(body[2]) > 0.5 and body[3] == "body"
+    assert rows["Quay reopens"].split()[3] == "title" and float(rows["Home News"].split()[2]) < 0.5
+    assert main(["segment", str(page), "--format", "table", "--no-model"]) == 0
+    unjudged = capsys.readouterr().out.splitlines()
+    assert "not judged" in unjudged[0] and unjudged[2].split()[2:4] == ["-", "-"]
+
+
 def test_cli_segment_bad_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     page = tmp_path / "junk.html"
     page.write_bytes(b"%PDF-1.4 \x00\x01")

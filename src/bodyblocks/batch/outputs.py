@@ -50,9 +50,17 @@ class Totals:
 
 
 def render(ex: Extraction, fmt: str, key: str) -> str:
-    """The output file's content in txt, json or md (md: the page's metadata as YAML front matter first)."""
+    """The output file's content in txt, json or md (md: the page's metadata as YAML front matter first).
+
+    txt: the headline on the first line and a blank line (when the page has a title that the text does not already
+    open with: an extractor that keeps it in its text), then the body text, a paragraph a line; a page without body
+    text gives an empty file."""
     if fmt == "txt":
-        return ex.text + ("\n" if ex.text else "")
+        if not ex.text:
+            return ""
+        title = " ".join(ex.title.split())
+        first = ex.text.lstrip().split("\n", 1)[0]
+        return (f"{title}\n\n" if title and folded(first) != folded(title) else "") + ex.text + "\n"
     if fmt == "md":
         return front_matter(metadata_of(ex)) + _markdown(ex)
     rec: dict[str, Any] = {

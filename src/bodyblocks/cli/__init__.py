@@ -8,6 +8,8 @@ annotate.py: annotate); keep each subcommand's parser and handler together.
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -65,7 +67,13 @@ USAGE_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportErro
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `bodyblocks` console script."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    unknown = unknown_option(parser, argv)
+    if unknown is not None:  # argparse names a missing argument first, and an unknown option only after many lines
+        print(unknown, file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -88,6 +96,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bodyblocks {args.command}: internal error: {type(exc).__name__}: {one_line(exc)} "
               "(run with --debug for the traceback)", file=sys.stderr)
         return 1
+
+
+_NUMBER = re.compile(r"-\d*\.?\d+(e-?\d+)?")
+
+
+def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The one-line error for the first option in `argv` that its (sub)command does not take, or None when every
+    option is known (argparse then reports anything else wrong). Options may be abbreviated as argparse allows."""
+    command = "bodyblocks"
+    for token in argv:
+        if token == "--":
+            break
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and token in subs[0].choices:  # the subcommand: its own options from here on
+            parser, command = subs[0].choices[token], f"{command} {token}"
+        elif token.startswith("-") and token != "-" and not _NUMBER.fullmatch(token):
+            name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
+            known = list(parser._option_string_actions)
+            if name in known or (name.startswith("--") and any(o.startswith(name) for o in known)):
+                continue
+            near = difflib.get_close_matches(name, [o for o in known if o.startswith("--")], n=1, cutoff=0.75)
+            hint = f"did you mean {near[0]}? " if near else ""
+            return f"{command}: unknown option {name} ({hint}{command} --help lists the options)"
+    return None
 
 
 def install_hint(exc: BaseException) -> str:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bodyblocks.cli.helptext import RegistryHelp
+
 
 # --- evaluate (evaluation/) -----------------------------------------------------------------------------------
 def add_evaluate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot")
-    p.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="dataset folders (or names under the root)")
+    p = sub.add_parser("evaluate", help="score extractors on datasets: table, JSON, per-page CSV, plot",
+                       formatter_class=RegistryHelp)
+    p.add_argument("datasets", nargs="+", metavar="DATASET_DIR",
+                   help="dataset folders: a path (from the current folder), else a name under the datasets root "
+                        "($BODYBLOCKS_DATASETS, else ../shared/datasets beside the repository)")
     p.add_argument("--extractor", nargs="+", required=True, metavar="NAME",
-                   help="density heuristic scorer regex longest trafilatura readability gne model")
+                   help="one or more of: {extractors} (ensemble is the shipped default)")
     p.add_argument("--split", default=None, help="evaluate one split only (e.g. test); default: all pages")
     p.add_argument("--limit", type=int, default=None, help="at most N pages per dataset, evenly spread")
     p.add_argument("--workers", type=int, default=1, help="extraction processes (0: in-process, no time limit)")

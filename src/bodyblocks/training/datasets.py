@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
-from bodyblocks.files import datasets_root
+from bodyblocks.files import ENV_DATASETS, datasets_root, datasets_root_path
 from bodyblocks.training.annotations import Annotation, AnnotationError, read_annotation
 from bodyblocks.types import Page
 
@@ -73,14 +73,25 @@ def list_datasets(root: str | Path | None = None) -> list[Path]:
 
 
 def resolve_dataset(name_or_path: str | Path) -> Path:
-    """A dataset folder from a path, or from a folder name under the datasets root."""
+    """A dataset folder: the path as given (from the current folder), else its last part as a folder name under
+    the datasets root, so `../shared/datasets/dragnet` finds `dragnet` wherever $BODYBLOCKS_DATASETS puts it.
+
+    Raises:
+        FileNotFoundError: neither is a folder; the message names both places looked in.
+    """
     path = Path(name_or_path)
     if path.is_dir():
         return path
-    root = datasets_root()
-    if root is not None and (root / str(name_or_path)).is_dir():
-        return root / str(name_or_path)
-    raise FileNotFoundError(f"no dataset folder {name_or_path!r} (looked in . and {root})")
+    places = [path.resolve()]
+    root = datasets_root_path()
+    if not path.is_absolute() and path.name not in ("", ".", ".."):
+        under = root / path.name
+        if under.is_dir():
+            return under
+        places += [under] if under.resolve() != places[0] else []
+    hint = "" if path.is_absolute() or root.is_dir() else f"; no datasets root at {root}: set ${ENV_DATASETS}"
+    raise FileNotFoundError(f"no dataset folder {str(name_or_path)!r} (looked in {' and '.join(map(str, places))}"
+                            f"{hint})")
 
 
 def resolve_datasets(names: Sequence[str]) -> list[Path]:
