@@ -115,3 +115,16 @@ def test_a_date_with_a_time_zone_dateutil_does_not_know_is_read_without_a_warnin
         m = _meta(page)
     assert m.date == "2024-05-17"
     assert [str(w.message) for w in caught] == []  # nothing printed to a user's console
+
+
+def test_json_ld_nested_two_thousand_deep_is_skipped_and_the_page_still_comes_out() -> None:
+    deep = '{"@type": "NewsArticle", "author": {"name": "Deep"}, "x": ' + "[" * 2000 + "1" + "]" * 2000 + "}"
+    fine = '{"@type": "NewsArticle", "author": {"name": "Ann Smith"}}'
+    page = (f"<html><head><title>Deep</title><script type='application/ld+json'>{deep}</script>"
+            f"<script type='application/ld+json'>{fine}</script></head><body><article><h1>Deep</h1>{BODY}"
+            "</article></body></html>")
+    assert _meta(page).author == "Ann Smith"  # the deep one left out, the next one read
+    doc, _ = segment_tree(page)
+    assert doc.extra[METADATA].author == "Ann Smith" and doc.blocks
+    objects = '{"@graph": [' + '{"a": ' * 1500 + "1" + "}" * 1500 + "]}"  # deep objects, valid JSON
+    assert _meta(page.replace(fine, objects)).author is None

@@ -19,6 +19,7 @@ Nothing is guessed from the text; a field the page does not state is None. htmld
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -31,6 +32,11 @@ _AUTHOR_NAMES = ("author", "article:author", "dc.creator", "dcterms.creator", "p
 _SITE_NAMES = ("og:site_name", "application-name")
 _MAX_JSONLD = 200_000  # characters of JSON-LD read per page (a store page may embed megabytes of it)
 _MAX_FIELD = 300  # characters kept of a field's value
+# JSON-LD nested deeper than this ([ and { inside each other) is skipped unparsed: schema.org objects nest a few
+# levels, and json.loads recurses once per level (a page nesting 2,000 deep raised RecursionError)
+MAX_JSONLD_DEPTH = 64
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 @dataclass(frozen=True)
@@ -99,8 +105,21 @@ def _typed_scripts(root: Any) -> list[tuple[str, str]]:
             if (kind := script.get("type")) and script.text]
 
 
+def json_depth(text: str) -> int:
+    """How deep the brackets of a JSON text nest (strings left out), without parsing it."""
+    depth = deepest = 0
+    for c in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
 def _jsonld(scripts: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """The page's JSON-LD objects (@graph flattened); what does not parse is left out."""
+    """The page's JSON-LD objects (@graph flattened); what does not parse, or nests deeper than MAX_JSONLD_DEPTH,
+    is left out."""
     objects: list[dict[str, Any]] = []
     budget = _MAX_JSONLD
     for kind, text in scripts:
@@ -109,9 +128,11 @@ def _jsonld(scripts: list[tuple[str, str]]) -> list[dict[str, Any]]:
         budget -= len(text)
         if budget < 0:
             break
+        if json_depth(text) > MAX_JSONLD_DEPTH:
+            continue
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deep enough for a thread's smaller stack
             continue
         stack = data if isinstance(data, list) else [data]
         while stack:
