@@ -5,7 +5,8 @@
 
 What each field is read from, first found wins:
   author         <meta name=author|article:author|dc.creator|parsely-author|sailthru.author|byl>, else the
-                 JSON-LD (schema.org) "author" of the page's Article (names joined by "; ");
+                 JSON-LD (schema.org) "author" of the page's Article (names joined by "; "); a label before a
+                 name ("By ", "Von ", "Par ", "作者：") and a separator after it ("|") left out (author_name);
   date           the publication date as YYYY-MM-DD, from htmldate's first stages (meta tags, JSON-LD, then
                  the URL's date; htmldate.core with extensive_search off, on this tree as it is, uncopied:
                  its later stages copy and prune the whole page and read dates out of the text);
@@ -35,6 +36,14 @@ _MAX_FIELD = 300  # characters kept of a field's value
 # JSON-LD nested deeper than this ([ and { inside each other) is skipped unparsed: schema.org objects nest a few
 # levels, and json.loads recurses once per level (a page nesting 2,000 deep raised RecursionError)
 MAX_JSONLD_DEPTH = 64
+# a label before an author's name ("By Jamelle Bouie", "Von Max Muster", "作者：张三"), and separators left after it
+# ("Ann Smith |"); "and" between names stays (it joins names)
+_AUTHOR_LABEL = re.compile(
+    r"^(?:(?:written|posted|words|text|story|report(?:ed)?)\s+by|by|przez)\s*[:：]?\s+(?=\S)"
+    r"|^(?:von|par|por|door)\s+(?=\S+\s+\S)"  # words that begin names too ("Von Miller"): two words after them
+    r"|^(?:authors?|autor(?:in|ka)?|auteur|autore|автор|作者|撰文|记者|記者|文)\s*[:：/／]\s*",
+    re.IGNORECASE)
+_AUTHOR_TRIM = re.compile(r"^[\s|｜·•,;:：/-]+|[\s|｜·•,;:：/-]+$")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
@@ -82,6 +91,14 @@ def _clean(value: Any) -> str | None:
         return None
     text = " ".join(value.split())
     return text[:_MAX_FIELD] or None
+
+
+def author_name(value: str) -> str:
+    """An author's name without a label before it ("By Jamelle Bouie" -> "Jamelle Bouie", "作者：张三" -> "张三") or
+    a separator after it ("Ann Smith |"); a value that is only a label is kept as it is."""
+    name = _AUTHOR_TRIM.sub("", " ".join(value.split()))
+    bare = _AUTHOR_TRIM.sub("", _AUTHOR_LABEL.sub("", name, count=1))
+    return bare or name
 
 
 def _meta_tags(head: Any) -> dict[str, str]:
@@ -152,7 +169,7 @@ def _names(value: Any) -> list[str]:
     for item in items:
         name = item.get("name") if isinstance(item, dict) else item
         if isinstance(name, str) and name.strip():
-            names.append(" ".join(name.split()))
+            names.append(author_name(name))
     return names
 
 
@@ -237,5 +254,6 @@ def page_metadata(root: Any, url: str | None = None) -> Metadata:
         objects = _jsonld(scripts) if objects is None else objects
         site = _from_jsonld(objects, "publisher")
     canonical = _canonical(head, tags, url)
+    author = author_name(author) if author else None
     return Metadata(_clean(author), _date(head, root, url, canonical, scripts), _clean(site),
                     _language(root, tags), canonical)
