@@ -38,14 +38,14 @@ _OPEN_TITLE = re.compile(r"(<title\b[^>]*>[^<]*)", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------------------- parsing
-def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool]:
-    """Decode and cap the page; returns (text, encoding, replaced, truncated)."""
+def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool, bool]:
+    """Decode and cap the page; returns (text, encoding, replaced, truncated, guessed)."""
     decoded = to_text(html)
     text = _END_BODY.sub("", _XML_DECL.sub("", decoded.text, count=1).replace("\x00", ""))
     if not _contains(text, "</title") and _contains(text, "<title"):
         text = _OPEN_TITLE.sub(r"\1</title>", text, count=1)
     truncated = len(text) > max_chars
-    return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated
+    return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated, decoded.guessed
 
 
 def _contains(text: str, lowercase: str) -> bool:
@@ -207,7 +207,7 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
     segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again.
     `owners`: a list that gets each block's owning element (walk.walk_blocks), in block order."""
-    text, encoding, replaced, truncated = _prepare(html, max_chars)
+    text, encoding, replaced, truncated, guessed = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
             tree, parser = parse(text, "lxml"), "lxml"
@@ -224,7 +224,7 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
             blocks = with_noscript
             if owners is not None and noscript_owners is not None:
                 owners[:] = noscript_owners
-    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated)
+    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
         doc.extra[METADATA] = page_metadata(tree)
     return doc, (tree if parser == "lxml" else None)

@@ -250,7 +250,7 @@ class DecisionRule:
             encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
             confidence=float(np.mean(probs[kept])) if kept else top,
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
-            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, headline=head,
+            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "",
         )
