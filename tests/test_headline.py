@@ -163,3 +163,19 @@ def test_json_output_holds_title_text_and_byline_apart() -> None:
     rec = json.loads(render(_decide(ARTICLE), "json", "page"))
     assert rec["title"] == "Harbour works begin" and rec["byline"] == "By Ann Lee, May 3, 2025"
     assert rec["text"].startswith("Paragraph 0")
+
+
+def test_a_headline_shown_twice_is_the_title_once_and_not_body_too() -> None:
+    twice = ARTICLE.replace("<h1>Harbour works begin</h1>",
+                            "<h1>Harbour works begin</h1><h2 class='title'>Harbour  works\nbegin</h2>")
+    ex = _decide(twice)
+    assert ex.title == "Harbour works begin" and "Harbour works begin" not in ex.text.replace("\n", " ")
+    assert ex.text.splitlines()[0].startswith("Paragraph 0")
+    assert ex.blocks is not None and ex.kept is not None
+    assert to_markdown(ex.title, [ex.blocks[i] for i in ex.kept]).count("Harbour works begin") == 1
+    header = twice.replace("<main>", "<main><div class='hd'>HARBOUR WORKS BEGIN</div>")  # a copy above it
+    assert "HARBOUR" not in _decide(header).text
+    untitled = (f"<html><body><main><h1>Harbour works begin</h1>{PARAS}<h3>Harbour works begin</h3></main>"
+                "</body></html>")  # no title channel: the <h1> is the headline, the copy lower down goes too
+    ex = _decide(untitled)
+    assert ex.title == "Harbour works begin" and "Harbour works begin" not in ex.text

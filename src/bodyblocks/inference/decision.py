@@ -19,7 +19,8 @@
   6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
      opening the kept text, is the page's title and not body (Extraction.headline names it); the kept blocks
      above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
-     gets the title channel less its site's name (site_free_title);
+     gets the title channel less its site's name (site_free_title). A kept block with the title's very text
+     (a headline shown twice) is dropped too (roles.headline_copies);
   7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
      (`--comments`) or less than MIN_ARTICLE kept characters lie outside them (a forum thread: its posts are
      the body); bylines/datelines next to the headline go to Extraction.byline, the standfirst (the summary
@@ -233,6 +234,8 @@ class DecisionRule:
             keep[head] = False
             if chars[: head][keep[: head]].sum() <= BEFORE_HEADLINE * chars[keep].sum():
                 keep[: head] = False  # the body starts after it: a kicker, a breadcrumb or a dateline above it
+        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
+        keep[roles.headline_copies(blocks, keep, title)] = False  # the headline shown twice: once, as the title
         byline = roles.byline_blocks(blocks, keep, head)
         keep[byline] = False
         standfirst = roles.standfirst_block(blocks, keep, head, doc.extra.get(roles.DESCRIPTIONS, ()), comments)
@@ -242,7 +245,6 @@ class DecisionRule:
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
-        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
