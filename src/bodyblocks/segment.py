@@ -21,11 +21,12 @@ from typing import Any, TextIO
 
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
+from bodyblocks.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.metadata import METADATA, page_metadata
 from bodyblocks.types import Block, Document
 from bodyblocks.walk import WS, walk_blocks
 
-SEGMENTER_VERSION = "6"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "7"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
@@ -65,6 +66,8 @@ def parse(text: str, parser: str = "bs4") -> Any:
 
         soup = BeautifulSoup(text, "lxml")
         _body_out_of_head_bs4(soup)
+        if _contains(text, "<table") or _contains(text, "<figure"):
+            inline_boxes_bs4(soup)
         return soup
     if parser == "lxml":
         from lxml import etree
@@ -76,6 +79,8 @@ def parse(text: str, parser: str = "bs4") -> Any:
         if root is None:
             return etree.Element("html")
         _body_out_of_head_lxml(root)
+        if _contains(text, "<table") or _contains(text, "<figure"):
+            inline_boxes_lxml(root)
         return root
     raise ValueError(f"unknown parser {parser!r} (bs4 or lxml)")
 
