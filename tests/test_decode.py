@@ -9,6 +9,7 @@ import pytest
 
 from bodyblocks.decode import decode_bytes, maybe_gunzip, read_bytes
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError, TooLarge
+from bodyblocks.segment import segment
 
 ZH = "<p>国务院办公厅关于印发处理流程的通知。各省、自治区、直辖市人民政府：现将方案印发给你们，请认真贯彻执行。</p>"
 
@@ -155,3 +156,38 @@ def test_a_short_utf8_page_with_one_bad_byte_is_not_taken_for_another_codec() ->
     data = page.encode("utf-8").replace(b"Paulo", b"Paulo\xff")
     d = decode_bytes(data)
     assert d.encoding == "utf-8" and d.replaced and "Zürich, Köln, São Paulo\ufffd, Málaga" in d.text
+
+
+# Chinese news text written for these tests: dialogue (quotes, dashes, ellipses) and Traditional script
+ZH_DIALOGUE = ("<p>“我们一定要把这件事做好。”他说——这是第一步。</p><p>“明天还来吗？”“来！”……</p>"
+               "<p>“谢谢大家。”她笑着说。</p>")
+ZH_HANT = ("<p>臺灣經濟部週三公佈統計數據顯示，上個月出口訂單較去年同期增長百分之十二，優於市場預期。</p>"
+           "<p>經濟學家認為，電子產品需求回溫是主要原因。</p>")
+
+
+def test_gbk_without_declaration_reads_as_chinese_with_its_quotes_and_dashes() -> None:
+    d = decode_bytes(page(ZH_DIALOGUE).encode("gbk"))  # was cp1252 mojibake: the quotes were not "Chinese"
+    assert d.encoding == "gb18030" and "“明天还来吗？”" in d.text and not d.guessed
+
+
+def test_traditional_chinese_in_gbk_without_declaration_reads_as_gbk() -> None:
+    data = page(ZH_HANT, "<title>新聞</title>").encode("gbk")
+    d = decode_bytes(data)  # was cp1252 mojibake: fewer of GB2312's characters than Simplified text
+    assert d.encoding == "gb18030" and "電子產品需求回溫" in d.text and not d.guessed
+    more = data.replace("上個月".encode("gbk"), "颱風過境後上個月".encode("gbk"))  # a byte cp1252 lacks: the detector
+    assert b"\x81" in more or b"\x8d" in more or b"\x8f" in more or b"\x90" in more or b"\x9d" in more
+    assert decode_bytes(more).encoding == "gb18030"
+
+
+def test_latin_pages_without_declaration_stay_cp1252() -> None:
+    text = "<p>Über die Brücke gingen wir, während es regnete. Déjà vu: Ærø, Øresund, Šibenik, façade.</p>" * 3
+    assert decode_bytes(page(text).encode("cp1252")).encoding == "cp1252"
+
+
+def test_a_detectors_guess_of_a_single_byte_charset_is_flagged() -> None:
+    serbian = ("<h1>Вести из Београда</h1><p>Ђорђе Ђурђевић је рекао да ће се састанак одржати у понедељак. "
+               "Према његовим речима, влада ће размотрити предлог закона о буџету.</p>")
+    d = decode_bytes(page(serbian).encode("cp1251"))  # "ђ" is a byte cp1252 lacks: no codec fits strictly
+    assert d.guessed and d.encoding not in ("utf-8", "gb18030")
+    assert segment(page(serbian).encode("cp1251")).guessed  # the segmented page carries it to the Extraction
+    assert not decode_bytes(page(ZH).encode("gbk")).guessed and not decode_bytes(page(ZH).encode("utf-8")).guessed

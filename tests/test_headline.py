@@ -180,3 +180,58 @@ def test_json_output_holds_title_text_and_byline_apart() -> None:
     rec = json.loads(render(_decide(ARTICLE), "json", "page"))
     assert rec["title"] == "Harbour works begin" and rec["byline"] == "By Ann Lee, May 3, 2025"
     assert rec["text"].startswith("Paragraph 0")
+
+
+def test_a_headline_shown_twice_is_the_title_once_and_not_body_too() -> None:
+    twice = ARTICLE.replace("<h1>Harbour works begin</h1>",
+                            "<h1>Harbour works begin</h1><h2 class='title'>Harbour  works\nbegin</h2>")
+    ex = _decide(twice)
+    assert ex.title == "Harbour works begin" and "Harbour works begin" not in ex.text.replace("\n", " ")
+    assert ex.text.splitlines()[0].startswith("Paragraph 0")
+    assert ex.blocks is not None and ex.kept is not None
+    assert to_markdown(ex.title, [ex.blocks[i] for i in ex.kept]).count("Harbour works begin") == 1
+    header = twice.replace("<main>", "<main><div class='hd'>HARBOUR WORKS BEGIN</div>")  # a copy above it
+    assert "HARBOUR" not in _decide(header).text
+    untitled = (f"<html><body><main><h1>Harbour works begin</h1>{PARAS}<h3>Harbour works begin</h3></main>"
+                "</body></html>")  # no title channel: the <h1> is the headline, the copy lower down goes too
+    ex = _decide(untitled)
+    assert ex.title == "Harbour works begin" and "Harbour works begin" not in ex.text
+
+
+def _decide_page(html: str) -> Extraction:
+    """The rule on a page segmented as the extractors do (segment_page), the blocks of its last table row or
+    below <main> at P(body) 0.9, the others 0.1."""
+    from bodyblocks.inference.blocks import segment_page
+
+    doc = segment_page(html)
+    probs = np.array([0.9 if "/main" in b.tag_path or "/td.content" in b.tag_path else 0.1 for b in doc.blocks],
+                     np.float32)
+    return RULE.decide(doc, probs, "test")
+
+
+def _table_page(headline_cell: str) -> str:
+    return (f"<html><body><table><tr><td><a href='/'>Home</a> | <a href='/n'>News</a></td></tr><tr>{headline_cell}"
+            f"</tr><tr><td>2024-05-01 08:00</td></tr><tr><td class='content'>{PARAS}</td></tr></table></body></html>")
+
+
+@pytest.mark.parametrize("cell", ["<td align='center'><b>Harbour works begin</b></td>",
+                                  "<td class='title'>Harbour works begin</td>",
+                                  "<td><font size='5'>Harbour works begin</font></td>",
+                                  "<td style='font-size: 20px'><span>Harbour works begin</span></td>"])
+def test_a_page_with_no_title_channel_takes_its_headline_from_a_prominent_cell_above_the_body(cell: str) -> None:
+    ex = _decide_page(_table_page(cell))
+    assert ex.title == "Harbour works begin" and ex.headline is not None
+    assert ex.text.splitlines()[0].startswith("Paragraph 0")
+
+
+def test_a_chinese_headline_cell_is_the_title_and_plain_or_short_cells_are_not() -> None:
+    zh = _decide_page(_table_page("<td class='tit'><strong>我市召开防汛工作会议</strong></td>"))
+    assert zh.title == "我市召开防汛工作会议"
+    assert _decide_page(_table_page("<td>Harbour works begin</td>")).title == ""  # not shown as a headline
+    assert _decide_page(_table_page("<td><b>Menu</b></td>")).title == ""  # one word
+    titled = _table_page("<td><b>Harbour works begin</b></td>").replace("<body>", "<head><title>Other | Site"
+                                                                            "</title></head><body>")
+    assert _decide_page(titled).title == "Other"  # a title channel: as before
+    section = f"<html><body><main><h2>Background of the works</h2>{PARAS}</main></body></html>"
+    ex = _decide_page(section)  # a heading opening the body stays body
+    assert ex.title == "" and ex.text.startswith("Background of the works")

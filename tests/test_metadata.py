@@ -115,3 +115,31 @@ def test_a_date_with_a_time_zone_dateutil_does_not_know_is_read_without_a_warnin
         m = _meta(page)
     assert m.date == "2024-05-17"
     assert [str(w.message) for w in caught] == []  # nothing printed to a user's console
+
+
+def test_json_ld_nested_two_thousand_deep_is_skipped_and_the_page_still_comes_out() -> None:
+    deep = '{"@type": "NewsArticle", "author": {"name": "Deep"}, "x": ' + "[" * 2000 + "1" + "]" * 2000 + "}"
+    fine = '{"@type": "NewsArticle", "author": {"name": "Ann Smith"}}'
+    page = (f"<html><head><title>Deep</title><script type='application/ld+json'>{deep}</script>"
+            f"<script type='application/ld+json'>{fine}</script></head><body><article><h1>Deep</h1>{BODY}"
+            "</article></body></html>")
+    assert _meta(page).author == "Ann Smith"  # the deep one left out, the next one read
+    doc, _ = segment_tree(page)
+    assert doc.extra[METADATA].author == "Ann Smith" and doc.blocks
+    objects = '{"@graph": [' + '{"a": ' * 1500 + "1" + "}" * 1500 + "]}"  # deep objects, valid JSON
+    assert _meta(page.replace(fine, objects)).author is None
+
+
+def test_an_authors_label_and_a_trailing_separator_are_left_out_and_names_stay_whole() -> None:
+    def author(value: str) -> str | None:
+        return _meta(f"<html><head><meta name='author' content='{value}'></head><body><p>x</p></body></html>").author
+
+    assert author("By Jamelle Bouie") == "Jamelle Bouie"
+    assert author("BY JOHN DOE |") == "JOHN DOE"
+    assert author("by Ann Smith and Bo Li") == "Ann Smith and Bo Li"
+    assert author("Von Max Muster") == "Max Muster" and author("Par Jean Dupont") == "Jean Dupont"
+    assert author("作者：张三") == "张三" and author("Autor: Jan Kowalski") == "Jan Kowalski"
+    assert author("Byron Smith") == "Byron Smith" and author("Von Miller") == "Von Miller"  # names, not labels
+    ld = ('<html><head><script type="application/ld+json">{"@type": "NewsArticle", "author": [{"name": "By Ann '
+          'Smith"}, {"name": "Bo Li |"}]}</script></head><body><p>x</p></body></html>')
+    assert _meta(ld).author == "Ann Smith; Bo Li"

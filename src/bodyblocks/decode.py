@@ -11,9 +11,13 @@ Order (first that succeeds wins):
   4. a declared CJK charset with a few broken bytes replaced, when the rest reads as its script (flagged
      `Decoded.replaced`), rather than a single-byte codec's mojibake of the whole page;
   5. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
-     looks like Chinese text, then cp1252;
-  6. a detector (charset_normalizer) as a last resort, its guess taken only when it is a WHATWG encoding, and
-     finally UTF-8 with replacement characters, reported through `Decoded.replaced`.
+     looks like Chinese text (its quotes, dashes and other GB2312 symbols count as such; Traditional Chinese in
+     GBK, with fewer of GB2312's everyday characters, when at least GBK_COMMON of GBK_MIN_CHARS or more are),
+     then cp1252;
+  6. a detector (charset_normalizer) as a last resort, its guess taken only when it is a WHATWG encoding and
+     flagged `Decoded.guessed` when it is a single-byte charset (its guess of a legacy Cyrillic or Greek
+     charset is often a CJK page's mojibake), and finally UTF-8 with replacement characters, reported through
+     `Decoded.replaced`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from bodyblocks.charsets import LABELS, MULTI_BYTE, WHATWG_CODECS
 from bodyblocks.errors import BinaryInput, EmptyInput, NotMarkup, TooLarge
 from bodyblocks.gunzip import gunzip_stream
 from bodyblocks.types import Decoded
@@ -44,57 +49,6 @@ _DECLARED = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_.:-]+)""",
     re.IGNORECASE,
 )
-# The labels of the WHATWG Encoding Standard (https://encoding.spec.whatwg.org/#names-and-labels), the only ones
-# a browser honours, each with the Python codec that decodes its encoding: a label not here (cp037, EBCDIC; utf-7;
-# base64) is no charset of a web page and is ignored. As browsers do, gb2312 and gbk are read as GB18030 (their
-# superset), latin1 / iso-8859-1 / us-ascii as windows-1252, shift_jis as windows-31j (cp932), euc-kr as
-# windows-949, big5 as Big5-HKSCS; utf-16 labels in a page's bytes mean UTF-8 (the HTML standard: a page that
-# could say so is ASCII-compatible), and the "replacement" encodings' labels (iso-2022-kr, hz-gb-2312, ...) and
-# x-user-defined are ignored.
-_WHATWG = {
-    "utf-8": "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8 "
-             "unicodefffe utf-16be csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
-    "cp866": "866 cp866 csibm866 ibm866",
-    "iso8859-2": "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2",
-    "iso8859-3": "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3",
-    "iso8859-4": "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4",
-    "iso8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 iso_8859-5:1988",
-    "iso8859-6": "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
-                 "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987",
-    "iso8859-7": "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
-                 "iso_8859-7 iso_8859-7:1987 sun_eu_greek",
-    "iso8859-8": "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 iso88598 "
-                 "iso_8859-8 iso_8859-8:1988 visual csiso88598i iso-8859-8-i logical",
-    "iso8859-10": "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6",
-    "iso8859-13": "iso-8859-13 iso8859-13 iso885913",
-    "iso8859-14": "iso-8859-14 iso8859-14 iso885914",
-    "iso8859-15": "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9",
-    "iso8859-16": "iso-8859-16",
-    "koi8-r": "cskoi8r koi koi8 koi8-r koi8_r",
-    "koi8-u": "koi8-ru koi8-u",
-    "mac-roman": "csmacintosh mac macintosh x-mac-roman",
-    "cp874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874",
-    "cp1250": "cp1250 windows-1250 x-cp1250",
-    "cp1251": "cp1251 windows-1251 x-cp1251",
-    "cp1252": "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
-              "iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252",
-    "cp1253": "cp1253 windows-1253 x-cp1253",
-    "cp1254": "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 latin5 "
-              "windows-1254 x-cp1254",
-    "cp1255": "cp1255 windows-1255 x-cp1255",
-    "cp1256": "cp1256 windows-1256 x-cp1256",
-    "cp1257": "cp1257 windows-1257 x-cp1257",
-    "cp1258": "cp1258 windows-1258 x-cp1258",
-    "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
-    "gb18030": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk gb18030",
-    "big5hkscs": "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
-    "euc_jp": "cseucpkdfmtjapanese euc-jp x-euc-jp",
-    "iso2022_jp": "csiso2022jp iso-2022-jp",
-    "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
-    "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
-             "windows-949",
-}
-LABELS = {label: codec for codec, labels in _WHATWG.items() for label in labels.split()}  # label -> Python codec
 
 
 def read_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
@@ -138,7 +92,6 @@ def _codec(label: str) -> str | None:
     return None if codec is None else codecs.lookup(codec).name
 
 
-WHATWG_CODECS = frozenset(codecs.lookup(c).name for c in _WHATWG)  # what a WHATWG label can decode as
 
 
 def _strict(data: bytes, codec: str) -> str | None:
@@ -205,12 +158,30 @@ def _is_cjk(c: str) -> bool:
     return "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
 
 
-def _looks_chinese(text: str) -> bool:
-    """True when the non-ASCII characters are mostly common CJK (not Latin-1 bytes misread as GBK)."""
+# GB2312's symbols that Chinese text is written with besides CJK punctuation: quotes, dashes, ellipsis, middle dot,
+# numbers in circles, arrows, shapes
+_ZH_SYMBOLS = frozenset("·×÷°±§¨¤")
+
+
+def _zh_symbol(c: str) -> bool:
+    return "\u2010" <= c <= "\u266f" or c in _ZH_SYMBOLS
+
+
+# step 5: GB18030 text with fewer of GB2312's everyday characters (Traditional Chinese in GBK: about 60%) is still
+# Chinese when at least this share of its non-ASCII characters, and this many, are (Latin-1 misread as GBK: none)
+GBK_COMMON = 0.5
+GBK_MIN_CHARS = 20
+
+
+def _looks_chinese(text: str, common_share: float = 0.8, min_chars: int = 0) -> bool:
+    """True when the non-ASCII characters are mostly CJK or Chinese text's symbols, and at least `common_share`
+    of them (and `min_chars`) GB2312's everyday ones (not Latin-1 bytes misread as GBK)."""
     non_ascii = [c for c in text if ord(c) > 127]
     if not non_ascii:
         return True
-    cjk = sum(1 for c in non_ascii if _is_cjk(c))
+    if len(non_ascii) < min_chars:
+        return False
+    cjk = sum(1 for c in non_ascii if _is_cjk(c) or _zh_symbol(c))
     if cjk < 0.9 * len(non_ascii):
         return False
     common = 0  # GB2312 (both bytes >= 0xA1) holds the 6,763 everyday characters
@@ -220,7 +191,7 @@ def _looks_chinese(text: str) -> bool:
             common += len(b) == 2
         except UnicodeEncodeError:
             pass
-    return common >= 0.8 * min(len(non_ascii), 2000)
+    return common >= common_share * min(len(non_ascii), 2000)
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or 13 < b < 32 and b != 27)  # not in text
@@ -273,10 +244,15 @@ def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
     damaged = _declared_cjk_with_replacements(data, declared)
     if damaged is not None:
         return damaged
-    for codec in ("utf-8", "gb18030", "cp1252"):
-        text = _strict(data, codec)
-        if text is not None and (codec != "gb18030" or _looks_chinese(text)):
-            return Decoded(text, codec, False, declared)
+    text = _strict(data, "utf-8")
+    if text is not None:
+        return Decoded(text, "utf-8", False, declared)
+    text = _strict(data, "gb18030")
+    if text is not None and (_looks_chinese(text) or _looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
+        return Decoded(text, "gb18030", False, declared)
+    text = _strict(data, "cp1252")
+    if text is not None:
+        return Decoded(text, "cp1252", False, declared)
     return _last_resort(data, declared)
 
 
@@ -348,7 +324,8 @@ def _last_resort(data: bytes, declared: list[str]) -> Decoded:
         best = from_bytes(data[:200_000]).best()
         if best is not None and best.encoding and _whatwg(best.encoding):  # its guess, only among the web's
             text = data.decode(best.encoding, errors="replace")
-            return Decoded(text, best.encoding, "\ufffd" in text, declared)
+            guessed = codecs.lookup(best.encoding).name not in MULTI_BYTE
+            return Decoded(text, best.encoding, "\ufffd" in text, declared, guessed=guessed)
     except ImportError:  # the detector is optional
         pass
     return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared)

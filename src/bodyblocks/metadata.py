@@ -5,7 +5,8 @@
 
 What each field is read from, first found wins:
   author         <meta name=author|article:author|dc.creator|parsely-author|sailthru.author|byl>, else the
-                 JSON-LD (schema.org) "author" of the page's Article (names joined by "; ");
+                 JSON-LD (schema.org) "author" of the page's Article (names joined by "; "); a label before a
+                 name ("By ", "Von ", "Par ", "作者：") and a separator after it ("|") left out (author_name);
   date           the publication date as YYYY-MM-DD, from htmldate's first stages (meta tags, JSON-LD, then
                  the URL's date; htmldate.core with extensive_search off, on this tree as it is, uncopied:
                  its later stages copy and prune the whole page and read dates out of the text);
@@ -19,6 +20,7 @@ Nothing is guessed from the text; a field the page does not state is None. htmld
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -31,6 +33,19 @@ _AUTHOR_NAMES = ("author", "article:author", "dc.creator", "dcterms.creator", "p
 _SITE_NAMES = ("og:site_name", "application-name")
 _MAX_JSONLD = 200_000  # characters of JSON-LD read per page (a store page may embed megabytes of it)
 _MAX_FIELD = 300  # characters kept of a field's value
+# JSON-LD nested deeper than this ([ and { inside each other) is skipped unparsed: schema.org objects nest a few
+# levels, and json.loads recurses once per level (a page nesting 2,000 deep raised RecursionError)
+MAX_JSONLD_DEPTH = 64
+# a label before an author's name ("By Jamelle Bouie", "Von Max Muster", "作者：张三"), and separators left after it
+# ("Ann Smith |"); "and" between names stays (it joins names)
+_AUTHOR_LABEL = re.compile(
+    r"^(?:(?:written|posted|words|text|story|report(?:ed)?)\s+by|by|przez)\s*[:：]?\s+(?=\S)"
+    r"|^(?:von|par|por|door)\s+(?=\S+\s+\S)"  # words that begin names too ("Von Miller"): two words after them
+    r"|^(?:authors?|autor(?:in|ka)?|auteur|autore|автор|作者|撰文|记者|記者|文)\s*[:：/／]\s*",
+    re.IGNORECASE)
+_AUTHOR_TRIM = re.compile(r"^[\s|｜·•,;:：/-]+|[\s|｜·•,;:：/-]+$")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,14 @@ def _clean(value: Any) -> str | None:
     return text[:_MAX_FIELD] or None
 
 
+def author_name(value: str) -> str:
+    """An author's name without a label before it ("By Jamelle Bouie" -> "Jamelle Bouie", "作者：张三" -> "张三") or
+    a separator after it ("Ann Smith |"); a value that is only a label is kept as it is."""
+    name = _AUTHOR_TRIM.sub("", " ".join(value.split()))
+    bare = _AUTHOR_TRIM.sub("", _AUTHOR_LABEL.sub("", name, count=1))
+    return bare or name
+
+
 def _meta_tags(head: Any) -> dict[str, str]:
     """The <meta name|property|itemprop=... content=...> as a dict, keys lower-case (the first of each)."""
     found: dict[str, str] = {}
@@ -99,8 +122,21 @@ def _typed_scripts(root: Any) -> list[tuple[str, str]]:
             if (kind := script.get("type")) and script.text]
 
 
+def json_depth(text: str) -> int:
+    """How deep the brackets of a JSON text nest (strings left out), without parsing it."""
+    depth = deepest = 0
+    for c in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
 def _jsonld(scripts: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """The page's JSON-LD objects (@graph flattened); what does not parse is left out."""
+    """The page's JSON-LD objects (@graph flattened); what does not parse, or nests deeper than MAX_JSONLD_DEPTH,
+    is left out."""
     objects: list[dict[str, Any]] = []
     budget = _MAX_JSONLD
     for kind, text in scripts:
@@ -109,9 +145,11 @@ def _jsonld(scripts: list[tuple[str, str]]) -> list[dict[str, Any]]:
         budget -= len(text)
         if budget < 0:
             break
+        if json_depth(text) > MAX_JSONLD_DEPTH:
+            continue
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deep enough for a thread's smaller stack
             continue
         stack = data if isinstance(data, list) else [data]
         while stack:
@@ -131,7 +169,7 @@ def _names(value: Any) -> list[str]:
     for item in items:
         name = item.get("name") if isinstance(item, dict) else item
         if isinstance(name, str) and name.strip():
-            names.append(" ".join(name.split()))
+            names.append(author_name(name))
     return names
 
 
@@ -216,5 +254,6 @@ def page_metadata(root: Any, url: str | None = None) -> Metadata:
         objects = _jsonld(scripts) if objects is None else objects
         site = _from_jsonld(objects, "publisher")
     canonical = _canonical(head, tags, url)
+    author = author_name(author) if author else None
     return Metadata(_clean(author), _date(head, root, url, canonical, scripts), _clean(site),
                     _language(root, tags), canonical)

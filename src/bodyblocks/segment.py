@@ -22,11 +22,12 @@ from typing import Any, TextIO
 
 from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
+from bodyblocks.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.metadata import METADATA, page_metadata
 from bodyblocks.types import Block, Document, Extraction
 from bodyblocks.walk import WS, walk_blocks
 
-SEGMENTER_VERSION = "6"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "7"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
@@ -39,14 +40,14 @@ _OPEN_TITLE = re.compile(r"(<title\b[^>]*>[^<]*)", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------------------- parsing
-def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool]:
-    """Decode and cap the page; returns (text, encoding, replaced, truncated)."""
+def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool, bool]:
+    """Decode and cap the page; returns (text, encoding, replaced, truncated, guessed)."""
     decoded = to_text(html)
     text = _END_BODY.sub("", _XML_DECL.sub("", decoded.text, count=1).replace("\x00", ""))
     if not _contains(text, "</title") and _contains(text, "<title"):
         text = _OPEN_TITLE.sub(r"\1</title>", text, count=1)
     truncated = len(text) > max_chars
-    return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated
+    return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated, decoded.guessed
 
 
 def _contains(text: str, lowercase: str) -> bool:
@@ -66,6 +67,8 @@ def parse(text: str, parser: str = "bs4") -> Any:
 
         soup = BeautifulSoup(text, "lxml")
         _body_out_of_head_bs4(soup)
+        if _contains(text, "<table") or _contains(text, "<figure"):
+            inline_boxes_bs4(soup)
         return soup
     if parser == "lxml":
         from lxml import etree
@@ -77,6 +80,8 @@ def parse(text: str, parser: str = "bs4") -> Any:
         if root is None:
             return etree.Element("html")
         _body_out_of_head_lxml(root)
+        if _contains(text, "<table") or _contains(text, "<figure"):
+            inline_boxes_lxml(root)
         return root
     raise ValueError(f"unknown parser {parser!r} (bs4 or lxml)")
 
@@ -208,7 +213,7 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
     segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again.
     `owners`: a list that gets each block's owning element (walk.walk_blocks), in block order."""
-    text, encoding, replaced, truncated = _prepare(html, max_chars)
+    text, encoding, replaced, truncated, guessed = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
             tree, parser = parse(text, "lxml"), "lxml"
@@ -225,7 +230,7 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
             blocks = with_noscript
             if owners is not None and noscript_owners is not None:
                 owners[:] = noscript_owners
-    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated)
+    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
         doc.extra[METADATA] = page_metadata(tree)
     return doc, (tree if parser == "lxml" else None)

@@ -177,7 +177,8 @@ class HeuristicExtractor:
         root, decoded = parse(html)  # 1. decode, 2. parse with recovery
         title = page_title(root)  # 8. read before steps 3-4 remove <head> and <header>
         text = body_text(root)
-        return Extraction(text, title, self.name, decoded.encoding, no_body=not text, replaced=decoded.replaced)
+        return Extraction(text, title, self.name, decoded.encoding, no_body=not text, replaced=decoded.replaced,
+                          guessed=decoded.guessed)
 
 
 _CLASS_OR_ID = etree.XPath("descendant::*[@class or @id]")

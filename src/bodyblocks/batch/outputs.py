@@ -95,7 +95,7 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
     """One page's row of a columnar shard (columnar.COLUMNS); a failed page has its error and no text."""
     flags = [] if ex is None else [name for name, on in (
         ("low_confidence", ex.low_confidence), ("no_body", ex.no_body), ("truncated", ex.truncated),
-        ("replaced", ex.replaced)) if on]
+        ("replaced", ex.replaced), ("guessed", ex.guessed)) if on]
     return {
         "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
         "title": ex.title if ex else None, "standfirst": (ex.standfirst or None) if ex else None,
@@ -115,7 +115,7 @@ def outcome(ex: Extraction) -> dict[str, Any]:
         "status": "ok", "error": None, "encoding": ex.encoding, "chars": len(ex.text), "title": ex.title,
         "blocks_kept": kept, "blocks_dropped": dropped, "confidence": ex.confidence,
         "low_confidence": ex.low_confidence, "no_body": ex.no_body, "replaced": ex.replaced,
-        "truncated": ex.truncated,
+        "truncated": ex.truncated, "guessed": ex.guessed,
     }
 
 

@@ -92,7 +92,7 @@ def work(job: Job) -> Result:
         else:
             result = _EXTRACTOR.extract(page, url=job.url, **_EXTRACT_OPTS)
         if decoded is not None:  # decoded here: the codec is this decoding's, not "str"
-            result.encoding, result.replaced = decoded.encoding, decoded.replaced
+            result.encoding, result.replaced, result.guessed = decoded.encoding, decoded.replaced, decoded.guessed
         result.truncated = result.truncated or job.truncated
         if _RENDER is not None and isinstance(result, Extraction):
             return job, _RENDER(job, result), None, time.perf_counter() - start

@@ -33,6 +33,7 @@ from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference import roles, vote
 from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.prominence import add_prominent
 from bodyblocks.inference.vote import VOTE, add_vote
 from bodyblocks.metadata import METADATA, resolve_canonical, with_metadata
 from bodyblocks.segment import segment_tree
@@ -57,6 +58,7 @@ def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False
     parsed. `marks`: as segment's."""
     doc, tree = segment_tree(html, marks=marks)
     roles.add_descriptions(doc, tree)
+    add_prominent(doc, tree)
     return vote.add_vote(doc, html, tree) if voting else doc
 
 
@@ -218,6 +220,7 @@ class BlockExtractor:
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
         doc, tree = segment_tree(page, marks=self.marks)
         roles.add_descriptions(doc, tree)
+        add_prominent(doc, tree)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)
@@ -334,4 +337,5 @@ class BlockExtractor:
             text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
             blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
             low_confidence=True, no_body=not h.text, replaced=ex.replaced, truncated=ex.truncated,
+            guessed=ex.guessed,
         )

@@ -18,9 +18,11 @@
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
   5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
   6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
-     opening the kept text, is the page's title and not body (Extraction.headline names it); the kept blocks
+     opening the kept text, else (no title channel) a short bold/large/title-class block at the body's top
+     (prominence.py), is the page's title and not body (Extraction.headline names it); the kept blocks
      above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
-     gets the title channel less its site's name (site_free_title);
+     gets the title channel less its site's name (site_free_title). A kept block with the title's very text
+     (a headline shown twice) is dropped too (roles.headline_copies);
   7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
      (`--comments`) or less than MIN_ARTICLE kept characters lie outside them (a forum thread: its posts are
      the body); bylines/datelines next to the headline go to Extraction.byline, the standfirst (the summary
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.inference import roles
+from bodyblocks.inference.prominence import PROMINENT, shown_headline
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
@@ -175,12 +178,16 @@ def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | 
     return None if best is None else best[2]
 
 
-def headline_block(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:
+def headline_block(blocks: Sequence[Block], title: str, keep: np.ndarray, prominent: Sequence[int] = ()
+                   ) -> int | None:
     """The page's headline: the block that matches the title channel (title_match), else a kept <h1> that is the
-    first kept block or sits just before it; None when the page shows neither."""
+    first kept block or sits just before it; on a page with no title channel, a short prominent block at the top
+    of the body (prominence.shown_headline; `prominent`: its tree's cue); None when the page shows none."""
     head = title_match(blocks, title, keep) if title else None
     if head is not None or not keep.any():
         return head
+    if not title:
+        return shown_headline(blocks, keep, prominent)
     first = int(np.argmax(keep))
     for i in (first, first - 1):
         if i >= 0 and blocks[i].heading_level == 1 and blocks[i].link_density <= 0.5 and blocks[i].text_len >= 2:
@@ -277,11 +284,13 @@ class DecisionRule:
         comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
         if not self.comments and chosen - chars[keep & comments].sum() >= MIN_ARTICLE:
             keep &= ~comments  # an article with comments: the article alone (a forum thread keeps its posts)
-        head = headline_block(blocks, doc.title, keep) if blocks else None
+        head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
             keep[head] = False
             if chars[: head][keep[: head]].sum() <= BEFORE_HEADLINE * chars[keep].sum():
                 keep[: head] = False  # the body starts after it: a kicker, a breadcrumb or a dateline above it
+        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
+        keep[roles.headline_copies(blocks, keep, title)] = False  # the headline shown twice: once, as the title
         byline = roles.byline_blocks(blocks, keep, head)
         keep[byline] = False
         standfirst = roles.standfirst_block(blocks, keep, head, doc.extra.get(roles.DESCRIPTIONS, ()), comments)
@@ -291,7 +300,6 @@ class DecisionRule:
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
-        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
@@ -299,7 +307,7 @@ class DecisionRule:
             encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
             confidence=float(np.mean(probs[kept])) if kept else top,
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
-            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, headline=head,
+            no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "",
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -198,20 +199,35 @@ def check_export(path: Path, digest: str) -> dict[str, str]:
     return meta
 
 
+def _new_opening_lock() -> None:
+    global _OPENING
+    _OPENING = threading.Lock()
+
+
+_OPENING = threading.Lock()  # held while a session opens (_PerProcess.get); new in a forked child
+os.register_at_fork(after_in_child=_new_opening_lock)
+
+
 class _PerProcess:
-    """Sessions opened on first use in each process: a session's threads do not survive a fork."""
+    """Sessions opened on first use in each process: a session's threads do not survive a fork. Threads that
+    ask at once on first use wait for the one that opens it (the process id is set only once the session or its
+    error is there, under _OPENING)."""
 
     def __init__(self, opener: Any) -> None:
         self._opener, self._pid, self._value, self._error = opener, -1, None, None
 
     def get(self) -> Any:
         """This process's session; a session that failed to open fails again at once (it is not retried)."""
-        if self._pid != os.getpid():
-            self._pid, self._value, self._error = os.getpid(), None, None
-            try:
-                self._value = self._opener()
-            except Exception as e:  # noqa: BLE001 - kept and raised again, as it was
-                self._error = e
+        pid = os.getpid()
+        if self._pid != pid:
+            with _OPENING:
+                if self._pid != pid:
+                    value, error = None, None
+                    try:
+                        value = self._opener()
+                    except Exception as e:  # noqa: BLE001 - kept and raised again, as it was
+                        error = e
+                    self._value, self._error, self._pid = value, error, pid
         if self._error is not None:
             raise self._error
         return self._value

@@ -1,6 +1,7 @@
 """Roles of kept blocks that are on the article's page but not its body: the byline/dateline, the standfirst, a
 promo line, the comments. The decision rule (decision.py) takes them out of the body text.
 
+    headline_copies(blocks, keep, title)  # kept blocks that repeat the headline's text (shown once, as the title)
     byline_blocks(blocks, keep, head)     # short date/source/author lines next to the headline
     standfirst_block(blocks, keep, head, descriptions)  # the summary paragraph under the headline (the dek)
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
@@ -120,6 +121,23 @@ def _tag(segment: str) -> str:
 def _own_cues(block: Block, levels: int = 2) -> str:
     """The id and class tokens of the block's element and its parents, `levels` segments in all."""
     return " ".join(t for seg in block.tag_path.split("/")[-levels:] for t in _tokens(seg))
+
+
+def _flat(text: str) -> str:
+    """Text compared as a copy of another: white space removed, case folded."""
+    return _SPACE.sub("", text).casefold()
+
+
+def headline_copies(blocks: Sequence[Block], keep: np.ndarray, title: str) -> list[int]:
+    """The kept blocks whose text is the headline's (`title`: the headline block's text, or the title channel's on
+    a page without one) over again, white space and case aside: a page that shows its headline twice (a header
+    and the article's own <h1>, a title <div> and a heading) would have it in its body text too."""
+    flat = _flat(title)
+    if not flat:
+        return []
+    near = len(flat) // 2 + 2  # text_len counts characters as the walk does: only a block about as long is read
+    return [int(i) for i in np.flatnonzero(keep)
+            if abs(blocks[i].text_len - len(flat)) <= near and _flat(blocks[i].text) == flat]
 
 
 def is_byline(block: Block) -> bool:
