@@ -26,7 +26,7 @@ from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import REVIEW, review_path, write_review, write_review_index
 from bodyblocks.files import atomic_path, write_atomic
-from bodyblocks.markdown import block_kind, front_matter, text_markdown, to_markdown
+from bodyblocks.markdown import block_kind, folded, front_matter, text_markdown, to_markdown
 from bodyblocks.metadata import FIELDS, resolve_canonical
 from bodyblocks.types import Extraction
 
