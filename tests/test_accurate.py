@@ -75,7 +75,7 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     from bodyblocks.inference import plan
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
-    monkeypatch.setattr(plan, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
+    monkeypatch.setattr(plan, "default_checkpoint", lambda device="auto", kind="ensemble": checkpoints.ACCURATE)
     page = tmp_path / "in" / "page.html"
     page.parent.mkdir()
     page.write_text("<html><head><title>Tram plan | Times</title></head><body><h1>Tram plan</h1>"
