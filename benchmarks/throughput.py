@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import arguments
-from bodyblocks.batch import BatchOptions, default_threads, run_batch
+from bodyblocks.batch import BatchOptions, run_batch
 from bodyblocks.decode import read_bytes
 from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, get_extractor
+from bodyblocks.inference.registry import TORCH, default_extractor_name
 
 
 def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
@@ -80,17 +80,18 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     name = args.extractor or default_extractor_name()
     options = ExtractOptions(batch_size=args.batch_size)
     if name in TORCH:
-        threads = args.threads or default_threads(args.workers, args.overlap is not False)  # as the CLI
-        options = ExtractOptions(checkpoint=args.checkpoint, device=args.device, threads=threads,
+        options = ExtractOptions(checkpoint=args.checkpoint, device=args.device, threads=args.threads or None,
                                  vote=not args.no_vote, batch_size=args.batch_size)
+    # threads and the rest as the CLI has them: the run's plan (bodyblocks/inference/plan.py)
+    opts = BatchOptions(extractor=name, options=options, workers=args.workers, resume=False, progress=False,
+                        overlap=args.overlap)
     # imports (torch) and a first load happen before the clock, as for the peer; run_batch loads its own
     extractor = random_xlmr_extractor(args.device, args.batch_size) if args.gpu_xlmr else None
     if extractor is None:
-        get_extractor(name, options if name in TRAINED else None)
+        opts.plan.build()
     start = time.perf_counter()
-    totals = run_batch(files, out, BatchOptions(extractor=name, options=options, workers=args.workers, resume=False,
-                                                progress=False, overlap=args.overlap), extractor=extractor)
-    how = [f"{options.threads} torch threads"] if name in TORCH else []
+    totals = run_batch(files, out, opts, extractor=extractor)
+    how = [f"{opts.plan.threads} torch threads"] if name in TORCH else []
     how += ["overlap"] if args.overlap is not False else ["no overlap"]
     how += ["no vote"] if args.no_vote else []
     label = f"bodyblocks ({', '.join([name, *how])})"

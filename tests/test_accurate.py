@@ -29,7 +29,8 @@ def test_the_accurate_preset_is_the_default_where_cuda_runs_it(gpu: None) -> Non
 
 def test_a_named_checkpoint_or_the_environment_wins(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(checkpoints.ENV_MODEL, str(checkpoints.shipped("fast")))
-    assert checkpoints.default_checkpoint() is None
+    assert checkpoints.default_checkpoint() == str(checkpoints.shipped("fast"))  # an ensemble: the default's
+    assert checkpoints.default_checkpoint(kind="gbt") is None  # another kind: its shipped folder
 
 
 def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,13 +54,15 @@ def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
         assert checkpoints.default_checkpoint() == checkpoints.ACCURATE
 
 
-def test_load_picks_the_accurate_preset_on_a_gpu(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    picked: list[object] = []
-    monkeypatch.setattr(checkpoints, "load_extractor", lambda kind, folder, options: picked.append(folder))
-    checkpoints.load()
-    assert picked == [checkpoints.shipped("accurate")]
-    checkpoints.load(device="cpu")
-    assert picked[-1] == checkpoints.shipped("ensemble")
+def test_the_plan_picks_the_accurate_preset_on_a_gpu(gpu: None) -> None:
+    pytest.importorskip("torch")  # (without it, the plan's engine is an ImportError: tests/test_plan.py)
+    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.inference.plan import make_plan
+
+    picked = make_plan()
+    assert picked.folder == checkpoints.shipped("accurate") and picked.options.checkpoint == "accurate"
+    assert picked.preset == "accurate" and picked.engine == "torch"
+    assert make_plan(options=ExtractOptions(device="cpu")).folder == checkpoints.shipped("ensemble")
 
 
 def test_the_accurate_preset_records_its_weights_digest() -> None:
@@ -82,9 +85,10 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
     from bodyblocks.cli import main
     from bodyblocks.e5 import E5_PACKAGE_VERSION
+    from bodyblocks.inference import plan
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
-    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": checkpoints.ACCURATE)
+    monkeypatch.setattr(plan, "default_checkpoint", lambda device="auto", kind="ensemble": checkpoints.ACCURATE)
     cache = tmp_path / "cache"  # a cold cache, as on a new machine: the first use converts e5-small into it
     monkeypatch.setenv("BODYBLOCKS_CACHE", str(cache))
     page = tmp_path / "in" / "page.html"

@@ -14,7 +14,8 @@ import bodyblocks
 from bodyblocks.cli import build_parser, main
 from bodyblocks.errors import NotMarkup
 from bodyblocks.inference import checkpoints
-from bodyblocks.inference.provenance import describe
+from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.inference.plan import make_plan
 
 PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a></nav><article>"
         + "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would "
@@ -105,7 +106,7 @@ def test_a_run_says_its_model_first_leaves_no_lock_and_reports_what_made_the_out
     assert model["preset"] == "fast" and model["engine"] == "onnx" and model["bodyblocks"] == bodyblocks.__version__
     assert Path(model["checkpoint"]) == checkpoints.shipped("fast").resolve()
     assert len(model["model_sha256"]) == 64 and model["model_sha256"][:12] in first
-    default = describe("ensemble", None, "onnx")
+    default = make_plan("ensemble", ExtractOptions(device="cpu")).describe()
     assert default["preset"] == "ensemble" and default["model_sha256"] != model["model_sha256"]
     first_seconds = report["totals"]["seconds"]
     assert first_seconds > 0 and first_seconds == pytest.approx(report["this_run"]["seconds"], abs=0.001)

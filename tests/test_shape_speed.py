@@ -12,6 +12,7 @@ from benchmarks import shape_speed  # noqa: E402
 from benchmarks.cli_speed import Run  # noqa: E402
 
 from bodyblocks.inference import checkpoints  # noqa: E402
+from bodyblocks.inference.plan import load  # noqa: E402
 from bodyblocks.segment import segment  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 
@@ -26,7 +27,7 @@ def test_a_shape_goes_into_the_shipped_ensemble_with_the_shipped_trees_and_blend
     assert meta["gbt_path"].resolve() == shipped["gbt_path"].resolve()
     assert (meta["weight"], meta["heuristic"], meta["threshold"]) == (shipped["weight"], shipped["heuristic"],
                                                                       shipped["threshold"])
-    extractor = checkpoints.load(folder)
+    extractor = load(folder)
     assert extractor.model.cfg.use_context is False and extractor.model.engine == "onnx"
     assert extractor.extract(synth_page(random.Random(7))[0]).title is not None
 

@@ -5,9 +5,10 @@
     >>> result = bodyblocks.extract(Path("page.html"))       # or the page's bytes, or its HTML as a str
     >>> result.title, result.text, result.low_confidence
 
-`extract` uses the default extractor: $BODYBLOCKS_MODEL's checkpoint folder when set, else the shipped
-ensemble (the block Transformer blended with the boosted trees and the heuristic's vote; the checkpoints
-are package data). `load(folder_or_name)` builds the extractor a checkpoint folder describes, and
+`extract` uses the default extractor: $BODYBLOCKS_MODEL's checkpoint folder when set, else the accurate preset
+where CUDA can run it, else the shipped ensemble (the block Transformer blended with the boosted trees and the
+heuristic's vote; the checkpoints are package data), as bodyblocks.inference.plan works it out.
+`load(folder_or_name)` builds the extractor a checkpoint folder describes, and
 `get_extractor(name, **options)` any extractor by name, once, for many pages. A model that is not there is
 a ModelNotFound error, never a silent fallback to a rule-based extractor.
 """
@@ -41,6 +42,8 @@ def get_extractor(name: str | None = None, options: ExtractOptions | None = None
             threshold=, batch_size=, threads=, vote=, fallback=, ...).
         changes: those fields by keyword instead (get_extractor("ensemble", device="cuda")).
     """
+    if name is None:
+        return load(None, options, **changes)
     from bodyblocks.inference.registry import get_extractor as build  # imported when first used (lxml, NumPy)
 
     return build(name, options, **changes)
@@ -52,16 +55,17 @@ def load(model: str | os.PathLike[str] | None = None, options: ExtractOptions | 
 
     Args:
         model: a checkpoint folder, or "ensemble" / "model" / "gbt" / a preset ("fast") for the shipped ones;
-            None: options.checkpoint, else $BODYBLOCKS_MODEL when set, else the shipped ensemble.
+            None: options.checkpoint, else $BODYBLOCKS_MODEL when set, else the accurate preset where CUDA can
+            run it, else the shipped ensemble.
         options: how it runs (ExtractOptions: device, engine, threshold, threads, batch_size, fallback, vote, ...).
         changes: those fields by keyword instead (load("fast", device="cpu")).
     Raises:
         bodyblocks.errors.ModelNotFound: no checkpoint there (the message says what to do).
         ValueError: an option out of range.
     """
-    from bodyblocks.inference.checkpoints import load as load_folder
+    from bodyblocks.inference.plan import load as load_planned
 
-    return load_folder(model, options, **changes)
+    return load_planned(model, options, **changes)
 
 
 def extract(page: str | bytes | os.PathLike[str], url: str | None = None) -> Extraction:

@@ -41,8 +41,8 @@ from bodyblocks.batch.worker import Result, init_worker, work
 from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.provenance import describe_extractor, headline
-from bodyblocks.inference.registry import TRAINED, Extractor, default_extractor_name, get_extractor
+from bodyblocks.inference.plan import Plan, make_plan
+from bodyblocks.inference.registry import TRAINED, Extractor
 from bodyblocks.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction
 
@@ -69,9 +69,10 @@ class BatchOptions:
     # options.checkpoint's folder, else of $BODYBLOCKS_MODEL's, else the ensemble), set here when built
     extractor: str | None = None
     # how a trained extractor (model, gbt, ensemble) runs: device, engine, threshold, vote, fallback, ... and
-    # batch_size: pages per forward pass of a block classifier (None: 1, as on a CPU padding costs more than
-    # batching saves; more on a GPU); the pages are handed to the classifier up to max(batch_size, GROUP) at a
-    # time (the ensemble's trees walk them in one call)
+    # batch_size: pages per forward pass of a block classifier; what is left None (the checkpoint, threads,
+    # batch_size: 1, as on a CPU padding costs more than batching saves, 64 on torch on a GPU) is set here when
+    # built, as `plan` has it; the pages are handed to the classifier up to max(batch_size, GROUP) at a time
+    # (the ensemble's trees walk them in one call)
     options: ExtractOptions = field(default_factory=ExtractOptions)
     fmt: str = "txt"
     # worker processes; 0 or 1: this process alone; None: one per usable core for extractors that run whole pages
@@ -87,35 +88,32 @@ class BatchOptions:
     progress: bool = True
     capture_opts: dict[str, Any] = field(default_factory=dict)
     shard_size: int = SHARD_SIZE  # pages per shard of the columnar formats (parquet, jsonl)
-    # what report.json says made the outputs (inference/provenance.describe: checkpoint, preset, engine,
-    # version, model hash); None: described from the extractor
-    model: dict[str, Any] | None = None
     # once the run starts (its folder locked, its settings checked): "bodyblocks extract: <model> on <engine>"
     # on stderr, the first line of the CLI's run
     announce: bool = False
     # read symbolic links under an input folder (or a dataset's html paths) wherever they lead; by default one
     # that leads out of its input fails its entry (outside-input, outside-dataset)
     follow_symlinks: bool = False
+    # the extractor, its checkpoint, engine, threads and batch size, worked out from the above when these options
+    # are built (inference/plan.make_plan); what report.json says made the outputs (Plan.describe)
+    plan: Plan = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.options, ExtractOptions):
             raise TypeError(f"options must be an ExtractOptions, got {type(self.options).__name__}")
-        if self.extractor is None:
-            self.extractor = default_extractor_name(self.options.checkpoint)
-        if self.extractor not in TRAINED and replace(self.options, batch_size=None) != ExtractOptions():
-            raise ValueError(f"extractor options other than batch_size are for {', '.join(TRAINED)}, "
-                             f"not {self.extractor}")
         if self.fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
-        if self.fmt in ("md", *COLUMNAR) and self.extractor in TRAINED and not self.options.marks:
-            self.options = replace(self.options, marks=True)  # md, and the shards' markdown column: links, emphasis
         if not 0.0 <= self.review <= 1.0:
             raise ValueError("review must be a share between 0 and 1")
         if (self.workers is not None and self.workers < 0) or self.page_timeout < 1:
             raise ValueError("page_timeout must be >= 1, workers >= 0")
         if self.shard_size < 1:
             raise ValueError("shard_size must be >= 1")
-
+        plan = make_plan(self.extractor, self.options, workers=self.workers, overlap=self.overlap, runner=True)
+        if self.fmt in ("md", *COLUMNAR) and plan.extractor in TRAINED and not plan.options.marks:
+            # md, and the shards' markdown column: links, emphasis
+            plan = replace(plan, options=replace(plan.options, marks=True))
+        self.plan, self.extractor, self.options = plan, plan.extractor, plan.options
 
     @property
     def name(self) -> str:
@@ -125,20 +123,13 @@ class BatchOptions:
 
     @property
     def batch_size(self) -> int:
-        """Pages per forward pass of a block classifier: options.batch_size, else 1."""
-        return self.options.batch_size or 1
+        """Pages per forward pass of a block classifier (the plan's)."""
+        return self.plan.batch_size
 
     def output_settings(self) -> dict[str, Any]:
         """What the outputs depend on besides the extractor's name and the format, as the folder's journal keeps
         it (ExtractOptions.output_settings; nothing for an extractor without options)."""
         return self.options.output_settings() if self.name in TRAINED else {}
-
-
-def _build_extractor(opts: BatchOptions) -> Extractor:
-    """The run's extractor; the model's forward passes are batch_size pages, whatever the group."""
-    if opts.name not in TRAINED:
-        return get_extractor(opts.name)
-    return get_extractor(opts.name, replace(opts.options, batch_size=opts.batch_size))
 
 
 def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOptions | None = None,
@@ -150,10 +141,10 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
         inputs: page files, folders, dataset folders, URL lists.
         out_dir: the output folder.
         opts: how to run; its `extractor` names the extractor to build (and the report's extractor).
-        extractor: one built already, used in place of building opts.extractor (workers get it by fork).
+        extractor: one built already, used in place of building opts.plan's (workers get it by fork).
     """
     opts = opts or BatchOptions()
-    extractor = extractor or _build_extractor(opts)  # a bad name or checkpoint fails before OUT_DIR is touched
+    extractor = extractor or opts.plan.build()  # a bad checkpoint fails before OUT_DIR is touched
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"the output folder {out} is a file")
@@ -162,11 +153,10 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs, out=out) if opts.progress else None
-    model = opts.model or describe_extractor(opts.name, opts.options, extractor)
     report = Report(out, opts.fmt, opts.name, opts.review, opts.progress, settings, opts.resume, total,
-                    opts.shard_size, model=model)
+                    opts.shard_size, model=opts.plan.describe())
     if opts.announce:
-        print(f"bodyblocks extract: {headline(model)}", file=sys.stderr, flush=True)
+        print(f"bodyblocks extract: {opts.plan.headline()}", file=sys.stderr, flush=True)
     start, status, sigint = time.perf_counter(), "complete", None
     try:
         with _signals_stop_the_run():

@@ -105,74 +105,36 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from bodyblocks.batch import BatchOptions, default_threads, run_batch
+    from bodyblocks.batch import BatchOptions, run_batch
     from bodyblocks.batch.inputs import HTML_SUFFIXES, count_pages
     from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.extras import require
-    from bodyblocks.inference.checkpoints import (
-        ENSEMBLE,
-        ENV_MODEL,
-        default_checkpoint,
-        engine_of,
-        gpu_present,
-        kind_of,
-        resolve,
-    )
     from bodyblocks.inference.options import ExtractOptions
-    from bodyblocks.inference.provenance import describe
-    from bodyblocks.inference.registry import TORCH, TRAINED, default_extractor_name, extractor_names
 
     missing = [i for i in args.inputs if not os.path.lexists(i)]
     if missing:  # a typo is the user's to fix before anything runs, not a failed page
         raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
-    checkpoint = args.checkpoint
-    name = args.extractor or default_extractor_name(checkpoint)
-    if name not in extractor_names():
-        raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
-    if checkpoint and name not in TRAINED:
-        raise ValueError(f"--checkpoint is for {', '.join(TRAINED)}, not {name}")
-    if not checkpoint and name in TRAINED and os.environ.get(ENV_MODEL):
-        env = resolve(None)  # $BODYBLOCKS_MODEL: the default extractor's folder, as get_extractor() loads it
-        checkpoint = str(env) if kind_of(env) == name else None
-    if not checkpoint and name == ENSEMBLE:
-        checkpoint = default_checkpoint(args.device)  # the accurate preset where CUDA runs it (the first line says)
-    engine = "none" if name == "gbt" else None  # the trees alone: no model to run
-    threads = args.threads or None  # ONNX Runtime: one thread per worker
-    if name in TORCH:
-        engine = engine_of(name, checkpoint, args.engine, args.device)
-        if engine == "torch":  # this process classifies
-            threads = args.threads or default_threads(args.workers or 1, args.overlap is not False)
-    if args.no_vote and name != "ensemble":
-        raise ValueError(f"--no-vote is an option of the ensemble, not of {name}")
-    batch_size = args.batch_size
-    if batch_size is None:
-        batch_size = 1
-        if name in TORCH and args.engine != "onnx":
-            batch_size = 64 if args.device == "cuda" or (args.device == "auto" and gpu_present()) else 1
-    options = ExtractOptions()  # the baselines and peers take none
-    if name in TRAINED:
-        options = ExtractOptions(checkpoint=checkpoint, device=args.device, engine=args.engine, threads=threads,
-                                 batch_size=batch_size, fallback=args.fallback, vote=not args.no_vote,
-                                 comments=args.comments)
+    asked = ExtractOptions(checkpoint=args.checkpoint, device=args.device, engine=args.engine,
+                           threads=args.threads or None, batch_size=args.batch_size, fallback=args.fallback,
+                           vote=not args.no_vote, comments=args.comments)
     fmt = args.format or ("parquet" if args.ray is not None else "txt")
+    # what is left unsaid (extractor, checkpoint, engine, threads, batch size) is worked out here, once:
+    # BatchOptions.plan (inference/plan.py), which the run's first line and report.json's "model" describe
+    opts = BatchOptions(
+        extractor=args.extractor, options=asked, fmt=fmt, workers=args.workers, page_timeout=args.page_timeout,
+        resume=not args.no_resume, overlap=args.overlap, review=args.review, progress=not args.no_progress,
+        capture_opts={"timeout": args.capture_timeout}, shard_size=args.shard_size,
+        follow_symlinks=args.follow_symlinks, announce=True,
+    )
     if args.ray is not None and fmt not in ("parquet", "jsonl"):
         raise ValueError(f"--ray writes parquet or jsonl shards, not {fmt}")
-    opts = BatchOptions(
-        extractor=name, options=options, fmt=fmt, workers=args.workers, page_timeout=args.page_timeout,
-        resume=not args.no_resume,
-        overlap=args.overlap, review=args.review, progress=not args.no_progress,
-        capture_opts={"timeout": args.capture_timeout}, shard_size=args.shard_size,
-        follow_symlinks=args.follow_symlinks,
-    )
     if count_pages(args.inputs, stop_at=1, out=args.out) == 0:  # before anything is written; run_batch counts them all
         raise ValueError(f"no pages in {' '.join(args.inputs)} (page files end in {', '.join(HTML_SUFFIXES)}; "
                          "or give a dataset folder with pages.jsonl, a file of URLs, or a WARC file)")
     if any(is_warc(Path(i)) for i in args.inputs if Path(i).is_file()):
         require("warcio", "reading WARC files")  # before anything is written
-    opts.model = describe(name, checkpoint, engine)  # report.json's "model"; the run's first line says it
-    opts.announce = True
     if args.ray is not None:
         return _run_extract_ray(args, opts)
     try:

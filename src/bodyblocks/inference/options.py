@@ -21,6 +21,7 @@ from typing import Any
 DEVICES = ("auto", "cpu", "cuda")  # "cuda:N" names one GPU
 ENGINES = ("auto", "onnx", "torch")
 LIBRARY_BATCH_SIZE = 16  # pages per forward pass when batch_size is None, outside the batch runner
+GPU_BATCH_SIZE = 64  # ... in the batch runner, on the torch engine on a GPU (on a CPU: 1)
 # options that change an extractor's outputs (not only its speed): a resumed batch run must keep them
 OUTPUT_SETTINGS = ("checkpoint", "vote", "threshold", "confident", "rescue", "fallback")
 
@@ -43,11 +44,10 @@ class ExtractOptions:
     rescue: float | None = None
     fallback: bool = False  # low-confidence pages go to the heuristic extractor
     comments: bool = False  # keep the blocks in comment containers (dropped by default: decision.py step 7)
-    # pages per forward pass of the model; None: LIBRARY_BATCH_SIZE, and 1 in the batch runner (on a CPU
-    # padding costs more than batching saves)
+    # pages per forward pass of the model; None: default_batch_size's (inference/plan.py sets it for a run)
     batch_size: int | None = None
     # CPU threads of the model's forward passes; None: 1 per ONNX Runtime session, torch's
-    # cores.default_threads(1, overlap=True)
+    # cores.default_threads (inference/plan.py sets it for a run)
     threads: int | None = None
     vote: bool = True  # the ensemble with the heuristic's vote (False: the blend and rule tuned without it)
     # blocks note their links and emphasis for Markdown output (Block.marks; about 0.8 CPU ms a page more); the
@@ -90,8 +90,8 @@ class ExtractOptions:
 
     @property
     def forward_batch(self) -> int:
-        """Pages per forward pass outside the batch runner: batch_size, else LIBRARY_BATCH_SIZE."""
-        return self.batch_size or LIBRARY_BATCH_SIZE
+        """Pages per forward pass: batch_size, else the library's default (default_batch_size)."""
+        return self.batch_size or default_batch_size()
 
     def output_settings(self) -> dict[str, Any]:
         """The options that change outputs, as a batch run's journal records them: the checkpoint when one is
@@ -103,6 +103,15 @@ class ExtractOptions:
         out |= {k: getattr(self, k) for k in OUTPUT_SETTINGS
                 if k not in out and getattr(self, k) != getattr(default, k)}
         return out
+
+
+def default_batch_size(engine: str | None = None, gpu: bool = False, runner: bool = False) -> int:
+    """Pages per forward pass when none is asked for (the one place this default is decided): in the library
+    LIBRARY_BATCH_SIZE; in the batch runner (`runner`) 1, as on a CPU padding costs more than batching saves, and
+    GPU_BATCH_SIZE on the torch engine on a GPU."""
+    if not runner:
+        return LIBRARY_BATCH_SIZE
+    return GPU_BATCH_SIZE if engine == "torch" and gpu else 1
 
 
 def _number(value: Any) -> bool:

@@ -24,7 +24,7 @@ from bodyblocks.baselines import (
     TrafilaturaExtractor,
 )
 from bodyblocks.baselines.peers import peer_installed
-from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load, load_extractor, resolve
+from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load_extractor, resolve
 from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.types import Extraction
 
@@ -69,7 +69,7 @@ def available_extractors() -> list[str]:
 
 
 def default_extractor_name(checkpoint: str | os.PathLike[str] | None = None) -> str:
-    """The extractor that `get_extractor()` builds, the one default of the library, the batch runner
+    """The extractor that `bodyblocks.get_extractor()` builds, the one default of the library, the batch runner
     (BatchOptions) and the command line: the kind of `checkpoint`'s folder when one is named, else of the
     folder $BODYBLOCKS_MODEL names when set, else "ensemble" (the model, the boosted trees and the heuristic's
     vote, shipped with the package). Nothing falls back to a rule-based extractor when a model is missing:
@@ -77,11 +77,12 @@ def default_extractor_name(checkpoint: str | os.PathLike[str] | None = None) -> 
     return kind_of(resolve(checkpoint)) if checkpoint or os.environ.get(ENV_MODEL) else ENSEMBLE
 
 
-def get_extractor(name: str | None = None, options: ExtractOptions | None = None, **opts: Any) -> Extractor:
-    """Build the extractor called `name` (None: the default, checkpoints.load()).
+def get_extractor(name: str, options: ExtractOptions | None = None, **opts: Any) -> Extractor:
+    """Build the extractor called `name` (the default one, with its checkpoint and engine worked out:
+    inference/plan.py's `load`).
 
     Args:
-        name: an extractor's name (NAMES); None: default_extractor_name's.
+        name: an extractor's name (NAMES); a trained one's checkpoint is options.checkpoint, else its shipped one.
         options: for model, gbt and ensemble, how they run (device, engine, threshold, ...; inference/options.py).
         opts: for those, ExtractOptions' fields by keyword (checkpoint=, device=, threshold=, ...); for the others,
             their constructor's arguments.
@@ -90,8 +91,6 @@ def get_extractor(name: str | None = None, options: ExtractOptions | None = None
         ValueError: unknown name; options for an extractor that takes none.
         ImportError: a peer (or the model's dependencies) is not installed.
     """
-    if name is None:
-        return load(None, options, **opts)
     if name in TRAINED:
         return load_extractor(name, options=options, **opts)
     if options is not None:

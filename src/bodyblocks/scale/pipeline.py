@@ -35,7 +35,7 @@ from bodyblocks.batch.columnar import schema as columnar_schema
 from bodyblocks.batch.inputs import Job, UniqueKeys, input_jobs, input_sources, is_url_list, safe_key
 from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.outputs import page_row
-from bodyblocks.batch.runner import BatchOptions, _build_extractor
+from bodyblocks.batch.runner import BatchOptions
 from bodyblocks.batch.worker import init_worker, work
 from bodyblocks.extras import require
 from bodyblocks.files import atomic_path
@@ -160,13 +160,13 @@ def _extractor(opts: BatchOptions, role: str) -> Extractor:
     """This process's extractor for a stage: "cpu" (parsing and inputs), "cpu-model" or "gpu-model"."""
     key = f"{role} {json.dumps(asdict(opts), sort_keys=True, default=str)}"
     if key not in _EXTRACTORS:
-        options = opts.options
+        options = opts.options  # as planned: the checkpoint is the same for every role
         if opts.name in TORCH:
             if role == "gpu-model":  # the torch engine, bf16 autocast (ModelScorer), pages per forward pass
                 options = replace(options, device="cuda", engine="torch")
             else:
                 options = replace(options, device="cpu")
-        _EXTRACTORS[key] = _build_extractor(replace(opts, options=options))
+        _EXTRACTORS[key] = replace(opts, options=options).plan.build()  # (planned again for the role's device)
     return _EXTRACTORS[key]
 
 
@@ -291,7 +291,7 @@ def extract_dataset(ds: Any, opts: BatchOptions | None = None, ray_opts: RayOpti
     """
     ray = _ray()
     opts, ray_opts = opts or BatchOptions(extractor="ensemble"), ray_opts or RayOptions()
-    extractor = _build_extractor(opts)  # a bad name or checkpoint fails here, not in a worker
+    extractor = opts.plan.build()  # a bad checkpoint fails here, not in a worker
     if not ray.is_initialized():  # (as Ray Data itself does on a first run: a local Ray)
         ray.init(include_dashboard=False, log_to_driver=False)
     ds = ds.map_batches(_prepare_rows, batch_size=None, batch_format="pyarrow", fn_kwargs={"opts": opts},
@@ -368,7 +368,7 @@ def run_ray(inputs: Sequence[str | Path], out_dir: str | Path, opts: BatchOption
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"the output folder {out} is a file")
-    _build_extractor(opts)  # a bad name or checkpoint fails before OUT_DIR is touched
+    opts.plan.build()  # a bad checkpoint fails before OUT_DIR is touched
     out.mkdir(parents=True, exist_ok=True)
     settings = {"extractor": opts.name, "format": opts.fmt,
                 **opts.output_settings(), "shard_size": opts.shard_size}

@@ -169,7 +169,7 @@ def validation(parts: dict[str, Any]) -> list[CachedPage]:
 def validation_score(folder: Path, parts: dict[str, Any], base_data: DataConfig) -> dict[str, float]:
     """An ensemble's mean token F1 on the user's validation pages and on the base pages (their gold text),
     and their mean: what decides whether the fine-tuned ensemble replaces the base one."""
-    from bodyblocks.inference.checkpoints import load
+    from bodyblocks.inference.plan import load
     from bodyblocks.training.annotations import derived_gold
     from bodyblocks.training.tune import validation_html
 
@@ -282,7 +282,7 @@ def headline_convention(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]
 
 def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:
     """Stage 5: the base and the new ensemble on the held-out pages, against the gold their labels make."""
-    from bodyblocks.inference.checkpoints import load
+    from bodyblocks.inference.plan import load
     from bodyblocks.training.annotations import derived_gold
 
     held = parts["held_out"]
