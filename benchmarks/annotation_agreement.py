@@ -21,7 +21,7 @@ from benchmarks.gne_gold import gne_dataset
 from bodyblocks.evaluation.evaluate import run_one
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import levenshtein_ratio, summarize
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.training.annotations import apply_labels, derived_gold
 from bodyblocks.training.datasets import annotated_pages
 

@@ -95,7 +95,7 @@ def _child(stats: str, argv: list[str]) -> int:
         acc["process total"] = clock()
         (Path(stats) / f"{kind}-{os.getpid()}.json").write_text(json.dumps({k: v for k, v in acc.items() if v}))
 
-    from bodyblocks import pool
+    from bodyblocks.runtime import pool
 
     run_worker = pool._main
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bodyblocks.files import REPO_ROOT, datasets_root, write_atomic, write_json
+from bodyblocks.runtime.files import REPO_ROOT, datasets_root, write_atomic, write_json
 
 T = TypeVar("T")
 Modules = Sequence[tuple[str, str, Sequence[tuple[str, str]]]]  # (short name, path, ((module, short name), ...))
@@ -40,7 +40,7 @@ def arguments(doc: str | None, *, root: bool = False, pages: int | None = None, 
 
     Args:
         doc: the script's docstring; its first line is the description.
-        root: add --root, the datasets folder (default bodyblocks.files.datasets_root()).
+        root: add --root, the datasets folder (default bodyblocks.runtime.files.datasets_root()).
         pages, rounds, threads, seed: add that option with this default.
         out: add --out, the folder of the run's files, with this default.
         write: add `doc_flag` (--write or --doc), the report target (a file or FILE#SECTION); True: no default.

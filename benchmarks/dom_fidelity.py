@@ -1,7 +1,7 @@
 """Do a page's blocks hold what Chromium displays? Rendered lines (innerText, JavaScript off) found in our blocks.
 
 For each selected dataset page:
-  1. the bytes are decoded as the extractor decodes them (bodyblocks.decode.to_text), and that text is written
+  1. the bytes are decoded as the extractor decodes them (bodyblocks.page.decode.to_text), and that text is written
      to a temporary file as UTF-8 behind a UTF-8 byte-order mark, so Chromium reads exactly the characters we
      parse: charset detection is not what is measured (a BOM rather than a leading <meta charset>: a tag before
      <!doctype> would switch Chromium to quirks mode and start the tree differently; the BOM overrides every
@@ -10,7 +10,7 @@ For each selected dataset page:
      off and every network request refused (the page's own stylesheets never load: inline <style> applies)
      loads the file, and `document.body.innerText` (documentElement's when there is no body) is read; renders
      are cached per page and decoded-text hash under ~/.cache/bodyblocks/dom_fidelity/;
-  3. bodyblocks.segment.segment(bytes) gives our blocks;
+  3. bodyblocks.page.segment.segment(bytes) gives our blocks;
   4. each non-empty rendered line (white space collapsed, at least one letter, digit or CJK character) counts as
      found when its white-space-free, case-folded form is a line of a block or a substring of all blocks joined.
      Only that direction is measured (rendered lines missing from our blocks), never text we keep and
@@ -41,12 +41,12 @@ from typing import Any
 
 from benchmarks.common import arguments, need_root
 from bodyblocks.capture import CHROMIUM_FLAGS
-from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
-from bodyblocks.files import REPO_ROOT, write_atomic
-from bodyblocks.htmltags import INVISIBLE_TAGS
-from bodyblocks.segment import segment, segment_tree
-from bodyblocks.walk import walk_blocks
+from bodyblocks.page.decode import read_bytes, to_text
+from bodyblocks.page.htmltags import INVISIBLE_TAGS
+from bodyblocks.page.segment import segment, segment_tree
+from bodyblocks.page.walk import walk_blocks
+from bodyblocks.runtime.files import REPO_ROOT, write_atomic
 
 RENDER_VERSION = "2"  # bump when what is rendered changes (file written, flags): the render cache keys on it
 CACHE_DIR = Path.home() / ".cache" / "bodyblocks" / "dom_fidelity"
@@ -723,14 +723,16 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str, seconds: f
         f"Chinese, {summary['non-Chinese pages']['pages']} others), {seconds / 60:.1f} minutes "
         f"(renders read from the cache where the decoded text was already rendered). {note}".rstrip(),
         "",
-        "What is compared: the page's bytes decoded once, as the extractor decodes them (`bodyblocks.decode.to_text`);",
+        "What is compared: the page's bytes decoded once, as the extractor decodes them",
+        "(`bodyblocks.page.decode.to_text`);",
         "Chromium gets that same text as UTF-8 behind a byte-order mark, so charset detection is not measured (a BOM",
         "rather than a leading `<meta charset>`, which would put a tag before `<!doctype>` and switch Chromium to",
         "quirks mode). Headless Chromium, JavaScript off (so `<noscript>` is displayed), images off, every request",
         "refused (the page's external stylesheets never load; inline `<style>` applies), `<meta http-equiv=refresh>`",
         "renamed. A rendered line is a non-empty line of `document.body.innerText` with a letter, digit or CJK",
         "character; it is *found* when its white-space-free, case-folded form is in our blocks",
-        "(`bodyblocks.segment.segment`) joined. Only rendered lines missing from our blocks count, never text we keep",
+        "(`bodyblocks.page.segment.segment`) joined. Only rendered lines missing from our blocks count, never text",
+        "we keep",
         "that Chromium hides. *char share* weights lines by length (mean over pages; *pooled*: over all characters).",
         "Without the page's stylesheets, text they would hide (screen-reader-only labels, collapsed menus) is",
         "displayed and counted; `<select>` elements count every option (innerText lists them all), hence the",

@@ -22,7 +22,7 @@ from typing import Any
 from benchmarks.common import arguments
 from bodyblocks.evaluation.evaluate import ALL
 from bodyblocks.evaluation.report import format_table, plot_accuracy, write_json
-from bodyblocks.files import write_atomic
+from bodyblocks.runtime.files import write_atomic
 
 CJK_LANG = "zh"  # split out of a multilingual dataset as its own row
 PEERS = ("trafilatura", "readability")  # the target: beat both

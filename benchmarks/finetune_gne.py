@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import arguments, write_report
-from bodyblocks.files import REPO_ROOT, datasets_root
+from bodyblocks.runtime.files import REPO_ROOT, datasets_root
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.finetune import finetune, repeats
 

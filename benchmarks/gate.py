@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.evaluation.evaluate import ALL, EvalConfig, aggregate, evaluate_pages
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 SOURCES = ("wcxb-dev", "daniel", "dragnet", "cleaneval-en", "cleanportaleval", "l3s-gn1")
 PAGES_PER_SOURCE = 12
@@ -37,7 +37,7 @@ FIXTURES = REPO_ROOT / "tests" / "gate" / "pages"
 
 def fixture_blocks(page: Path) -> list[dict[str, str]]:
     """The segmenter's blocks of one fixture page: text and tag path, in order (the shipped parser choice)."""
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
 
     doc = segment(page.read_bytes())
     return [{"text": b.text, "path": b.tag_path} for b in doc.blocks] + [{"title": doc.title}]

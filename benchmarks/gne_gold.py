@@ -20,10 +20,10 @@ from typing import Any
 
 from benchmarks.common import REPORTS, arguments, write_report
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.files import datasets_root
 from bodyblocks.inference.registry import available_extractors, get_extractor
 from bodyblocks.metrics import summarize
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
+from bodyblocks.runtime.files import datasets_root
 from bodyblocks.training.annotations import apply_labels, derived_gold
 from bodyblocks.training.datasets import annotated_pages
 

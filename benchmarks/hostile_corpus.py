@@ -56,7 +56,7 @@ from typing import Any
 
 from benchmarks.attacks import all_scenarios
 from benchmarks.common import arguments
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 RSS_TARGET_KIB = 1536 * 1024  # 1.5 GiB
 BOMB_BYTES = 1100 * 2**20  # what the bomb inflates to (> 1 GB)
@@ -826,7 +826,7 @@ def other_attacks(root: Path) -> list[tuple[str, bool, str]]:
     and malformed checkpoints, Ctrl-C to the process group. Each: nothing outside its own --out written, no
     traceback on stderr."""
     from bodyblocks.annotate.store import AnnotationStore
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
 
     def cli(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "bodyblocks", *argv], cwd=REPO_ROOT, capture_output=True,

@@ -7,7 +7,7 @@
 The old code: a tree of it first on PYTHONPATH, e.g. `git archive REV src checkpoints | tar -x -C /tmp/old`
 (its checkpoints beside its src, where it looks for them), then, from this repository's root,
 `PYTHONPATH=/tmp/old/src python -m benchmarks.identical_output dump before.jsonl --root ../shared/datasets`
-(--root, or $BODYBLOCKS_DATASETS: a version from before bodyblocks.files.datasets_root knows no default).
+(--root, or $BODYBLOCKS_DATASETS: a version from before bodyblocks.runtime.files.datasets_root knows no default).
 
 Pages: every k-th record of each dataset under the datasets root (k chosen so that about --pages pages are
 taken), in a stable order. Each page goes through both user paths: the Python API (`bodyblocks.extract`)
@@ -77,9 +77,9 @@ def _cli(pages: list[tuple[str, Path]]) -> dict[str, dict[str, Any]]:
 
 
 def default_root() -> Path | None:
-    """bodyblocks.files.datasets_root(); with a version of the package from before it: $BODYBLOCKS_DATASETS."""
+    """bodyblocks.runtime.files.datasets_root(); with a version of the package from before it: $BODYBLOCKS_DATASETS."""
     try:
-        from bodyblocks.files import datasets_root
+        from bodyblocks.runtime.files import datasets_root
     except ImportError:
         env = os.environ.get("BODYBLOCKS_DATASETS")
         return Path(env) if env else None
@@ -139,7 +139,8 @@ def main() -> int:
     d = sub.add_parser("dump")
     d.add_argument("out", type=Path)
     d.add_argument("--pages", type=int, default=1000)
-    d.add_argument("--root", type=Path, default=None, help="datasets root (default: bodyblocks.files.datasets_root)")
+    d.add_argument("--root", type=Path, default=None,
+                   help="datasets root (default: bodyblocks.runtime.files.datasets_root)")
     c = sub.add_parser("compare")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)

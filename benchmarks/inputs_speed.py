@@ -37,7 +37,7 @@ def same_inputs(a: Any, b: Any) -> bool:
 
 def forget(modules: list[Any]) -> None:
     """Empty the memos of tag-path ids: features.py's caches and each inputs module's TagIds (where it has them)."""
-    from bodyblocks import features
+    from bodyblocks.page import features
 
     for name in ("_tag_path_ids", "_path_ids", "_segment_ids", "segment_tokens", "tag_path_tokens", "hash_token"):
         getattr(features, name).cache_clear()
@@ -51,10 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", default="checkpoints/default", help="whose model settings (config.json)")
     args = ap.parse_args(argv)
 
-    from bodyblocks.files import REPO_ROOT
     from bodyblocks.inference import inputs
     from bodyblocks.inference.integrity import check_model_folder
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
+    from bodyblocks.runtime.files import REPO_ROOT
 
     folder = REPO_ROOT / args.checkpoint
     cfg = check_model_folder(folder, inputs.read_checkpoint(folder))

@@ -33,8 +33,8 @@ from typing import Any
 from benchmarks.common import arguments
 from bodyblocks.config import Config, load_config
 from bodyblocks.evaluation.evaluate import ALL, EvalConfig, evaluate
-from bodyblocks.files import REPO_ROOT, write_atomic, write_json
 from bodyblocks.inference.checkpoints import shipped
+from bodyblocks.runtime.files import REPO_ROOT, write_atomic, write_json
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")  # labelled, full gold
 PARTS = ("model", "gbt", "ensemble")

@@ -42,11 +42,11 @@ import numpy as np
 
 from benchmarks.common import arguments, write_report
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
-from bodyblocks.files import write_atomic
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
+from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.datasets import GoldConvention, gold_convention
 from bodyblocks.types import Extraction
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import arguments, write_report
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "checkpoints" / "default"
 REFERENCE = "shipped shape, random weights"  # the shapes' figures are held against this one's
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.common import write_pages
     from bodyblocks.inference.model import BlockClassifier
     from bodyblocks.inference.onnx_model import OnnxModelScorer
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
 
     with tempfile.TemporaryDirectory() as work:
         work_dir = Path(work)

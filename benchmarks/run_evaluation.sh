@@ -15,15 +15,15 @@
 #   --only NAMES      comma-separated extractors to run (default: every available one)
 #   --datasets NAMES  comma-separated datasets (default: all below, synth-300 included)
 #   --limit N         at most N pages per dataset, evenly spread (default: the whole test split)
-# Environment: BODYBLOCKS_DATASETS (datasets root; default bodyblocks.files.datasets_root(), the repository's
+# Environment: BODYBLOCKS_DATASETS (datasets root; default bodyblocks.runtime.files.datasets_root(), the repository's
 # ../shared/datasets), NICE (niceness, default 15). Runs in the repository of the installed package
-# (bodyblocks.files.REPO_ROOT), whatever the current folder.
+# (bodyblocks.runtime.files.REPO_ROOT), whatever the current folder.
 set -euo pipefail
 
-REPO="$(python -c 'from bodyblocks.files import REPO_ROOT; print(REPO_ROOT)')"
+REPO="$(python -c 'from bodyblocks.runtime.files import REPO_ROOT; print(REPO_ROOT)')"
 cd "$REPO"
 
-ROOT="$(python -c 'from bodyblocks.files import datasets_root; print(datasets_root() or "")')"
+ROOT="$(python -c 'from bodyblocks.runtime.files import datasets_root; print(datasets_root() or "")')"
 NICE="${NICE:-15}"
 CHECKPOINT="checkpoints/default"
 GBT_DIR="checkpoints/gbt"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import REPORTS, arguments, need_root, write_report
-from bodyblocks.files import REPO_ROOT, write_json
+from bodyblocks.runtime.files import REPO_ROOT, write_json
 
 SNAPSHOT_PAGES = 2_500_000_000  # HTML pages in one Common Crawl snapshot (a round figure)
 GROUP = 16  # pages per prepare / model call, as a CPU model actor's batch (scale/pipeline.CPU_BATCH)
@@ -101,9 +101,9 @@ def _stages(warcs: list[Path], out: Path) -> dict[str, Any]:
     from bodyblocks.batch.inputs import Job
     from bodyblocks.batch.outputs import page_row
     from bodyblocks.batch.warc import iter_warc
-    from bodyblocks.decode import decode_bytes
     from bodyblocks.errors import InputError
     from bodyblocks.inference.registry import get_extractor
+    from bodyblocks.page.decode import decode_bytes
 
     extractor: Any = get_extractor("ensemble", device="cpu", engine="auto")
     clocks = {k: Clock() for k in ("read+decode", "segment", "features", "model", "output")}

@@ -41,7 +41,7 @@ from benchmarks.cli_speed import (
 )
 from benchmarks.common import arguments, write_pages, write_report
 from benchmarks.model_cost import REFERENCE, SHAPES, build_shape
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 SHIPPED_ENSEMBLE = REPO_ROOT / "checkpoints" / "ensemble"
 SHIPPED_GBT = REPO_ROOT / "checkpoints" / "gbt"
@@ -95,7 +95,7 @@ DEFAULT_SHAPES = [name for name in SHAPES if name != REFERENCE]
 def build_all(work: Path, shapes: list[str]) -> int:
     """Each shape's ensemble folder under `work` (ensemble-0, ensemble-1, ... in the order given); the
     export's check runs on the first 20 pages of work/pages."""
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
 
     docs = [segment(f.read_bytes()) for f in sorted((work / "pages").glob("*.html"))[:20]]
     for i, name in enumerate(shapes):

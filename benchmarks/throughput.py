@@ -25,10 +25,10 @@ from typing import Any
 
 from benchmarks.common import arguments
 from bodyblocks.batch import BatchOptions, run_batch
-from bodyblocks.decode import read_bytes
-from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.registry import TORCH, default_extractor_name
+from bodyblocks.page.decode import read_bytes
+from bodyblocks.runtime.files import REPO_ROOT
 
 
 def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
@@ -37,10 +37,10 @@ def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
     from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
 
     from bodyblocks.config import load_config
-    from bodyblocks.e5 import build_tokenizer, read_e5_file
-    from bodyblocks.encoders import HFEncoder, resolve_device
     from bodyblocks.inference.blocks import BlockExtractor
     from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.inference.e5 import build_tokenizer, read_e5_file
+    from bodyblocks.inference.encoders import HFEncoder, resolve_device
     from bodyblocks.inference.model import BlockClassifier
     from bodyblocks.inference.model_scorer import ModelScorer
 

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from bodyblocks.inference.vote import VOTE, add_vote
-    from bodyblocks.segment import segment_tree
+    from bodyblocks.page.segment import segment_tree
 
     pages = sample_pages(args.pages, "bb-vote-")
     votes = {"this tree": add_vote, **({args.against: revision_vote(args.against)} if args.against else {})}

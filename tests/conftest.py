@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.files import datasets_root
+from bodyblocks.runtime.files import datasets_root
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may come from the Hugging Face hub, here or in CI
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -23,7 +23,7 @@ from bodyblocks.annotate.store import (
     derived_gold,
     fingerprint,
 )
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.training.cache import process_page
 from bodyblocks.training.datasets import read_dataset
 from bodyblocks.training.labels import label_page

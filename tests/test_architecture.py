@@ -164,10 +164,11 @@ def test_the_package_version_is_pyprojects() -> None:
 
 def test_the_checks_see_cycles_and_upward_imports() -> None:
     """The two checks above can fail: a made-up graph with a cycle and an upward import is caught."""
-    graph = {"bodyblocks.segment": {"bodyblocks.inference.model"}, "bodyblocks.inference.model": {"bodyblocks.segment"},
+    graph = {"bodyblocks.page.segment": {"bodyblocks.inference.model"},
+             "bodyblocks.inference.model": {"bodyblocks.page.segment"},
              "bodyblocks.training.loop": {"bodyblocks.cli"}, "bodyblocks.cli": set()}
-    assert cycles(graph) == [["bodyblocks.inference.model", "bodyblocks.segment"]]
-    assert upward_imports(graph) == ["bodyblocks.segment -> bodyblocks.inference.model",
+    assert cycles(graph) == [["bodyblocks.inference.model", "bodyblocks.page.segment"]]
+    assert upward_imports(graph) == ["bodyblocks.page.segment -> bodyblocks.inference.model",
                                      "bodyblocks.training.loop -> bodyblocks.cli"]
     assert imports_of_the_root({"bodyblocks.inference.model": {"bodyblocks"}, "bodyblocks.__main__": {"bodyblocks"},
                                 "bodyblocks": set()}) == ["bodyblocks.inference.model -> bodyblocks"]

@@ -11,8 +11,8 @@ import pytest
 from bodyblocks.baselines import rules
 from bodyblocks.baselines.dom import parse, text_lines
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
-from bodyblocks.files import datasets_root
 from bodyblocks.inference.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
+from bodyblocks.runtime.files import datasets_root
 from bodyblocks.types import Extraction
 
 PARAS = [
@@ -293,7 +293,7 @@ def _reference_body_text(root) -> str:
     listed before any is removed, step 5's direct content summed child by child, step 7 line by line."""
     from bodyblocks.baselines.dom import body_of, class_id, clean_line, drop_tags, remove_keep_tail, tag_of, text_blocks
     from bodyblocks.baselines.heuristic import weighted_score
-    from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
+    from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
 
     def fresh() -> dict:
         out: dict = {}
@@ -393,7 +393,7 @@ def test_heuristic_matches_the_reference_on_control_characters() -> None:
     """The segmenter's tree keeps control characters, which lxml will not move into another tail: both
     raise (vote.add_vote then parses the page again), or both give the same text."""
     from bodyblocks.baselines.heuristic import body_text
-    from bodyblocks.segment import segment_tree
+    from bodyblocks.page.segment import segment_tree
 
     for page in (TRICKY.replace("tail of the share bar", "tail \x01 of the share bar"),
                  TRICKY.replace("Footer paragraph", "Footer \x02 paragraph"),

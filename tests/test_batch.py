@@ -14,7 +14,7 @@ from bodyblocks.batch.outputs import sampled
 from bodyblocks.cli import main
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.types import Extraction
 
 ARTICLE = """<html><head><title>Flood relief</title></head><body>
@@ -454,7 +454,7 @@ def test_a_run_collects_its_young_objects_rarely_in_its_workers_and_in_its_own_p
     import gc
 
     from bodyblocks.batch import runner
-    from bodyblocks.pool import GC_YOUNG, WorkerPool
+    from bodyblocks.runtime.pool import GC_YOUNG, WorkerPool
 
     pool = WorkerPool(1, _young_threshold)
     try:
@@ -548,7 +548,7 @@ def _freeze_count(_task: int) -> int:
 
 
 def test_a_worker_gets_its_next_task_before_the_results_are_handed_out() -> None:
-    from bodyblocks.pool import WorkerPool
+    from bodyblocks.runtime.pool import WorkerPool
 
     pool = WorkerPool(1, _freeze_count)
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bodyblocks.batch import BatchOptions, run_batch
-from bodyblocks.pool import WorkerPool, WorkerStartError
+from bodyblocks.runtime.pool import WorkerPool, WorkerStartError
 
 SETUP_S = 1.5
 

@@ -18,8 +18,8 @@ from bodyblocks.config import (
     merge_overrides,
     to_dict,
 )
-from bodyblocks.features import FEATURE_NAMES
 from bodyblocks.inference.model import BlockClassifier
+from bodyblocks.page.features import FEATURE_NAMES
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

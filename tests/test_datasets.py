@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bodyblocks.cli import main
-from bodyblocks.files import datasets_root
+from bodyblocks.runtime.files import datasets_root
 from bodyblocks.training import cache as cache_mod
 from bodyblocks.training.datasets import (
     list_datasets,
@@ -184,7 +184,7 @@ def test_cache_builds_loads_and_rebuilds_on_change(corpus: Path, tmp_path: Path,
     gold.write_text(gold.read_text(encoding="utf-8") + "extra line\n", encoding="utf-8")
     os.utime(gold, ns=(1, 1))
     assert cache_mod.cache_path(src, cdir) != first
-    monkeypatch.setattr("bodyblocks.segment.SEGMENTER_VERSION", "test-version")
+    monkeypatch.setattr("bodyblocks.page.segment.SEGMENTER_VERSION", "test-version")
     second = cache_mod.cache_path(src, cdir)
     assert cache_mod.load_cached(src, cdir, workers=1)[0].gold.endswith("extra line\n")
     assert second.is_file() and not first.exists() and list(cdir.iterdir()) == [second]
@@ -236,7 +236,7 @@ def test_shared_datasets_read(shared_datasets: Path) -> None:
 @pytest.mark.slow
 def test_oracle_on_a_sample_of_every_full_gold_dataset(shared_datasets: Path) -> None:
     from bodyblocks.metrics import levenshtein_ratio
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
     from bodyblocks.training.labels import label_page, oracle_text
 
     for name in ("cleaneval-en", "daniel", "dragnet", "l3s-gn1"):

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from bodyblocks.decode import decode_bytes, maybe_gunzip, read_bytes
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError, TooLarge
-from bodyblocks.segment import segment
+from bodyblocks.page.decode import decode_bytes, maybe_gunzip, read_bytes
+from bodyblocks.page.segment import segment
 
 ZH = "<p>国务院办公厅关于印发处理流程的通知。各省、自治区、直辖市人民政府：现将方案印发给你们，请认真贯彻执行。</p>"
 

@@ -20,7 +20,7 @@ from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.registry import get_extractor
 from bodyblocks.inference.vote import VOTE, heuristic_vote, segment_with_vote
 from bodyblocks.metrics import levenshtein_ratio
-from bodyblocks.segment import segment, segment_tree
+from bodyblocks.page.segment import segment, segment_tree
 from bodyblocks.training.gbt import train_and_save
 from bodyblocks.training.loop import train
 from bodyblocks.training.synth import generate_corpus

@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 import pytest
 
-from bodyblocks.features import (
+from bodyblocks.page.features import (
     FEATURE_NAMES,
     block_features,
     char_kinds,
@@ -123,7 +123,7 @@ def test_tag_path_tokens() -> None:
 
 def test_tag_path_ids_are_the_hashed_tokens() -> None:
     """The cached per-segment ids (features._tag_path_ids) are those of tag_path_tokens, token by token."""
-    from bodyblocks.features import _tag_path_ids
+    from bodyblocks.page.features import _tag_path_ids
 
     paths = [".../body/div#main_2.articleBody.post-content/p", "html", "html/body/p", "div#a/b//p", "", "..."]
     for path in paths:
@@ -175,7 +175,7 @@ def test_ngram_ids_pinned() -> None:
 
 def test_hashes_stable_across_processes() -> None:
     code = (
-        "from bodyblocks.features import ngram_bags, hash_token; "
+        "from bodyblocks.page.features import ngram_bags, hash_token; "
         "print(ngram_bags(['Stable ids'], 997)[0].sum(), hash_token('x', 997))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "123"}
@@ -212,7 +212,7 @@ def tricky_page() -> list[Block]:
 
 def reference_block_features(blocks: list[Block]) -> np.ndarray:
     """block_features computed block by block in plain Python (the same formulas)."""
-    from bodyblocks.features import _SENTENCE_END
+    from bodyblocks.page.features import _SENTENCE_END
 
     out = np.zeros((len(blocks), len(FEATURE_NAMES)), dtype=np.float32)
     text_len = np.array([b.text_len for b in blocks], dtype=np.float64)
@@ -248,7 +248,7 @@ def reference_block_features(blocks: list[Block]) -> np.ndarray:
 
 def reference_ngrams(text: str, buckets: int, max_chars: int) -> list[int]:
     """ngram_bags' ids of one text, n-gram by n-gram with Python integers (hashes modulo 2**64)."""
-    from bodyblocks.features import _CJK, _CJK_N, _LATIN, _LATIN_N, _P, _WORD
+    from bodyblocks.page.features import _CJK, _CJK_N, _LATIN, _LATIN_N, _P, _WORD
 
     m64 = (1 << 64) - 1
 

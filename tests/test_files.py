@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.files import atomic_path, write_atomic
+from bodyblocks.runtime.files import atomic_path, write_atomic
 
 
 def _listing(folder: Path) -> list[str]:

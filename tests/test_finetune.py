@@ -13,7 +13,7 @@ pytest.importorskip("sklearn")
 
 from bodyblocks.annotate.store import AnnotationStore  # noqa: E402
 from bodyblocks.inference.checkpoints import SHIPPED  # noqa: E402
-from bodyblocks.segment import segment  # noqa: E402
+from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.cache import CachedPage  # noqa: E402
 from bodyblocks.training.finetune import finetune, repeats, split_sites  # noqa: E402
 from bodyblocks.training.labels import align_blocks  # noqa: E402

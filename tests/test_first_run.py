@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 SAMPLES = REPO_ROOT / "data" / "samples"
 MARKER = "EXTERNALLY-MANAGED"

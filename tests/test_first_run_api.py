@@ -137,7 +137,7 @@ def test_the_readmes_python_block_runs_where_quick_start_1_installs_no_torch(tmp
 
     from tests.test_onnx import _NO_TORCH
 
-    from bodyblocks.files import REPO_ROOT
+    from bodyblocks.runtime.files import REPO_ROOT
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     api = readme[readme.index("## Python API"):]

@@ -10,12 +10,12 @@ import pytest
 
 from bodyblocks.cli import main
 from bodyblocks.config import ConfigError, GbtConfig, load_config
-from bodyblocks.features import FEATURE_NAMES, tag_path_tokens
 from bodyblocks.inference.blocks import BlockExtractor
 from bodyblocks.inference.checkpoints import load_extractor, shipped
 from bodyblocks.inference.gbt import GbtModel, _Vocabulary, feature_names, gbt_features
 from bodyblocks.inference.registry import get_extractor
 from bodyblocks.metrics import levenshtein_ratio
+from bodyblocks.page.features import FEATURE_NAMES, tag_path_tokens
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.gbt import fit_sklearn, from_sklearn, page_matrix, train_gbt
@@ -67,7 +67,7 @@ def test_features_hold_the_block_its_neighbours_and_tag_indicators() -> None:
 
 def test_features_reuse_what_the_model_computed() -> None:
     """The ensemble hands over the model's block features and finer tag ids: the same matrix comes out."""
-    from bodyblocks.features import block_features, tag_bags
+    from bodyblocks.page.features import block_features, tag_bags
 
     cfg, blocks = GbtConfig(tag_buckets=64, neighbours=1), _blocks()
     ids, offsets = tag_bags(blocks, 16384)
@@ -120,7 +120,7 @@ def test_the_numpy_walk_stands_in_without_onnx_runtime(trained: tuple[GbtModel, 
 
 def test_pages_walked_together_get_what_each_gets_alone(trained: tuple[GbtModel, Path],
                                                        splits: dict[str, list[CachedPage]]) -> None:
-    from bodyblocks.features import block_features, tag_bags
+    from bodyblocks.page.features import block_features, tag_bags
 
     model = trained[0]
     pages = [cp.blocks for cp in splits["val"][:4]]

@@ -11,8 +11,8 @@ import pytest
 from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.inference.decision import DecisionRule, site_free_title
 from bodyblocks.inference.roles import in_comments, is_byline, is_promo
-from bodyblocks.markdown import to_markdown
-from bodyblocks.segment import segment
+from bodyblocks.page.markdown import to_markdown
+from bodyblocks.page.segment import segment
 from bodyblocks.training.datasets import GoldConvention, gold_convention
 from bodyblocks.types import Extraction
 

@@ -378,7 +378,7 @@ def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
-    from bodyblocks.encoders import HFEncoder
+    from bodyblocks.inference.encoders import HFEncoder
 
     tok = Tokenizer(models.WordLevel({"[UNK]": 0, "[PAD]": 1, "a": 2}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -398,7 +398,7 @@ def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
 
 def test_a_page_cut_at_the_size_limit_says_so(tmp_path: Path) -> None:
     from bodyblocks.inference.checkpoints import shipped
-    from bodyblocks.segment import MAX_CHARS
+    from bodyblocks.page.segment import MAX_CHARS
 
     if shipped("gbt") is None:
         pytest.skip("checkpoints/gbt is not shipped in this checkout")
@@ -440,7 +440,7 @@ def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path, loc
 
 def test_a_page_of_too_many_blocks_fails_alone(tmp_path: Path) -> None:
     from bodyblocks.inference.checkpoints import shipped
-    from bodyblocks.walk import MAX_BLOCKS
+    from bodyblocks.page.builder import MAX_BLOCKS
 
     if shipped("gbt") is None:
         pytest.skip("checkpoints/gbt is not shipped in this checkout")

@@ -48,7 +48,7 @@ def test_review_links_are_relative_and_encoded_and_no_key_takes_the_index(tmp_pa
 
 # ------------------------------------------------------------------------------------------ decoding
 def test_a_charset_label_outside_the_whatwg_standard_is_not_honoured() -> None:
-    from bodyblocks.decode import decode_bytes
+    from bodyblocks.page.decode import decode_bytes
 
     page = ('<html><head><meta charset="cp037"></head><body><p>The council approved the budget on Monday, '
             "and the works begin in spring.</p></body></html>")
@@ -58,7 +58,7 @@ def test_a_charset_label_outside_the_whatwg_standard_is_not_honoured() -> None:
 
 
 def test_whatwg_labels_map_as_browsers_read_them() -> None:
-    from bodyblocks.decode import _codec
+    from bodyblocks.page.decode import _codec
 
     assert {label: _codec(label) for label in ("gb2312", "GBK", "latin1", "iso-8859-1", "us-ascii", "shift_jis",
                                                "euc-kr", "big5", "koi8-r", "windows-1251", "cp037", "utf-7",
@@ -69,7 +69,7 @@ def test_whatwg_labels_map_as_browsers_read_them() -> None:
 
 
 def test_a_gb2312_page_with_broken_bytes_is_read_as_chinese_and_flagged() -> None:
-    from bodyblocks.decode import decode_bytes
+    from bodyblocks.page.decode import decode_bytes
 
     paragraphs = "".join(f"<p>第{i}段：救援车队周二抵达山谷，此前连续三天的降雨冲毁了山路，官员表示道路已经重新开放。"
                          "居民们一直在山脊上等待物资，第一批卡车运来了饮用水、大米、毛毯和药品。</p>"
@@ -148,7 +148,7 @@ def test_ctrl_c_to_the_process_group_prints_no_worker_traceback(tmp_path: Path) 
 # ------------------------------------------------------------------------------------------ annotate
 def test_annotate_never_rewrites_pages_jsonl_and_every_record_is_kept(tmp_path: Path) -> None:
     from bodyblocks.annotate.store import AnnotationStore
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
     from bodyblocks.training.datasets import read_dataset, read_records
 
     ds = tmp_path / "ds"

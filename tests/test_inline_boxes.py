@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 
 
 def _lines(body: str, parser: str) -> list[str]:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from tests.test_features import tricky_page
 
-from bodyblocks.features import hash_token, tag_bags, tag_path_tokens
-from bodyblocks.files import datasets_root
 from bodyblocks.inference import inputs
 from bodyblocks.inference.inputs import TagIds
+from bodyblocks.page.features import hash_token, tag_bags, tag_path_tokens
+from bodyblocks.runtime.files import datasets_root
 from bodyblocks.types import Block
 
 PATHS = [
@@ -69,7 +69,7 @@ def test_prepare_page_takes_the_tag_ids_of_its_bucket_count() -> None:
 
 @pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not here")
 def test_tag_ids_match_on_dataset_pages() -> None:
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
 
     pages = sorted(datasets_root().glob("*/html/*.html.gz"))[3::60]
     assert len(pages) > 60

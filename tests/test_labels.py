@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.training import synth
 from bodyblocks.training.labels import (
     BODY_THRESHOLD,

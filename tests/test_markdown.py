@@ -8,8 +8,8 @@ import random
 import pytest
 
 from bodyblocks.batch.outputs import render
-from bodyblocks.markdown import block_kind, to_markdown
-from bodyblocks.segment import segment
+from bodyblocks.page.markdown import block_kind, to_markdown
+from bodyblocks.page.segment import segment
 from bodyblocks.training.labels import align_blocks
 from bodyblocks.training.synth import synth_page
 from bodyblocks.types import Extraction

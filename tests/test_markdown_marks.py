@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bodyblocks.batch import BatchOptions, run_batch
-from bodyblocks.markdown import to_markdown
-from bodyblocks.segment import segment
+from bodyblocks.page.markdown import to_markdown
+from bodyblocks.page.segment import segment
 
 PAGE = ("<html><body><div class='story'>"
         "<p>Read <a href='/reports/full'>the <b>full</b> report</a> and <em>this</em> note.</p>"

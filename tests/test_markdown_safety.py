@@ -13,9 +13,9 @@ import yaml
 from benchmarks.attacks.markdown import HOSTILE_TEXT, SAFE_HREFS, SCRIPT_HREFS, links, problems, renderer, visible
 
 from bodyblocks.batch import BatchOptions, run_batch
-from bodyblocks.markdown import front_matter, text_markdown, to_markdown
-from bodyblocks.markdown_escape import destination, fence
-from bodyblocks.segment import segment
+from bodyblocks.page.markdown import front_matter, text_markdown, to_markdown
+from bodyblocks.page.markdown_escape import destination, fence
+from bodyblocks.page.segment import segment
 from bodyblocks.types import Block
 
 pytest.importorskip("markdown_it")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from bodyblocks.metadata import FIELDS, METADATA, Metadata, page_metadata
-from bodyblocks.segment import parse, segment_tree
+from bodyblocks.page.metadata import FIELDS, METADATA, Metadata, page_metadata
+from bodyblocks.page.segment import parse, segment_tree
 from bodyblocks.types import Extraction
 
 BODY = "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would reopen "

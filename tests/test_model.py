@@ -19,7 +19,7 @@ from bodyblocks.inference.model import (
     window_starts,
 )
 from bodyblocks.inference.traced import trace_single_page
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.types import Block
 
 WORDS = "relief convoys reached flooded valley tuesday rain road officials water schools shelters bridge river".split()

@@ -11,7 +11,7 @@ from benchmarks import model_cost  # noqa: E402
 
 from bodyblocks.inference.inputs import read_checkpoint  # noqa: E402
 from bodyblocks.inference.onnx_model import OnnxModelScorer  # noqa: E402
-from bodyblocks.segment import segment  # noqa: E402
+from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 
 

@@ -14,8 +14,8 @@ import pytest
 
 import bodyblocks
 from bodyblocks.errors import ModelNotFound
-from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference import checkpoints
+from bodyblocks.runtime.files import REPO_ROOT
 
 PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a> <a href='/n'>News</a>"
         "</nav><article><h1>Harbour works begin</h1>"

@@ -9,10 +9,10 @@ import pytest
 
 import bodyblocks
 from bodyblocks.batch import BatchOptions
-from bodyblocks.cores import default_threads
 from bodyblocks.inference import checkpoints, plan
 from bodyblocks.inference.options import GPU_BATCH_SIZE, LIBRARY_BATCH_SIZE, ExtractOptions
 from bodyblocks.inference.plan import make_plan
+from bodyblocks.runtime.cores import default_threads
 
 CPU = ExtractOptions(device="cpu")
 

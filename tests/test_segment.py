@@ -11,7 +11,7 @@ import pytest
 
 from bodyblocks.cli import main
 from bodyblocks.errors import InputError
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 
 PAGE = """<!DOCTYPE html><html><head><title>站点 - 标题</title>
 <meta property="og:title" content="会议召开">
@@ -220,7 +220,7 @@ def test_segment_reads_stream_safely() -> None:
 @pytest.mark.datasets
 def test_bs4_and_lxml_give_the_same_blocks_on_dataset_pages(shared_datasets) -> None:  # noqa: ANN001
     """The fast parser is only allowed because it cuts real pages exactly like BeautifulSoup."""
-    from bodyblocks.decode import read_bytes
+    from bodyblocks.page.decode import read_bytes
 
     checked = 0
     for ds in sorted(p for p in shared_datasets.iterdir() if (p / "pages.jsonl").exists()):
@@ -270,7 +270,7 @@ def test_bs4_descendant_tags_in_document_order_read_lazily() -> None:
 
     from bs4 import BeautifulSoup, Tag
 
-    from bodyblocks.walk import _bs4_tags_below
+    from bodyblocks.page.walk import _bs4_tags_below
 
     soup = BeautifulSoup("<div><p>a<b>b<i>c</i></b></p>text<ul><li>x</li><li><a>y</a></li></ul><span></span></div>",
                          "lxml")
@@ -286,7 +286,7 @@ def _builder_only_walk(root, builder, noscript: bool = False) -> None:  # noqa: 
     that walk._walk_lxml handles itself."""
     from lxml import etree
 
-    from bodyblocks.walk import _boundary, _lxml_tags_below, _skip
+    from bodyblocks.page.walk import _boundary, _lxml_tags_below, _skip
 
     walk = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipped = None
@@ -343,8 +343,9 @@ def test_lxml_walk_inlined_cases_match_the_builder(noscript: bool) -> None:
     start, end and text give: every field of every block, and the same owning elements."""
     from dataclasses import astuple
 
-    from bodyblocks.segment import _prepare, parse
-    from bodyblocks.walk import _Builder, _lxml_p_children, walk_blocks
+    from bodyblocks.page.builder import _Builder
+    from bodyblocks.page.segment import _prepare, parse
+    from bodyblocks.page.walk import _lxml_p_children, walk_blocks
 
     for html in TRICKY + [f"<noscript><p>{t}</p></noscript>{t}" for t in TRICKY[1:4]]:
         tree = parse(_prepare(html, 10**6)[0], "lxml")
@@ -360,7 +361,7 @@ def test_white_space_runs_collapse_as_ws() -> None:
     """_WS_RUN.sub(" ", text), which leaves a lone space alone, is WS.sub(" ", text)."""
     import random
 
-    from bodyblocks.walk import _WS_RUN, WS
+    from bodyblocks.page.builder import _WS_RUN, WS
 
     rng = random.Random(7)
     alphabet = " \t\r\n\f\v\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\u200b\x1c\x85ab中"

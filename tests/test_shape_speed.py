@@ -13,7 +13,7 @@ from benchmarks.cli_speed import Run  # noqa: E402
 
 from bodyblocks.inference import checkpoints  # noqa: E402
 from bodyblocks.inference.plan import load  # noqa: E402
-from bodyblocks.segment import segment  # noqa: E402
+from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 
 

@@ -13,8 +13,8 @@ from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.inference.blocks import segment_page
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.roles import DESCRIPTIONS, matches_description, page_descriptions
-from bodyblocks.markdown import to_markdown
-from bodyblocks.segment import segment, segment_tree
+from bodyblocks.page.markdown import to_markdown
+from bodyblocks.page.segment import segment, segment_tree
 from bodyblocks.training.datasets import GoldConvention
 from bodyblocks.types import Extraction
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
 from bodyblocks.training import synth
 from bodyblocks.training.datasets import read_dataset
 

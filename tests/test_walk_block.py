@@ -1,4 +1,4 @@
-"""walk._Builder._make_block passes Block's fields by position (keywords cost 3% of the segmenter's time): each
+"""builder._Builder._make_block passes Block's fields by position (keywords cost 3% of the segmenter's time): each
 argument is a local named as its field, and this checks that the names come in Block's field order."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import inspect
 import textwrap
 from dataclasses import fields
 
+from bodyblocks.page.builder import _Builder
 from bodyblocks.types import Block
-from bodyblocks.walk import _Builder
 
 
 def test_make_block_passes_every_field_by_its_name_in_field_order() -> None:

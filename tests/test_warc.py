@@ -16,7 +16,7 @@ pytest.importorskip("warcio")
 from bodyblocks.batch.inputs import iter_jobs  # noqa: E402
 from bodyblocks.batch.warc import Response, is_warc, iter_warc, write_warc  # noqa: E402
 from bodyblocks.cli import main  # noqa: E402
-from bodyblocks.decode import declared_language, decode_bytes  # noqa: E402
+from bodyblocks.page.decode import declared_language, decode_bytes  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 
 RUSSIAN = ("<html><head><title>Погода</title></head><body><nav><a href='/'>Главная</a></nav><article>"

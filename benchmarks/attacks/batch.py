@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.hostile_corpus import article, norm, sentence
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]
 TIMEOUT_S = 120  # per run: a hang (a FIFO opened) fails its target instead of stopping the corpus

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]
 PAGE = ("<html><head><title>Ferry timetable | Harbour News</title></head><body><nav><a href='/'>Home</a> "

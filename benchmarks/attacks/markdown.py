@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.hostile_corpus import article, norm
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]
 TIMEOUT_S = 300  # per CLI run (the default extractor, a few pages)

@@ -81,7 +81,7 @@ def extract(page: str | bytes | os.PathLike[str], url: str | None = None) -> Ext
         bodyblocks.errors.InputError: empty, binary or undecodable input, or a file name given as a str.
         bodyblocks.errors.ModelNotFound: the default model is not there.
     """
-    from bodyblocks.decode import page_source
+    from bodyblocks.page.decode import page_source
 
     global _DEFAULT
     html = page_source(page)

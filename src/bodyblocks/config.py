@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.features import FEATURE_NAMES
+from bodyblocks.page.features import FEATURE_NAMES
 
 ENCODER_KINDS = ("hash", "hf", "e5-small")
 # Upper bounds of a model's sizes: far above any model here (the shipped one: d_model 256, 131,072 x 64 hash

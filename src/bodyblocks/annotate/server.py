@@ -138,7 +138,7 @@ class Annotator:
 
 def make_view(page_id: str, html: bytes | str, url: str | None, extractor: Any) -> PageView:
     """Segment a page (the lxml tree kept for the render) and score it with the extractor."""
-    from bodyblocks.segment import segment_tree
+    from bodyblocks.page.segment import segment_tree
 
     owners: list[Any] = []  # each block's element, from the walk itself (its xpath counts only what it visits)
     try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.files import write_atomic
+from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.annotations import (
     KINDS,
     Annotation,

@@ -17,7 +17,7 @@ import math
 from lxml import etree
 
 from bodyblocks.baselines.dom import NodeStats, body_of, drop_tags, node_stats, page_title, parse, text_lines
-from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
+from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 

@@ -14,9 +14,9 @@ import lxml.html
 from lxml import etree
 
 from bodyblocks.baselines.rules import PARAGRAPH_TAGS, count_chars, count_punct
-from bodyblocks.decode import to_text
 from bodyblocks.errors import EmptyInput
-from bodyblocks.htmltags import BASELINE_BLOCK_TAGS
+from bodyblocks.page.decode import to_text
+from bodyblocks.page.htmltags import BASELINE_BLOCK_TAGS
 from bodyblocks.types import Decoded
 
 HtmlElement = etree._Element  # lxml.html elements, or plain ones from the capped re-parse

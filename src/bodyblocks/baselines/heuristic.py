@@ -32,7 +32,7 @@ from bodyblocks.baselines.dom import (
     tag_of,
     text_blocks,
 )
-from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
+from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
 from bodyblocks.types import Extraction
 
 # Counts: the heuristic's statistics of one element's subtree, a tuple indexed by these positions (text

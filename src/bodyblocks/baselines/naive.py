@@ -7,8 +7,8 @@ import re
 
 from bodyblocks.baselines.dom import block_lines, body_of, drop_tags, page_title, parse, text_blocks
 from bodyblocks.baselines.rules import count_chars
-from bodyblocks.decode import to_text
-from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
+from bodyblocks.page.decode import to_text
+from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 _INVISIBLE = re.compile(

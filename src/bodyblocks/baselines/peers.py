@@ -12,8 +12,8 @@ import logging
 import re
 
 from bodyblocks.baselines.dom import clean_line, fragment_lines
-from bodyblocks.decode import to_text
 from bodyblocks.errors import InputError
+from bodyblocks.page.decode import to_text
 from bodyblocks.types import Decoded, Extraction
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)

@@ -10,7 +10,7 @@ import functools
 import re
 
 # ---------------------------------------------------------------------------------------------- tags
-# Which elements start a line, which are invisible, which are headings: bodyblocks.htmltags (its BASELINE_* sets).
+# Which elements start a line, which are invisible, which are headings: bodyblocks.page.htmltags (its BASELINE_* sets).
 # Step 3 of the heuristic pipeline: boilerplate elements. Invisible ones go outright; these semantic ones
 # go unless they hold most of the page (ASP.NET wraps whole pages in one <form>; some sites misuse <header>).
 BOILERPLATE_TAGS = frozenset("form nav aside footer header".split())

@@ -24,7 +24,7 @@ from bodyblocks.baselines.dom import (
     tag_of,
     text_lines,
 )
-from bodyblocks.htmltags import BASELINE_INVISIBLE_TAGS
+from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 
 

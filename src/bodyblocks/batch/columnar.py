@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.extras import require
+from bodyblocks.runtime.extras import require
 
 COLUMNAR = {"parquet": ".parquet", "jsonl": ".jsonl"}
 SHARD_SIZE = 10_000  # pages per shard file

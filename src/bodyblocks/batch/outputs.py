@@ -25,9 +25,9 @@ from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter
 from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
 from bodyblocks.batch.review import REVIEW, review_path, write_review, write_review_index
-from bodyblocks.files import atomic_path, write_atomic
-from bodyblocks.markdown import block_kind, folded, front_matter, text_markdown, to_markdown
-from bodyblocks.metadata import FIELDS, resolve_canonical
+from bodyblocks.page.markdown import block_kind, folded, front_matter, text_markdown, to_markdown
+from bodyblocks.page.metadata import FIELDS, resolve_canonical
+from bodyblocks.runtime.files import atomic_path, write_atomic
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md", **COLUMNAR}

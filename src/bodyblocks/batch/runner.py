@@ -38,12 +38,12 @@ from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.warc import is_warc
 from bodyblocks.batch.worker import Result, init_worker, work
-from bodyblocks.cores import usable_cores
 from bodyblocks.inference.blocks import StagedExtractor, overlapping
 from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.plan import Plan, make_plan
 from bodyblocks.inference.registry import TRAINED, Extractor
-from bodyblocks.pool import WorkerPool, WorkerStartError, few_collections
+from bodyblocks.runtime.cores import usable_cores
+from bodyblocks.runtime.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction
 
 WINDOW = 256  # pages in flight at once: bounds memory whatever the input size

@@ -1,4 +1,4 @@
-"""What the batch runner asks of the machine: freed heap memory back (cores and threads: bodyblocks.cores)."""
+"""What the batch runner asks of the machine: freed heap memory back (cores and threads: bodyblocks.runtime.cores)."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bodyblocks.decode import MAX_INPUT_BYTES, declared_language
-from bodyblocks.extras import require
+from bodyblocks.page.decode import MAX_INPUT_BYTES, declared_language
+from bodyblocks.runtime.extras import require
 
 WARC_SUFFIXES = (".warc.gz", ".warc")
 GZIP_MAGIC = b"\x1f\x8b\x08"  # a gzip member's first bytes (deflate)

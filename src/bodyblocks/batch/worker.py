@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from bodyblocks.batch.inputs import Job
 from bodyblocks.batch.system import release_free_memory
-from bodyblocks.decode import declared_language, decode_bytes, read_bytes
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor
-from bodyblocks.segment import segment
+from bodyblocks.page.decode import declared_language, decode_bytes, read_bytes
+from bodyblocks.page.segment import segment
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:

@@ -125,7 +125,7 @@ def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
 def install_hint(exc: BaseException) -> str:
     """For a module that is not installed (a bare `No module named 'torch'`), what to install: the extra of
     pyproject.toml that brings it (extras.EXTRA_OF); "" for other errors and for messages that say it already."""
-    from bodyblocks.extras import EXTRA_OF
+    from bodyblocks.runtime.extras import EXTRA_OF
 
     name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
     extra = EXTRA_OF.get(name.split(".", 1)[0]) if name else None

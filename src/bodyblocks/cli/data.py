@@ -160,7 +160,7 @@ def _run_data_stats(args: argparse.Namespace) -> int:
 
 def _run_data_embed(args: argparse.Namespace) -> int:
     from bodyblocks.config import load_config
-    from bodyblocks.encoders import make_encoder
+    from bodyblocks.inference.encoders import make_encoder
     from bodyblocks.training.cache import load_cached
     from bodyblocks.training.datasets import resolve_datasets
     from bodyblocks.training.embed import cached_frozen_encoder, embed_texts

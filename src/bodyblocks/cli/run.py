@@ -26,13 +26,13 @@ def add_segment(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_segment(args: argparse.Namespace) -> int:
-    from bodyblocks.segment import print_segmentation
+    from bodyblocks.page.segment import print_segmentation
 
     judge = None
     if args.format == "table" and not args.no_model:
-        from bodyblocks.inference.registry import get_extractor
+        from bodyblocks.inference.plan import load
 
-        judge = get_extractor().extract
+        judge = load().extract  # the default extractor, as `bodyblocks extract` plans it
     return print_segmentation(args.page, fmt=args.format, out=sys.stdout, judge=judge)
 
 
@@ -110,8 +110,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.journal import FolderBusy, OutputUnwritable, SettingsMismatch
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.batch.warc import is_warc
-    from bodyblocks.extras import require
     from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.runtime.extras import require
 
     missing = [i for i in args.inputs if not os.path.lexists(i)]
     if missing:  # a typo is the user's to fix before anything runs, not a failed page

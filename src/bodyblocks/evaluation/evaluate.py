@@ -20,11 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.cores import default_threads
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
-from bodyblocks.pool import WorkerPool, WorkerStartError
+from bodyblocks.runtime.cores import default_threads
+from bodyblocks.runtime.pool import WorkerPool, WorkerStartError
 from bodyblocks.training.datasets import (
     GoldConvention,
     gold_convention,

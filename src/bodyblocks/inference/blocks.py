@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
-from bodyblocks.decode import page_source
 from bodyblocks.errors import InputError
 from bodyblocks.inference import roles, vote
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.prominence import add_prominent
 from bodyblocks.inference.vote import VOTE, add_vote
-from bodyblocks.metadata import METADATA, resolve_canonical, with_metadata
-from bodyblocks.segment import segment_tree
+from bodyblocks.page.decode import page_source
+from bodyblocks.page.metadata import METADATA, resolve_canonical, with_metadata
+from bodyblocks.page.segment import segment_tree
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:

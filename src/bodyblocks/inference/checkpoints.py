@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.errors import ModelNotFound
-from bodyblocks.files import REPO_ROOT
 from bodyblocks.inference import integrity, onnx_model
 from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
@@ -45,6 +44,7 @@ from bodyblocks.inference.gbt import KIND as GBT
 from bodyblocks.inference.gbt import GbtModel, GbtScorer
 from bodyblocks.inference.inputs import EXPORTS, Scorer
 from bodyblocks.inference.options import ENGINES, ExtractOptions
+from bodyblocks.runtime.files import REPO_ROOT
 
 MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)

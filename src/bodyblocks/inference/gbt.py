@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
-from bodyblocks.features import (
+from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
+from bodyblocks.inference.onnx_model import TREES, trees_session
+from bodyblocks.page.features import (
     FEATURE_NAMES,
     TAIL,
     block_features,
@@ -41,9 +43,7 @@ from bodyblocks.features import (
     tag_bags,
     tail_tokens,
 )
-from bodyblocks.files import atomic_path, write_json
-from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
-from bodyblocks.inference.onnx_model import TREES, trees_session
+from bodyblocks.runtime.files import atomic_path, write_json
 from bodyblocks.types import Block, Document
 
 if TYPE_CHECKING:

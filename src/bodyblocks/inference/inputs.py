@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.config import ModelConfig
-from bodyblocks.features import TAIL, block_features, ngram_bags, segment_tokens
+from bodyblocks.page.features import TAIL, block_features, ngram_bags, segment_tokens
 from bodyblocks.types import Block, Document
 
 KIND = "model"  # config.json "kind" of a model checkpoint folder

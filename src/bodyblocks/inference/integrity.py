@@ -103,7 +103,7 @@ def verify_files(folder: str | Path, meta: Mapping[str, Any], names: Iterable[st
 def record_files(folder: str | Path, names: Iterable[str], drop: Iterable[str] = ()) -> None:
     """Record the SHA-256 of the folder's files `names` in its config.json (written atomically), forgetting
     those of `drop` (files removed with the weights they were made from)."""
-    from bodyblocks.files import write_json
+    from bodyblocks.runtime.files import write_json
 
     folder = Path(folder)
     meta = read_config(folder / "config.json")

@@ -35,9 +35,8 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from bodyblocks.config import ModelConfig, to_dict
-from bodyblocks.encoders import HashEncoder
-from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference import inputs as _inputs
+from bodyblocks.inference.encoders import HashEncoder
 from bodyblocks.inference.inputs import (
     EXPORTS,
     FORMAT_VERSION,
@@ -49,6 +48,7 @@ from bodyblocks.inference.inputs import (
     window_starts,
 )
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_model_folder, file_sha256
+from bodyblocks.runtime.files import atomic_path, write_json
 
 __all__ = ["FORMAT_VERSION", "IGNORE", "KIND", "BlockClassifier", "BlockOutput", "PageBatch", "PageInputs", "collate",
            "prepare_page", "read_checkpoint", "sinusoidal", "window_starts"]

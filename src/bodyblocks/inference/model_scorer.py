@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from bodyblocks.cores import default_threads
-from bodyblocks.encoders import make_encoder, resolve_device
+from bodyblocks.inference.encoders import make_encoder, resolve_device
 from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer
 from bodyblocks.inference.model import BlockClassifier, PageBatch, collate
 from bodyblocks.inference.traced import trace_single_page
+from bodyblocks.runtime.cores import default_threads
 from bodyblocks.types import Document
 
 

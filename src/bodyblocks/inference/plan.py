@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.cores import default_threads
 from bodyblocks.inference.blocks import BlockExtractor
 from bodyblocks.inference.checkpoints import (
     ENSEMBLE,
@@ -42,6 +41,7 @@ from bodyblocks.inference.checkpoints import (
 from bodyblocks.inference.options import ExtractOptions, default_batch_size
 from bodyblocks.inference.provenance import headline, model_hash, preset_of
 from bodyblocks.inference.registry import TRAINED, Extractor, default_extractor_name, extractor_names, get_extractor
+from bodyblocks.runtime.cores import default_threads
 
 
 @dataclass(frozen=True)

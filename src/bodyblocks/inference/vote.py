@@ -17,7 +17,7 @@ import numpy as np
 
 from bodyblocks.baselines.heuristic import body_text, heuristic_text
 from bodyblocks.errors import InputError
-from bodyblocks.segment import segment_tree
+from bodyblocks.page.segment import segment_tree
 from bodyblocks.types import Block, Document
 
 VOTE = "heuristic"  # the vote's key in Document.extra

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from bodyblocks.errors import InputError
-from bodyblocks.extras import require
 from bodyblocks.inference.registry import get_extractor
+from bodyblocks.runtime.extras import require
 
 BaseExtractor = require("datatrove.pipeline.extractors.base", "the datatrove step").BaseExtractor
 

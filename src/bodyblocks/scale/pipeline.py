@@ -37,10 +37,10 @@ from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.outputs import page_row
 from bodyblocks.batch.runner import BatchOptions
 from bodyblocks.batch.worker import init_worker, work
-from bodyblocks.extras import require
-from bodyblocks.files import atomic_path
 from bodyblocks.inference.blocks import StagedExtractor
 from bodyblocks.inference.registry import TORCH, Extractor
+from bodyblocks.runtime.extras import require
+from bodyblocks.runtime.files import atomic_path
 from bodyblocks.types import Document, Extraction
 
 READ_BATCH = 32  # rows per block out of the read stage (a block's pages go through the CPU stage together)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.segment import SEGMENTER_VERSION
+from bodyblocks.page.segment import SEGMENTER_VERSION
 from bodyblocks.types import Block
 
 FORMAT = 1

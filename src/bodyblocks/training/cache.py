@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.errors import InputError
-from bodyblocks.files import atomic_path
-from bodyblocks.segment import SEGMENTER_VERSION, segment
+from bodyblocks.page.segment import SEGMENTER_VERSION, segment
+from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.datasets import ANNOTATIONS, page_from_record, read_records, resolve_dataset, site_of
 from bodyblocks.training.labels import LABELS_VERSION, label_page
 from bodyblocks.training.splits import split_of

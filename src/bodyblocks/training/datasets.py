@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from bodyblocks.decode import read_bytes
 from bodyblocks.errors import InputError
-from bodyblocks.files import ENV_DATASETS, datasets_root, datasets_root_path
+from bodyblocks.page.decode import read_bytes
+from bodyblocks.runtime.files import ENV_DATASETS, datasets_root, datasets_root_path
 from bodyblocks.training.annotations import Annotation, AnnotationError, read_annotation
 from bodyblocks.types import Page
 

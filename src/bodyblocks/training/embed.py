@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bodyblocks.config import Config, ConfigError, EncoderConfig
-from bodyblocks.encoders import text_key
+from bodyblocks.inference.encoders import text_key
 
 
 def cached_frozen_encoder(cfg: Config, where: str) -> EncoderConfig:

@@ -28,7 +28,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from bodyblocks.files import REPO_ROOT, atomic_path
 from bodyblocks.inference import onnx_model as ox
 from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
 from bodyblocks.inference.decision import DecisionRule
@@ -36,6 +35,7 @@ from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.inference.integrity import record_files
 from bodyblocks.inference.model import BlockClassifier
 from bodyblocks.inference.model_scorer import ModelScorer
+from bodyblocks.runtime.files import REPO_ROOT, atomic_path
 from bodyblocks.types import Document
 
 _log = logging.getLogger(__name__)
@@ -71,10 +71,10 @@ class ExportCheck:
 # ----------------------------------------------------------------------------------------- check pages
 def check_documents(pages: str | Path | None = None) -> list[Document]:
     """Segmented check pages (module docstring)."""
-    from bodyblocks.decode import read_bytes
     from bodyblocks.errors import InputError
-    from bodyblocks.files import datasets_root
-    from bodyblocks.segment import segment
+    from bodyblocks.page.decode import read_bytes
+    from bodyblocks.page.segment import segment
+    from bodyblocks.runtime.files import datasets_root
 
     if pages is not None:
         files = sorted(p for p in Path(pages).rglob("*") if p.is_file())
@@ -110,7 +110,7 @@ def _dataset_files(root: Path, n: int) -> list[Path]:
 def _synthetic_documents() -> list[Document]:
     import random
 
-    from bodyblocks.segment import segment
+    from bodyblocks.page.segment import segment
     from bodyblocks.training.synth import MALFORMATIONS, TEMPLATES, synth_page
 
     shapes = [(t, m) for t in TEMPLATES for m in (None, *MALFORMATIONS)]

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import Config, DataConfig, EnsembleConfig, GbtConfig, ModelConfig, TrainConfig, from_dict
-from bodyblocks.files import write_json
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.metrics import score_page, summarize
-from bodyblocks.segment import segment
+from bodyblocks.page.segment import segment
+from bodyblocks.runtime.files import write_json
 from bodyblocks.training.cache import CachedPage, process_page
 from bodyblocks.training.data import load_pages, recorded_data
 from bodyblocks.training.datasets import annotated_pages

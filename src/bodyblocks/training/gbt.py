@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import DataConfig, GbtConfig, to_dict
-from bodyblocks.features import tag_path_tokens
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
+from bodyblocks.page.features import tag_path_tokens
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.tune import pooled_char_f1, tune_decision

@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 from bodyblocks.config import Config, ModelConfig, to_dict
-from bodyblocks.encoders import make_encoder, resolve_device
-from bodyblocks.files import atomic_path
 from bodyblocks.inference.checkpoints import read_meta
+from bodyblocks.inference.encoders import make_encoder, resolve_device
 from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, collate, prepare_page, read_checkpoint
+from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.tune import pooled_char_f1, tune_rule

@@ -17,9 +17,9 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from bodyblocks.config import ModelConfig, from_dict
-from bodyblocks.files import atomic_path, write_json
 from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, file_sha256
+from bodyblocks.runtime.files import atomic_path, write_json
 from bodyblocks.types import Document
 
 

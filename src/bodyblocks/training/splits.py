@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bodyblocks.files import REPO_ROOT
+from bodyblocks.runtime.files import REPO_ROOT
 from bodyblocks.training.datasets import read_dataset, resolve_dataset, site_of
 
 SPLITS_DIR = REPO_ROOT / "data" / "splits"

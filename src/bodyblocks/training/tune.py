@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import DataConfig, EnsembleConfig
-from bodyblocks.files import write_json
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
 from bodyblocks.inference.decision import DecisionRule, inside_mask, keep_around, keep_mask, main_container
 from bodyblocks.inference.gbt import GbtModel
 from bodyblocks.inference.vote import vote_on_blocks
+from bodyblocks.runtime.files import write_json
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import dataset_folder, load_pages, recorded_data
 from bodyblocks.training.datasets import page_from_record, read_records

@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from bodyblocks import markdown_escape as escape
+from bodyblocks.page import markdown_escape as escape
 from bodyblocks.types import Block
 
 KINDS = ("heading", "paragraph", "list-item", "table-row", "code", "quote")

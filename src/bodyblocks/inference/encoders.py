@@ -28,8 +28,8 @@ import torch
 from torch import nn
 
 from bodyblocks.config import ConfigError, EncoderConfig
-from bodyblocks.e5 import cache_root, e5_model_dir
-from bodyblocks.features import ngram_bags
+from bodyblocks.inference.e5 import cache_root, e5_model_dir
+from bodyblocks.page.features import ngram_bags
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # src/bodyblocks/files.py -> the repository
+REPO_ROOT = Path(__file__).resolve().parents[3]  # src/bodyblocks/runtime/files.py -> the repository
 ENV_DATASETS = "BODYBLOCKS_DATASETS"
 
 

@@ -20,12 +20,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from bodyblocks.decode import read_bytes, to_text
 from bodyblocks.errors import InputError
-from bodyblocks.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
-from bodyblocks.metadata import METADATA, page_metadata
+from bodyblocks.page.builder import WS
+from bodyblocks.page.decode import read_bytes, to_text
+from bodyblocks.page.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
+from bodyblocks.page.metadata import METADATA, page_metadata
+from bodyblocks.page.walk import walk_blocks
 from bodyblocks.types import Block, Document, Extraction
-from bodyblocks.walk import WS, walk_blocks
 
 SEGMENTER_VERSION = "7"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly

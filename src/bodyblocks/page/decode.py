@@ -28,9 +28,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from bodyblocks.charsets import LABELS, MULTI_BYTE, WHATWG_CODECS
 from bodyblocks.errors import BinaryInput, EmptyInput, NotMarkup, TooLarge
-from bodyblocks.gunzip import gunzip_stream
+from bodyblocks.page.charsets import LABELS, MULTI_BYTE, WHATWG_CODECS
+from bodyblocks.page.gunzip import gunzip_stream
 from bodyblocks.types import Decoded
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # refuse anything bigger, compressed or not (decompression bombs)

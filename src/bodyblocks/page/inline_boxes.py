@@ -21,7 +21,7 @@ import re
 from itertools import islice
 from typing import Any
 
-from bodyblocks.htmltags import BLOCK_TAGS
+from bodyblocks.page.htmltags import BLOCK_TAGS
 
 INLINE_CHARS = 20  # characters of a one-cell table's text, white space excluded
 MAX_BOX_NODES = 16  # elements inside a box looked at (more: no tiny box)

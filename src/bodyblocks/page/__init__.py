@@ -1,0 +1,1 @@
+"""Page reading: bytes -> text -> DOM -> ordered text blocks, their features, metadata and Markdown."""

@@ -1,0 +1,1 @@
+"""Process plumbing: worker pools, cores and threads, atomic files, optional extras."""
