@@ -394,7 +394,8 @@ def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
 
 def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks import batch, cores
+    from bodyblocks import batch
+    from bodyblocks.runtime import cores
 
     seen: list[BatchOptions] = []
 
