@@ -219,13 +219,18 @@ def _cut(record: bytes) -> bytes:
     return record[: len(record) - 44] + b"\r\n\r\n"
 
 
+def _cut_mid_line(record: bytes) -> bytes:
+    """The record cut inside its headers, in the middle of a line: the next record's first line runs on from it."""
+    return record[: record.index(b"Content-Length") + 10]
+
+
 def _huge(record: bytes) -> bytes:
     """The record claiming a Content-Length of 999,999,999,999 bytes."""
     return re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999999", record, count=1)
 
 
 @pytest.mark.parametrize("layout", ["warc", "member", "member-cut", "whole"])
-@pytest.mark.parametrize("damage", [_cut, _huge])
+@pytest.mark.parametrize("damage", [_cut, _cut_mid_line, _huge])
 def test_a_cut_or_lying_record_fails_alone_and_the_records_after_it_are_read(
     tmp_path: Path, layout: str, damage: Callable[[bytes], bytes]
 ) -> None:

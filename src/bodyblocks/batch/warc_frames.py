@@ -31,7 +31,6 @@ FIRST_FEED = 1 << 14  # compressed bytes first fed to a member (doubling): one r
 BOMB_FACTOR = 4  # a member that inflates past this many times the record limit with no record in it...
 BOMB_RATIO = 100  # ...at more than this many bytes out per byte in is left there (a decompression bomb)
 _VERSION_LINE = re.compile(rb"WARC/1\.[01]\r?\n")
-_NEXT_RECORD = re.compile(rb"\nWARC/1\.[01]\r?\n")
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,30})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 
 Chunk = tuple[int, bytes | None, str | None]  # offset, one record's bytes (None: unreadable), error
@@ -183,7 +182,7 @@ def _records(s: Stream, limit: int) -> Iterator[Chunk]:
             if s.seekable and _ends_here(s, body_end):  # a true Content-Length: skipped by it
                 at = body_end
                 continue
-            nxt = _resync(s, body_at - 1)
+            nxt = _resync(s, body_at)
             if nxt is None:
                 break
             at = nxt
@@ -235,10 +234,13 @@ def _framing(s: Stream, at: int, clear: int) -> tuple[int, int] | tuple[int, str
             break
     if end < 0:
         if s.ensure(at + MAX_HEADER_BYTES) < at + MAX_HEADER_BYTES:
-            return _cut(s, "truncated: the file ends inside the WARC headers")
+            return _cut(s, "truncated: the data ends inside the WARC headers")
         return f"malformed: no end of the WARC headers within {MAX_HEADER_BYTES} bytes"
     end += s.base
     m = _CONTENT_LENGTH.search(s.buf, at - s.base, end + 2 - s.base)
+    inner = _VERSION_LINE.search(s.buf, at + 1 - s.base, end - s.base)
+    if inner is not None:  # cut inside its headers, the next record's line joined to a cut one
+        return s.base + inner.start(), "truncated: the WARC headers are cut short by the next record"
     if m is None:  # no record starting before the end of these headers can hold one either
         return end, "malformed: no Content-Length in the WARC headers"
     return end + 4, int(m.group(1))
@@ -267,20 +269,21 @@ def _skip_blank(s: Stream, at: int, drop: bool) -> int:
 
 
 def _inner_record(s: Stream, body_at: int, end: int) -> int | None:
-    """Where a `WARC/1.` line starts inside a record's bytes (held in the window), if anywhere."""
-    m = _NEXT_RECORD.search(s.buf, body_at - 2 - s.base, end - s.base)
-    return None if m is None else s.base + m.start() + 1
+    """Where a `WARC/1.` line starts inside a record's bytes (held in the window), if anywhere (a record cut
+    mid-line runs on into the next record's first line)."""
+    m = _VERSION_LINE.search(s.buf, body_at - s.base, end - s.base)
+    return None if m is None else s.base + m.start()
 
 
 def _resync(s: Stream, start: int) -> int | None:
-    """The next `WARC/1.` line at a line start after `start`, scanned a CHUNK at a time (the window dropping what
-    was scanned); None at the end of the stream."""
+    """The next `WARC/1.` line from `start` on (a cut record's last line may run on into it), scanned a CHUNK at
+    a time (the window dropping what was scanned); None at the end of the stream."""
     p = start
     while True:
         reach = s.ensure(p + CHUNK)
-        m = _NEXT_RECORD.search(s.buf, p - s.base, reach - s.base)
+        m = _VERSION_LINE.search(s.buf, p - s.base, reach - s.base)
         if m is not None:
-            return s.base + m.start() + 1
+            return s.base + m.start()
         if reach < p + CHUNK:
             return None
         p = reach - 16
