@@ -67,7 +67,8 @@ alert("hello"); document.body.insertAdjacentHTML("beforeend", "<p>After the dial
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """Routes: /static/NAME, /js, /dialog, /redirect, /missing, /hang (an image that stalls), /flaky/KEY (503 once)."""
+    """Routes: /static/NAME, /js, /dialog, /redirect, /missing, /hang (an image that stalls), /flaky/KEY (503 once),
+    /spin and /late-spin (a script looping forever, before or after the load)."""
 
     server: _Server
 
@@ -90,6 +91,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, "<html><body><p>no such page</p></body></html>")
         elif path == "/hang":
             self._send(200, "<html><body><p>partial body</p><img src='/stall'></body></html>")
+        elif path == "/spin":  # the renderer never returns from a script
+            self._send(200, "<html><body><p>spinning</p><script>while (true) {}</script></body></html>")
+        elif path == "/late-spin":  # loads, then spins: the scripts that read the page get no answer
+            self._send(200, "<html><body><p>late</p><script>setTimeout(() => { while (true) {} }, 10);</script>"
+                            "</body></html>")
         elif path == "/stall":
             self.server.release.wait(30)  # never answers within any test's timeout
         elif path.startswith("/flaky/"):
@@ -209,6 +215,18 @@ def test_never_finishing_page_times_out_and_batch_goes_on(server: _Server) -> No
     assert "partial body" in hang.html  # what had rendered is kept
     assert after.ok and "static after" in after.html
     assert time.monotonic() - start < 20
+
+
+@browser_test
+def test_spinning_page_does_not_time_out_the_urls_after_it(server: _Server) -> None:
+    start = time.monotonic()
+    urls = [f"{server.base}/static/s0", f"{server.base}/spin", f"{server.base}/late-spin",
+            f"{server.base}/static/s1", f"{server.base}/static/s2"]
+    pages = list(capture(urls, **(FAST | {"timeout": 2.0})))
+    assert [p.status for p in pages] == ["ok", "timeout", "timeout", "ok", "ok"]
+    assert "static s2" in pages[-1].html
+    assert pages[0].browser != pages[2].browser != pages[3].browser  # a fresh browser after each spinning page
+    assert time.monotonic() - start < 60  # measured 5 s a spinning page, 13 s a late one
 
 
 def _children(pid: int) -> list[tuple[int, str]]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -114,7 +116,8 @@ def test_size_limits_hold_for_payloads_and_decompression_bombs(tmp_path: Path) -
     bombed = tmp_path / "bomb.warc.gz"
     bombed.write_bytes(bomb_member + after.read_bytes())
     items = list(iter_warc(bombed, limit=2000))
-    assert items[0].error.startswith("too-large:") and "inflates past" in items[0].error
+    errors = [i.error for i in items if i.error]  # the one-byte record is framed; what follows it is the bomb
+    assert len(errors) == 1 and errors[0].startswith("too-large:") and "inflates past" in errors[0]
     assert [i.url for i in items if i.body] == ["http://example.org/after"]
 
 
@@ -198,3 +201,65 @@ def test_a_warc_that_cannot_be_read_is_a_failed_page(tmp_path: Path, monkeypatch
     jobs = list(iter_jobs([path]))
     assert [j.filtered for j in jobs] == ["request-record", None]
     assert jobs[1].key == "crawl/0000000" and jobs[1].error == "unreadable: Input/output error"
+
+
+def _records(tmp_path: Path, n: int, words: int = 1) -> list[bytes]:
+    """n uncompressed WARC response records, each a page with its number (and `words` words)."""
+    plain = tmp_path / "records.warc"
+    text = " ".join(["word"] * words)
+    write_warc(plain, [Response(f"http://example.org/{i}", f"<html><body><p>page {i} {text}</p></body></html>".encode())
+                       for i in range(n)], gzip=False, requests=False)
+    data = plain.read_bytes()
+    starts = [m.start() for m in re.finditer(rb"WARC/1\.[01]\r\n", data)]
+    return [data[a:b] for a, b in zip(starts, [*starts[1:], len(data)], strict=True)]
+
+
+def _cut(record: bytes) -> bytes:
+    """The record with the last 40 bytes of its payload gone (its Content-Length still claims them)."""
+    return record[: len(record) - 44] + b"\r\n\r\n"
+
+
+def _cut_mid_line(record: bytes) -> bytes:
+    """The record cut inside its headers, in the middle of a line: the next record's first line runs on from it."""
+    return record[: record.index(b"Content-Length") + 10]
+
+
+def _huge(record: bytes) -> bytes:
+    """The record claiming a Content-Length of 999,999,999,999 bytes."""
+    return re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999999", record, count=1)
+
+
+@pytest.mark.parametrize("layout", ["warc", "member", "member-cut", "whole"])
+@pytest.mark.parametrize("damage", [_cut, _cut_mid_line, _huge])
+def test_a_cut_or_lying_record_fails_alone_and_the_records_after_it_are_read(
+    tmp_path: Path, layout: str, damage: Callable[[bytes], bytes]
+) -> None:
+    records = _records(tmp_path, 5)
+    records[1] = damage(records[1])
+    if layout == "warc":
+        data = b"".join(records)
+    elif layout == "member":  # one gzip member per record, the bad record's member whole
+        data = b"".join(member(r) for r in records)
+    elif layout == "member-cut":  # the bad record's gzip member itself cut short
+        members = [member(r) for r in records]
+        members[1] = members[1][: len(members[1]) // 2]
+        data = b"".join(members)
+    else:  # the whole file one gzip member
+        data = member(b"".join(records))
+    path = tmp_path / ("crawl.warc" if layout == "warc" else "crawl.warc.gz")
+    path.write_bytes(data)
+    items = list(iter_warc(path, limit=1 << 20))
+    assert [i.url for i in items if i.body] == [f"http://example.org/{i}" for i in (0, 2, 3, 4)]
+    errors = [i.error for i in items if i.error]
+    assert len(errors) == 1 and errors[0].split(":", 1)[0] in ("truncated", "too-large", "malformed"), errors
+
+
+def test_a_file_gzipped_whole_is_read_record_by_record_under_the_record_limit(tmp_path: Path) -> None:
+    records = _records(tmp_path, 3000)
+    records.insert(1500, _records(tmp_path, 1, words=6000)[0])  # 30 kB
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(member(b"".join(records)))  # ~1.5 MB in one member: more than the limit and its headers
+    items = list(iter_warc(path, limit=20_000))
+    assert [i.url for i in items if i.body] == [f"http://example.org/{i}" for i in range(3000)]
+    errors = [i.error for i in items if i.error]
+    assert len(errors) == 1 and errors[0].startswith("too-large: the record at offset 0 + "), errors

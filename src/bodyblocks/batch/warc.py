@@ -5,10 +5,11 @@
         item.error      # a page that cannot be read: "truncated: ...", "malformed: ...", "too-large: ..."
         item.body, item.charset, item.url, item.record_id, item.language
 
-Records are framed here, one at a time and bounded in size (a gzip member, as every crawler writes them, or a
-record of an uncompressed file, by its Content-Length), and parsed by warcio (WARC and HTTP headers, chunked
-transfer and content encodings). A record that cannot be read becomes an item with its error and the reader goes
-on at the next gzip member (or the next `WARC/1.` line): one bad record never ends a file. The HTTP
+Records are framed one at a time, each bounded in size (batch/warc_frames.py: an uncompressed file mapped, each
+gzip member inflated as a stream, so a file gzipped whole as one member is read in linear time and bounded memory
+too), and parsed by warcio (WARC and HTTP headers, chunked transfer and content encodings). A record that cannot
+be read becomes an item with its error and the reader goes on at the next `WARC/1.` line (within a cut record
+when one starts there) or gzip member, whatever its Content-Length claims: one bad record never ends a file. The HTTP
 Content-Type's charset travels with the body, one more declared charset for decode.decode_bytes to try strictly.
 """
 
@@ -22,20 +23,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bodyblocks.batch.warc_frames import GZIP_MAGIC, gzip_records, plain_records
 from bodyblocks.page.decode import MAX_INPUT_BYTES, declared_language
 from bodyblocks.runtime.extras import require
 
 WARC_SUFFIXES = (".warc.gz", ".warc")
-GZIP_MAGIC = b"\x1f\x8b\x08"  # a gzip member's first bytes (deflate)
-MAX_HEADER_BYTES = 1 << 20  # of a record's WARC header block
-CHUNK = 1 << 20  # compressed bytes fed to zlib at a time
-# a member whose output passes this many times the record limit is left there (a decompression bomb): the
-# reader looks for the next member instead of inflating the rest
-BOMB_FACTOR = 4
 HTML_TYPES = frozenset(["text/html", "application/xhtml+xml"])
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
-_VERSION_LINE = re.compile(rb"WARC/1\.[01]\r?\n")
-_NEXT_RECORD = re.compile(rb"\nWARC/1\.[01]\r?\n")
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([^\"';\s]+)", re.IGNORECASE)
 
 
@@ -88,128 +81,9 @@ def iter_warc(path: str | Path, limit: int = MAX_INPUT_BYTES) -> Iterator[WarcIt
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             gzipped = mm[:3] == GZIP_MAGIC
-            chunks = _gzip_records(mm, limit) if gzipped else _plain_records(mm, limit)
+            chunks = gzip_records(mm, limit) if gzipped else plain_records(mm, limit)
             for offset, raw, error in chunks:
                 yield WarcItem(offset, error=error) if raw is None else _item(offset, raw, limit)
-
-
-Chunk = tuple[int, bytes | None, str | None]  # offset, one record's bytes (None: unreadable), error
-
-
-def _framing(data: bytes | mmap.mmap, at: int) -> tuple[int, int] | str:
-    """(end of the header block, Content-Length) of the record at `at`, or why there is no record there."""
-    if not _VERSION_LINE.match(data, at):
-        return "malformed: no WARC/1.0 or WARC/1.1 line where a record starts"
-    end = data.find(b"\r\n\r\n", at, at + MAX_HEADER_BYTES)
-    if end < 0:
-        return f"malformed: no end of the WARC headers within {MAX_HEADER_BYTES} bytes"
-    m = _CONTENT_LENGTH.search(data, at, end + 2)
-    if m is None:
-        return "malformed: no Content-Length in the WARC headers"
-    return end + 4, int(m.group(1))
-
-
-def _records_in(data: bytes, offset: int, limit: int) -> Iterator[Chunk]:
-    """The records of one decompressed gzip member (normally one); a short one is truncated."""
-    at = 0
-    while at < len(data) and data[at:].strip():
-        frame = _framing(data, at)
-        if isinstance(frame, str):
-            yield offset, None, f"{frame} (offset {offset})"
-            return
-        body_at, length = frame
-        if length > limit:
-            yield offset, None, f"too-large: the record at offset {offset} holds {length} bytes (limit {limit})"
-            return
-        if body_at + length > len(data):
-            yield offset, None, (f"truncated: the record at offset {offset} holds {len(data) - body_at} of its "
-                                 f"{length} bytes")
-            return
-        yield offset, bytes(data[at : body_at + length]), None
-        at = body_at + length
-        while data[at : at + 2] == b"\r\n":  # the two CRLFs after each record
-            at += 2
-
-
-def _gzip_records(mm: mmap.mmap, limit: int) -> Iterator[Chunk]:
-    """Record by record, one gzip member at a time, each inflated with a bound."""
-    pos, size = 0, len(mm)
-    cap = limit + MAX_HEADER_BYTES
-    while pos < size:
-        if mm[pos : pos + 3] != GZIP_MAGIC:
-            nxt = mm.find(GZIP_MAGIC, pos + 1)
-            nxt = size if nxt < 0 else nxt
-            if mm[pos:nxt].strip(b"\x00\r\n\t "):  # padding between members is no record
-                yield pos, None, f"malformed: {nxt - pos} bytes at offset {pos} that are no gzip member"
-            pos = nxt
-            continue
-        data, end, error = _inflate(mm, pos, cap)
-        if error is not None:
-            yield pos, None, error
-        else:
-            yield from _records_in(data, pos, limit)
-        pos = end
-
-
-def _inflate(mm: mmap.mmap, pos: int, cap: int) -> tuple[bytes, int, str | None]:
-    """The gzip member at `pos`: (its bytes, where the next member starts, error). Past `cap` bytes of output
-    it is too-large; a broken or cut member is malformed or truncated, and reading goes on at the next gzip
-    header after it."""
-    d = zlib.decompressobj(31)
-    parts: list[bytes] = []
-    out, at, size = 0, pos, len(mm)
-    while not d.eof:
-        if d.unconsumed_tail:
-            data = d.unconsumed_tail
-        elif at < size:
-            data = mm[at : at + CHUNK]
-            at += len(data)
-        else:
-            return b"", size, f"truncated: the gzip member at offset {pos} ends before its end (a cut file)"
-        try:
-            piece = d.decompress(data, CHUNK)
-        except zlib.error as exc:
-            return b"", _next_member(mm, pos), f"malformed: the gzip member at offset {pos} is broken ({exc})"
-        out += len(piece)
-        if out > cap * BOMB_FACTOR:
-            return b"", _next_member(mm, pos), f"too-large: the gzip member at offset {pos} inflates past {cap} bytes"
-        if out <= cap:
-            parts.append(piece)
-    end = at - len(d.unused_data)
-    if out > cap:
-        return b"", end, f"too-large: the gzip member at offset {pos} inflates to {out} bytes (limit {cap})"
-    return b"".join(parts), end, None
-
-
-def _next_member(mm: mmap.mmap, pos: int) -> int:
-    nxt = mm.find(GZIP_MAGIC, pos + 1)
-    return len(mm) if nxt < 0 else nxt
-
-
-def _plain_records(mm: mmap.mmap, limit: int) -> Iterator[Chunk]:
-    """Record by record through an uncompressed file, by Content-Length; after a malformed record, reading goes
-    on at the next `WARC/1.` line."""
-    pos, size = 0, len(mm)
-    while pos < size:
-        while mm[pos : pos + 2] == b"\r\n":
-            pos += 2
-        if pos >= size:
-            return
-        frame = _framing(mm, pos)
-        if isinstance(frame, str):
-            yield pos, None, f"{frame} (offset {pos})"
-            m = _NEXT_RECORD.search(mm, pos + 1)
-            pos = size if m is None else m.start() + 1
-            continue
-        body_at, length = frame
-        if body_at + length > size:
-            yield pos, None, f"truncated: the record at offset {pos} holds {size - body_at} of its {length} bytes"
-            return
-        if length > limit:
-            yield pos, None, f"too-large: the record at offset {pos} holds {length} bytes (limit {limit})"
-        else:
-            yield pos, mm[pos : body_at + length], None
-        pos = body_at + length
 
 
 def _item(offset: int, raw: bytes, limit: int) -> WarcItem:

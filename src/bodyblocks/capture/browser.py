@@ -2,7 +2,9 @@
 
 A load
   1. starts Chromium when there is none (or when the current one has served ``recycle_after`` pages),
-  2. loads the page under a page-load timeout (a page that never finishes is an attempt of kind "timeout"),
+  2. loads the page under a page-load timeout (a page that never finishes is an attempt of kind "timeout";
+     when its renderer is too busy to stop, e.g. a script spinning forever, the browser is closed so that the
+     next URL starts a fresh one),
   3. waits for ``document.readyState == 'complete'`` plus a settle time for late scripts,
   4. reads ``page_source``, the final URL and the HTTP status of the main document.
 Nothing is raised for a page or a dead browser: the attempt's kind says what happened ("crash" means the
@@ -46,6 +48,11 @@ DEAD_SESSION = (
     "no such window",
 )
 
+# Seconds a timed-out page's renderer has to stop loading and hand over its DOM. Measured with a page running
+# `while(true){}`: every chromedriver command (window.stop, page_source, CDP Page.stopLoading and
+# Runtime.terminateExecution, a new tab) then waits for the renderer until the page-load timeout and fails, and
+# the next URL, loaded in the same tab and renderer, times out unrequested; only a fresh browser recovers.
+SALVAGE_S = 2.0
 START_FAILURES_FATAL = 3  # consecutive failed browser starts in one worker abort the batch
 # Where the tab really is (chrome-error://chromewebdata/ after a network error) and the document's status.
 _LOCATION_JS = (
@@ -106,34 +113,50 @@ class _Browser:
         deadline = time.monotonic() + self.opts.timeout
         try:
             driver.get(url)
-        except TimeoutException:
-            return self._timed_out(driver)
-        while driver.execute_script("return document.readyState") != "complete":
-            if time.monotonic() > deadline:  # e.g. a script navigated to a page that never finishes
-                return self._timed_out(driver)
-            time.sleep(0.05)
-        time.sleep(self.opts.wait)
-        location, status = driver.execute_script(_LOCATION_JS)
-        html = driver.page_source
-        _close_popups(driver)
+            while driver.execute_script("return document.readyState") != "complete":
+                if time.monotonic() > deadline:  # e.g. a script navigated to a page that never finishes
+                    return self._timed_out(driver)
+                time.sleep(0.05)
+            time.sleep(self.opts.wait)
+            location, status = driver.execute_script(_LOCATION_JS)
+            html = driver.page_source
+            _close_popups(driver)
+        except TimeoutException:  # the load, or a script the renderer is too busy to run (chromedriver waits
+            return self._timed_out(driver)  # the page-load timeout for the renderer's answer, then gives up)
         if location.startswith("chrome-error:"):  # chromedriver raises for most network errors, not all
             code = _NET_ERROR.search(html)
             return _Attempt("error", error=f"net::{code.group(1) if code else 'unknown error page'}")
         return _Attempt("ok", html, driver.current_url, status or None)  # status 0: file: URL, cache
 
     def _timed_out(self, driver: WebDriver) -> _Attempt:
-        """Stop the load and keep whatever had rendered."""
+        """Stop the load and keep whatever had rendered; a renderer that cannot stop (a script spinning in a
+        loop) takes the browser down with it, so that the next URL gets a fresh browser and its own chance."""
         attempt = _Attempt("timeout", error=f"page did not finish loading within {self.opts.timeout:g} s")
-        with suppress(Exception):  # a renderer too busy to answer leaves the partial page empty
+        try:  # chromedriver waits up to the page-load timeout for the renderer: shortened for this salvage
+            _set_timeouts(driver, min(SALVAGE_S, self.opts.timeout))
             driver.execute_script("window.stop();")
             attempt.html, attempt.final_url = driver.page_source, driver.current_url
+            _set_timeouts(driver, self.opts.timeout)
+        except Exception as exc:  # noqa: BLE001 - whatever failed, this browser is not trusted with another page
+            self._abandon(f"a timed-out page's renderer does not answer ({_describe(exc)})")
         return attempt
+
+    def _abandon(self, why: str) -> None:
+        """Kill a browser stuck on a busy renderer (quitting it would wait on the renderer too)."""
+        log.warning("browser %d: %s; a fresh browser takes the next load", self.serial, why)
+        self.close(graceful=False)
 
     def _failed(self, exc: Exception) -> _Attempt:
         """Classify an exception; a dead browser is closed so the next load starts a fresh one."""
+        from urllib3.exceptions import ReadTimeoutError
+
         if self.driver is None:
             log.warning("browser failed to start (%s)", _describe(exc))
             return _Attempt("crash", error=f"browser failed to start: {_describe(exc)}")
+        if isinstance(exc, ReadTimeoutError):  # chromedriver itself waits on a renderer that runs a script forever
+            self._abandon(f"chromedriver did not answer ({_describe(exc)})")
+            return _Attempt("timeout", error=f"page did not finish loading within {self.opts.timeout:g} s (the "
+                                             "browser stopped answering: a script keeps the page busy)")
         if _is_dead(exc) or not self._alive():
             log.warning("browser %d died (%s); a fresh one takes the next load", self.serial, _describe(exc))
             self.close()
@@ -177,12 +200,13 @@ class _Browser:
         _set_timeouts(driver, self.opts.timeout)
         return driver
 
-    def close(self) -> None:
-        """Quit the browser (or kill what is left of it) and remove its profile."""
+    def close(self, graceful: bool = True) -> None:
+        """Quit the browser (or kill it, or what is left of it) and remove its profile."""
         driver, self.driver = self.driver, None
-        if driver is not None:
+        if driver is not None and graceful:
             with suppress(Exception):  # quitting a dead session fails; its processes are killed below
                 driver.quit()
+        if driver is not None:
             process = getattr(driver.service, "process", None)
             if process is not None and process.poll() is None:
                 process.kill()

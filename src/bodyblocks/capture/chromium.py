@@ -85,11 +85,26 @@ def _chrome_service(webdriver: ModuleType, opts: CaptureOptions) -> Service:
     return webdriver.ChromeService(executable_path=opts.chromedriver)
 
 
+COMMAND_SLACK = 10.0  # seconds a chromedriver command may take beyond the page-load timeout before it is given up
+
+
 def _set_timeouts(driver: WebDriver, timeout: float) -> None:
-    """Bound page loads by the page timeout and every other command a little above it."""
+    """Bound page loads by the page timeout and every other command a little above it, without retries.
+
+    chromedriver waits without end for a renderer whose page runs a script in an endless loop right after loading
+    (measured: `get` never returned); only the HTTP read timeout of the command gives up then. urllib3 would
+    resend an idempotent command (page_source, quit) three times after a read timeout, four waits in all, so
+    read retries are switched off; connection retries stay.
+    """
+    from urllib3.util.retry import Retry
+
     driver.set_page_load_timeout(timeout)
-    # Commands otherwise wait forever on a hung chromedriver; page loads end at the page timeout.
-    driver.command_executor._client_config.timeout = timeout + 30
+    executor = driver.command_executor
+    executor._client_config.timeout = timeout + COMMAND_SLACK
+    conn = getattr(executor, "_conn", None)  # the keep-alive pool (chromedriver sessions keep connections alive)
+    if conn is not None and not isinstance(conn.connection_pool_kw.get("retries"), Retry):
+        conn.connection_pool_kw["retries"] = Retry(total=3, read=False)  # read errors raised as they are
+        conn.clear()  # pools made before take the new retries when made again
 
 
 def _remove_profile(profile: str) -> None:

@@ -1,0 +1,175 @@
+"""Attacks on WARC inputs and URL lists: a WARC gzipped whole, cut and lying records, a page that spins forever.
+
+- A WARC of 20,000 records (76 MiB inflated, more than the 64 MiB record limit) gzipped whole, as one gzip member:
+  every record is a page, read as a stream in linear time (it was one `too-large` record; below that size, the
+  reading was quadratic: 83,000 small records gave 8,448 pages in 600 s).
+- A cut record and one claiming `Content-Length: 999999999999`, followed by good records, in a .warc, a .warc.gz
+  of one gzip member per record and a .warc.gz gzipped whole: both fail, every good record after them is a page
+  (they ended the file).
+- A URL list with a page running `while(true){}` among good ones (needs Debian's chromium and chromium-driver;
+  the target is skipped, with its reason, without them): the pages after it are captured (they all timed out).
+
+Each run is `python -m bodyblocks extract ... --extractor heuristic` in a subprocess, from the repository.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from bodyblocks.runtime.files import REPO_ROOT
+
+Target = tuple[str, bool, str]
+WHOLE_RECORDS = 20_000
+WHOLE_LIMIT_S = 180.0  # measured 40 s on 2 shared cores; quadratic reading or a too-large member fails it
+SPIN_LIMIT_S = 90.0  # 6 URLs, a 3 s capture timeout, one retry of the spinning page; measured 20 s
+PARAGRAPH = ("This paragraph of page {i} is the body of an article, long enough to be kept by any extractor, and "
+             "it goes on for a while so that a record holds a few kilobytes of markup like a small real page. ")
+
+
+def scenarios(root: Path) -> list[Target]:
+    return [whole_gzip(root / "whole"), cut_records(root / "cut"), spinning_page(root / "spin")]
+
+
+def _page(i: int, paragraphs: int = 1) -> bytes:
+    body = "".join(f"<p>{PARAGRAPH.format(i=i)}</p>" for _ in range(paragraphs))
+    return f"<html><head><title>Page {i}</title></head><body><article>{body}</article></body></html>".encode()
+
+
+def _extract(inputs: list[Path], out: Path, *flags: str, timeout: float = 600) -> tuple[dict[str, Any], float, str]:
+    """report.json, seconds and stderr of one run."""
+    cmd = [sys.executable, "-m", "bodyblocks", "extract", *map(str, inputs), "--out", str(out), "--no-progress",
+           "--extractor", "heuristic", *flags]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, errors="replace", timeout=timeout)
+        err = proc.stderr
+    except subprocess.TimeoutExpired:
+        err = f"killed after {timeout:g} s"
+    seconds = time.monotonic() - start
+    try:
+        return json.loads((out / "report.json").read_text(encoding="utf-8")), seconds, err
+    except (OSError, ValueError):
+        return {"pages": [], "totals": {}}, seconds, err
+
+
+def _records(path: Path, pages: list[bytes]) -> list[bytes]:
+    """The pages as uncompressed WARC response records (one bytes object each), written to `path` too."""
+    from bodyblocks.batch.warc import Response, write_warc
+
+    write_warc(path, [Response(f"http://example.org/{i}", page) for i, page in enumerate(pages)], gzip=False,
+               requests=False)
+    data = path.read_bytes()
+    starts = [m.start() for m in re.finditer(rb"(?m)^WARC/1\.[01]\r\n", data)]
+    return [data[a:b] for a, b in zip(starts, [*starts[1:], len(data)], strict=True)]
+
+
+def whole_gzip(root: Path) -> Target:
+    """Many records in one gzip member: every one a page, in linear time."""
+    from bodyblocks.batch.warc import Response, write_warc
+
+    root.mkdir(parents=True)
+    plain, whole = root / "crawl.warc", root / "in" / "whole.warc.gz"
+    whole.parent.mkdir()
+    write_warc(plain, [Response(f"http://example.org/{i}", _page(i, 18)) for i in range(WHOLE_RECORDS)], gzip=False,
+               requests=False)
+    inflated = plain.stat().st_size
+    with open(plain, "rb") as src, gzip.open(whole, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    plain.unlink()
+    report, seconds, err = _extract([whole], root / "out", "--workers", "1")
+    totals = report.get("totals", {})
+    ok = totals.get("ok", 0)
+    met = ok == WHOLE_RECORDS and not totals.get("failed") and seconds <= WHOLE_LIMIT_S and "Traceback" not in err
+    return (f"WARC gzipped whole: {WHOLE_RECORDS:,} pages in linear time", met,
+            f"{ok:,}/{WHOLE_RECORDS:,} ok, {totals.get('failed')} failed, {seconds:.1f} s (limit {WHOLE_LIMIT_S:g} s), "
+            f"{inflated / 2**20:.0f} MiB inflated in {whole.stat().st_size / 2**20:.1f} MiB"
+            + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+def cut_records(root: Path) -> Target:
+    """A cut record and a lying Content-Length, each followed by good records, in three layouts."""
+    root.mkdir(parents=True)
+    records = _records(root / "records.warc", [_page(i) for i in range(6)])
+    records[1] = records[1][: len(records[1]) // 2]  # cut short: its Content-Length claims the rest
+    records[3] = re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999999", records[3], count=1)
+    src = root / "in"
+    src.mkdir()
+    files = {"plain.warc": b"".join(records),
+             "members.warc.gz": b"".join(gzip.compress(r) for r in records),
+             "whole.warc.gz": gzip.compress(b"".join(records))}
+    for name, data in files.items():
+        (src / name).write_bytes(data)
+    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    found = []
+    for name in files:
+        pages = [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name]
+        ok = sorted(p.get("url") or "" for p in pages if p.get("status") == "ok")
+        failed = [(p.get("error") or "").split(":", 1)[0] for p in pages if p.get("status") == "failed"]
+        good = ok == [f"http://example.org/{i}" for i in (0, 2, 4, 5)] and len(failed) == 2
+        found.append((name, good, f"{name} {len(ok)} ok, failed {'+'.join(failed) or 'none'}"))
+    met = all(good for _, good, _ in found) and "Traceback" not in err
+    return ("WARC: cut record, Content-Length 999999999999", met,
+            "; ".join(detail for _, _, detail in found) + f" (4 ok, 2 failed each wanted; {seconds:.1f} s)"
+            + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+class _Site(BaseHTTPRequestHandler):
+    """Good pages, and /spin: a script that never returns."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        name = self.path.strip("/")
+        if name == "spin":
+            html = b"<html><body><p>spinning</p><script>while (true) {}</script></body></html>"
+        elif not name.isdigit():  # favicon.ico
+            self.send_error(404)
+            return
+        else:
+            html = _page(int(name))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(html)))
+        self.end_headers()
+        self.wfile.write(html)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def spinning_page(root: Path) -> Target:
+    """One spinning page in a URL list: the pages after it get their own chance."""
+    label = "URL list: a page spinning in while(true){}"
+    from bodyblocks.capture import CaptureUnavailable, check_available
+
+    try:
+        check_available()
+    except CaptureUnavailable as exc:
+        return label, True, f"skipped: no browser here ({exc})"
+    root.mkdir(parents=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        urls = [f"{base}/0", f"{base}/spin", *(f"{base}/{i}" for i in range(1, 5))]
+        (root / "urls.txt").write_text("\n".join(urls) + "\n", encoding="utf-8")
+        report, seconds, err = _extract([root / "urls.txt"], root / "out", "--capture-timeout", "3",
+                                        timeout=SPIN_LIMIT_S * 2)
+    finally:
+        server.shutdown()
+        server.server_close()
+    pages = report.get("pages", [])
+    ok = sum(p.get("status") == "ok" for p in pages)
+    spin = [(p.get("error") or "").split(":", 1)[0] for p in pages if (p.get("input") or "").endswith("/spin")]
+    met = ok == 5 and spin == ["capture-timeout"] and seconds <= SPIN_LIMIT_S and "Traceback" not in err
+    return label, met, (f"{ok}/5 other pages ok, the spinning one {spin[0] if spin else 'missing'}, {seconds:.1f} s "
+                        f"(limit {SPIN_LIMIT_S:g} s)" + (", traceback in stderr" if "Traceback" in err else ""))
