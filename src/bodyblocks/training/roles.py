@@ -48,7 +48,7 @@ from bodyblocks.types import Block, Document, Page
 
 ROLES = ("body", "headline", "standfirst", "byline", "caption", "related", "promo", "share", "comment",
          "navigation", "other")
-TARGET_KINDS = ("gold", "convention")  # data.targets: the gold's labels as they are, or these roles' body
+ROLES_VERSION = "1"  # bump when roles change: the convention's dataset caches key on it
 CAPTION_CHARS = 400  # a block under a caption path longer than this is the article's (a figure wrapping it)
 PROMPT_CHARS = 120  # a prompt's text, its verb within the first PROMPT_START characters
 PROMPT_START = 40
