@@ -26,6 +26,7 @@ from typing import Any
 from bodyblocks.page.features import FEATURE_NAMES
 
 ENCODER_KINDS = ("hash", "hf", "e5-small")
+TARGET_KINDS = ("gold", "convention")  # data.targets
 # Upper bounds of a model's sizes: far above any model here (the shipped one: d_model 256, 131,072 x 64 hash
 # rows), so that a checkpoint's config.json asking for more is refused before anything is allocated.
 MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
@@ -166,7 +167,7 @@ class TrainConfig:
 
 @dataclass
 class DataConfig:
-    """Which pages to train and validate on (datasets.py)."""
+    """Which pages to train and validate on (datasets.py), and the block labels they train on."""
 
     root: str | None = None  # datasets folder; None: $BODYBLOCKS_DATASETS or <repo>/../shared/datasets
     datasets: list[str] = field(default_factory=list)  # dataset folder names; empty: every full-gold one
@@ -176,9 +177,13 @@ class DataConfig:
     # datasets whose sites stay unseen: a page from a site that one of their pages comes from is left out (a
     # leave-one-source-out fold names its held-out source, so that no figure comes from knowing a site's template)
     exclude_sites_of: list[str] = field(default_factory=list)
+    # the body target: "gold" (each source's gold as aligned, training/labels.py) or "convention" (the gold less
+    # every block whose role is not body: captions, bylines, related lists, comments, ...; training/roles.py)
+    targets: str = "gold"
 
     def __post_init__(self) -> None:
         _check(self.max_pages >= 0, "data.max_pages must be >= 0")
+        _check(self.targets in TARGET_KINDS, f"data.targets must be one of {TARGET_KINDS}, got {self.targets!r}")
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
     splits = load_pages(DataConfig(datasets=["daniel"]))     # {"train": [...], "val": [...], "test": [...]}
 
-A page's split comes from data/splits (grouped by site: splits.py) when it has one, else from the source's
+Their block labels are cfg.targets' (the gold's, or the convention's: training/roles.py). A page's split comes
+from data/splits (grouped by site: splits.py) when it has one, else from the source's
 own split names, else from a hash of its site (80/10/10). Pages that failed to process, have no blocks or
 no body block are left out.
 """
@@ -49,10 +50,10 @@ def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
     unseen = {cp.site for name in cfg.exclude_sites_of
-              for cp in load_cached(dataset_folder(cfg, name), cfg.cache_dir, workers=workers)}
+              for cp in load_cached(dataset_folder(cfg, name), cfg.cache_dir, workers=workers, targets=cfg.targets)}
     for folder in data_folders(cfg):
         counts: dict[str, int] = {}
-        for cp in load_cached(folder, cfg.cache_dir, workers=workers):
+        for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets):
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
                 continue
             if cp.site in unseen:

@@ -229,8 +229,9 @@ def align_blocks(blocks: Sequence[Block], gold: str, threshold: float = BODY_THR
     return _finish(blocks, src, owner, body, ref_chars, threshold, "gold")
 
 
-def annotated_tokens(labels_html: bytes | str) -> tuple[list[str], list[int]]:
-    """Tokens of an L3S annotated copy, each with its x-nc-sel class (-1: outside every span)."""
+def annotated_tokens(labels_html: bytes | str, innermost: bool = False) -> tuple[list[str], list[int]]:
+    """Tokens of an L3S annotated copy, each with its x-nc-sel class (-1: outside every span): the outermost body
+    span's (the gold's reading), or with `innermost` the nearest span's (a caption's 3 inside a text span's 2)."""
     import lxml.html
     from lxml import etree
 
@@ -254,7 +255,7 @@ def annotated_tokens(labels_html: bytes | str) -> tuple[list[str], list[int]]:
             own = int(m.group(1)) if m else -1
             # the outermost body span decides (the gold is the outermost 1/2/3 spans, whole); x-nc-sel0
             # spans wrap whole tables around body spans, so below a non-body span the innermost one wins
-            label = p_label if p_label in L3S_BODY_CLASSES or own < 0 else own
+            label = p_label if own < 0 or (p_label in L3S_BODY_CLASSES and not innermost) else own
             hidden = p_hidden or tag in _SKIP_TEXT or not tag
             state[el] = (label, hidden)
             emit(el.text, label, hidden)
@@ -273,6 +274,19 @@ def align_annotated(blocks: Sequence[Block], labels_html: bytes | str,
     body_src = [k for k, j in pairs if classes[j] in L3S_BODY_CLASSES]
     ref_body = sum(len(t) for t, c in zip(ref, classes, strict=True) if c in L3S_BODY_CLASSES)
     return _finish(blocks, src, owner, body_src, ref_body, threshold, "annotated")
+
+
+def annotated_classes(blocks: Sequence[Block], labels_html: bytes | str) -> list[int]:
+    """Each block's L3S class from the annotated copy: of its characters matched to the copy's text, the innermost
+    span class that holds the most (-1: none matched, or outside every span)."""
+    src, owner = _page_tokens(blocks)
+    ref, classes = annotated_tokens(labels_html, innermost=True)
+    vocab = _Vocab()
+    held: list[dict[int, int]] = [{} for _ in blocks]
+    for k, j in _matched_pairs(vocab.encode(src), vocab.encode(ref)):
+        counts = held[owner[k]]
+        counts[classes[j]] = counts.get(classes[j], 0) + len(src[k])
+    return [max(c, key=lambda x: (c[x], x)) if c else -1 for c in held]
 
 
 def label_page(page: Page, blocks: Sequence[Block], threshold: float = BODY_THRESHOLD) -> Alignment:
