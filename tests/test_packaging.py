@@ -150,6 +150,7 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
                  "fast/embed.onnx", "fast/context.onnx", "fast/model.safetensors", "ensemble-fast/config.json",
                  "accurate/model.safetensors", "ensemble-accurate/config.json"):
         assert f"bodyblocks/checkpoints/{part}" in names
+    assert "bodyblocks/annotate/page.html" in names  # the labelling page, package data
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     base = [r for r in requires if "extra ==" not in r]
     assert any(r.startswith("onnxruntime") for r in base)
