@@ -34,6 +34,7 @@ import numpy as np
 from bodyblocks.config import DataConfig
 from bodyblocks.inference.inputs import IGNORE
 from bodyblocks.training.cache import CachedPage, load_cached
+from bodyblocks.training.hosts import Unseen
 from bodyblocks.training.labels import align_blocks
 from bodyblocks.types import Block
 
@@ -165,11 +166,11 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def excluded_sites(data: DataConfig, exclude: Sequence[str]) -> set[str]:
-    """The sites (host group keys) of every page of the `exclude` datasets."""
-    from bodyblocks.training.data import dataset_folder
+def excluded_sites(data: DataConfig, exclude: Sequence[str]) -> Unseen:
+    """The sites of every page of the `exclude` datasets (data.held_out_sites: by registrable domain)."""
+    from bodyblocks.training.data import held_out_sites
 
-    return {cp.site for name in exclude for cp in load_cached(dataset_folder(data, name), data.cache_dir)}
+    return held_out_sites(data, tuple(exclude))
 
 
 def teacher_pages(paths: Sequence[str | Path], data: DataConfig,
@@ -190,7 +191,7 @@ def teacher_pages(paths: Sequence[str | Path], data: DataConfig,
     for name, by_id in rows.items():
         for cp in load_cached(dataset_folder(data, name), data.cache_dir):
             row = by_id.get(cp.id)
-            if row is None or (cp.dataset, cp.id) in taken or cp.error or cp.site in unseen:
+            if row is None or (cp.dataset, cp.id) in taken or cp.error or not unseen.keeps(cp.site):
                 continue
             if row["n"] != len(cp.blocks) or row["key"] != blocks_key(cp.blocks):
                 continue
