@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import arguments
+from benchmarks.common import arguments, write_report
 from bodyblocks.config import Config, load_config
 from bodyblocks.evaluation.evaluate import ALL, BODY_ONLY, EvalConfig, evaluate
 from bodyblocks.files import REPO_ROOT, write_atomic, write_json
@@ -278,6 +278,9 @@ def main() -> int:
     ap.add_argument("--redo", nargs="+", choices=REDO, default=[],
                     help="run these stages again (model: its rule re-tuned; gbt, ensemble: rebuilt; shipped: its "
                          "evaluation)")
+    ap.add_argument("--section", metavar="FILE#SECTION",
+                    help="also put the page (less its title) into that section of a manual page, e.g. "
+                         "docs/GENERALIZATION.md#loso-peers")
     ap.add_argument("--hosts", action="store_true",
                     help="write OUT/hosts.json (each source's pages with no host, each fold's pages kept out) and stop")
     ap.add_argument("--wait-for-models", action="store_true",
@@ -311,6 +314,8 @@ def main() -> int:
                 report(args.out, args.doc, args.epochs, args.note)
     means = report(args.out, args.doc, args.epochs, args.note)
     print(args.doc.read_text(encoding="utf-8"))
+    if args.section:
+        write_report(args.section, args.doc.read_text(encoding="utf-8"))
     print(json.dumps(means, indent=2))
     return 0
 

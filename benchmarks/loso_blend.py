@@ -184,6 +184,8 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
         assert len(domains[f]) == len(parts[f]), f"{f}: parts/{f}.pkl holds other pages than its test split"
     kept = {(f, g): [i for i, d in enumerate(domains[f]) if d is not None and d not in held[g].domains]
             for f in parts for g in parts if g != f}
+    for (f, g), idx in kept.items():
+        log(f"choosing the blend of fold {g}: {len(idx)} of {f}'s {len(parts[f])} test pages")
     keys = {*parts, *(without(f, g) for f, g in kept)}
     out = {s: row for s, row in done.items() if keys <= set(row)}
     for k, setting in enumerate(s for s in settings() if s not in out):
@@ -208,9 +210,11 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
     return out
 
 
-def _summary(scores: list[Any]) -> tuple[float, float]:
+def _summary(scores: list[Any]) -> tuple[float, float] | None:
+    """(token F1, acc@0.9) of page scores; None when no page is scored (a fold all of whose test pages are of
+    another fold's sites)."""
     s = summarize(scores)
-    return float(s["token_f1"]), float(s["acc@0.90"])
+    return None if s["token_f1"] is None else (float(s["token_f1"]), float(s["acc@0.90"]))
 
 
 def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, ...], vote: bool = True,
@@ -221,8 +225,8 @@ def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, 
     names = [without(f, blind_to) if blind_to else f for f in folds]
 
     def key(s: Setting) -> tuple[float, float]:
-        return (round(float(np.mean([grid[s][f][0] for f in names])), 6),
-                float(np.mean([grid[s][f][1] for f in names])))
+        rows = [grid[s][f] for f in names if grid[s][f] is not None]  # (a fold with no page left: out of the mean)
+        return (round(float(np.mean([r[0] for r in rows])), 6), float(np.mean([r[1] for r in rows])))
     return max((s for s in grid if (s[1] > 0) == vote), key=key)
 
 
