@@ -5,7 +5,9 @@
     python -m benchmarks.loso --report-only                          # runs/loso/generalization.md from what is done
     python -m benchmarks.loso --redo gbt ensemble shipped            # a new recipe for some stages, the rest kept
 
-Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the other sources' pages:
+Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the other sources' pages, less any page
+from a site of S's pages (data.exclude_sites_of=[S]: sites matched by registrable domain, training/hosts.py; a page
+with no host left out too, as it cannot be shown to come from another site):
   1. model/    the block Transformer trained on the others' train pages, its epoch and decision rule chosen on
                the others' validation pages (train.epochs = --epochs; the shipped model had 10);
   2. gbt/      the boosted trees (configs/default.yaml's gbt section), the same pages;
@@ -13,9 +15,12 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
                validation pages (the grid of the ensemble section) and on trafilatura-eval's weakly labelled
                pages (ensemble.weak_tuning), less those from any site of S's pages;
   4. eval-NAME.json  `bodyblocks evaluate`'s report of each extractor on S's test pages (data/splits): the fold's
-               ensemble, model and gbt, the heuristic, trafilatura and readability-lxml, and, for reference, the
-               shipped ensemble (which was trained with S's training pages: not a LOSO figure).
+               ensemble, model and gbt, the heuristic, trafilatura, readability-lxml and gne, and, for reference, the
+               shipped ensemble (which was trained with S's training pages: not a LOSO figure). Each extraction is
+               scored twice (evaluate's headline "both"): with the tool's own headline and byline put back where S's
+               gold holds them (evaluate.scored_text), and its body alone (rows NAME:body).
 No learned part of a fold sees a page of S, tuning included. daniel's Chinese pages are reported on their own.
+`--hosts` writes runs/loso/hosts.json: per source, its pages with no host and how many of them are kept out.
 
 Stage 3 is the validation-tuned recipe, which does worse on unseen sources than a blend chosen across folds: the
 shipped ensemble's blend is chosen across the folds' models and trees instead, by benchmarks/loso_blend.py
@@ -30,28 +35,78 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import arguments
+from benchmarks.common import arguments, write_report
 from bodyblocks.config import Config, load_config
-from bodyblocks.evaluation.evaluate import ALL, EvalConfig, evaluate
+from bodyblocks.evaluation.evaluate import ALL, BODY_ONLY, EvalConfig, evaluate
 from bodyblocks.inference.checkpoints import shipped
 from bodyblocks.runtime.files import REPO_ROOT, write_atomic, write_json
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")  # labelled, full gold
 PARTS = ("model", "gbt", "ensemble")
-PEERS = ("heuristic", "trafilatura", "readability")
+PEERS = ("heuristic", "trafilatura", "readability", "gne")
 SHIPPED = "ensemble-shipped"  # the shipped default, trained with every source: a reference, not LOSO
 METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 
 def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
     """configs/default.yaml (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other
-    sources' pages only; the ensemble's weak tuning pages leave out the sites of the source's pages."""
+    sources' pages only, less those of a site of the source's pages (data.exclude_sites_of); the ensemble's weak
+    tuning pages leave out those sites too."""
     others = ",".join(s for s in SOURCES if s != source)
     return load_config(REPO_ROOT / "configs" / "default.yaml", [
-        f"ensemble.weak_exclude=[{source}]", *(o.replace("{fold}", source) for o in overrides or []),
+        f"ensemble.weak_exclude=[{source}]", f"data.exclude_sites_of=[{source}]",
+        *(o.replace("{fold}", source) for o in overrides or []),
         f"data.root={root}", f"data.datasets=[{others}]",
         f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",
     ])
+
+
+def host_report(root: Path) -> dict[str, Any]:
+    """Per source: its pages, those with no url, those with no host at all (datasets.site_of: no url, no host its
+    source names, no canonical link, og:url or <base>, no dominant link host) and of those the ones whose links name
+    a domain (hosts.link_domains, which then joins the source's held-out domains); per fold: the other sources'
+    train and val pages that the fold keeps out of training, for a host of the source and for having none."""
+    from bodyblocks.training.datasets import read_dataset, site_of
+    from bodyblocks.training.hosts import link_domains, registrable, source_domains
+    from bodyblocks.training.splits import split_of
+
+    pages: dict[str, list[tuple[str, str | None]]] = {}  # source -> (split, domain) of each page
+    sources: dict[str, dict[str, int]] = {}
+    for source in SOURCES:
+        split = split_of(root / source)
+        row = {"pages": 0, "no_url": 0, "no_host": 0, "no_host_linked": 0}
+        pages[source] = []
+        for page in read_dataset(root / source):
+            domain = registrable(site_of(page))
+            row["pages"] += 1
+            row["no_url"] += not page.url
+            if domain is None:
+                row["no_host"] += 1
+                row["no_host_linked"] += bool(link_domains(page.html))
+            pages[source].append((split.get(page.id, "?"), domain))
+        sources[source] = row
+    folds = {}
+    for source in SOURCES:
+        held, _, _ = source_domains(root / source)
+        kept_out = {"train_val_pages": 0, "host_of_source": 0, "no_host": 0}
+        for other in SOURCES:
+            for split, domain in pages[other] if other != source else ():
+                if split in ("train", "val"):
+                    kept_out["train_val_pages"] += 1
+                    kept_out["no_host" if domain is None else "host_of_source"] += domain is None or domain in held
+        folds[source] = kept_out
+    return {"sources": sources, "folds": folds}
+
+
+def host_table(hosts: dict[str, Any]) -> str:
+    """hosts.json as a markdown table."""
+    lines = ["| source | pages | no url | no host | of which links name a domain | fold's training pages (others' "
+             "train + val) | kept out: a host of the source | kept out: no host |", "|---|" + "---|" * 7]
+    for source in SOURCES:
+        s, f = hosts["sources"][source], hosts["folds"][source]
+        lines.append(f"| {source} | {s['pages']} | {s['no_url']} | {s['no_host']} | {s['no_host_linked']} | "
+                     f"{f['train_val_pages']} | {f['host_of_source']} | {f['no_host']} |")
+    return "\n".join(lines)
 
 
 def log(message: str) -> None:
@@ -124,22 +179,28 @@ def evaluate_fold(source: str, root: Path, fold: Path, parts: tuple[str, ...], l
             continue
         log(f"{source}: evaluating {label}")
         cfg = EvalConfig([str(root / source)], [name], split="test", limit=limit, workers=1,
-                         extractor_opts={name: opts} if opts else {})
+                         extractor_opts={name: opts} if opts else {}, headline="both")
         report, _ = evaluate(cfg)
         write_json(path, {"summary": report["summary"], "selection": report["selection"],
                           "failures": len(report["failures"])})
 
 
 def fold_rows(fold: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """label -> {"all": summary row, "zh": the Chinese pages' row when there are any} from the eval files."""
+    """label -> {"all": summary row, "zh": the Chinese pages' row when there are any} from the eval files; a file's
+    rows scored on the body alone (evaluate.BODY_ONLY) under label + BODY_ONLY."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for path in sorted(fold.glob("eval-*.json")):
         summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
-        rows = {"all": next(r for r in summary if r["dataset"] != ALL and r["lang"] == ALL)}
-        zh = [r for r in summary if r["dataset"] != ALL and r["lang"] == "zh"]
-        if zh:
-            rows["zh"] = zh[0]
-        out[path.stem.removeprefix("eval-")] = rows
+        label = path.stem.removeprefix("eval-")
+        for suffix in ("", BODY_ONLY):
+            mine = [r for r in summary if r["dataset"] != ALL and r["extractor"].endswith(BODY_ONLY) == bool(suffix)]
+            if not mine:
+                continue
+            rows = {"all": next(r for r in mine if r["lang"] == ALL)}
+            zh = [r for r in mine if r["lang"] == "zh"]
+            if zh:
+                rows["zh"] = zh[0]
+            out[label + suffix] = rows
     return out
 
 
@@ -149,7 +210,8 @@ def _cell(row: dict[str, Any] | None) -> str:
     return f"{row['token_f1']:.3f} / {row['acc@0.90']:.3f}"
 
 
-ORDER = ("ensemble", "ensemble-xs", "model", "gbt", "heuristic", "trafilatura", "readability", SHIPPED)
+ORDER = tuple(x + suffix for x in ("ensemble", "ensemble-xs", "model", "gbt", "heuristic", "trafilatura",
+                                    "readability", "gne", SHIPPED) for suffix in ("", BODY_ONLY))
 
 
 def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
@@ -185,7 +247,9 @@ def report(out: Path, doc: Path, epochs: int, note: str = "") -> dict[str, Any]:
         f"Transformer, {epochs} epochs; the trees; the ensemble's weights and decision rule) is trained and tuned",
         "on the other sources only, then scored on the left-out source's test pages (data/splits) beside the",
         "heuristic and the peers on the same pages. `ensemble-shipped` is the shipped default, which was trained",
-        "with every source's training pages: an in-source reference, not a LOSO figure.",
+        "with every source's training pages: an in-source reference, not a LOSO figure. Each tool is scored with its",
+        "own headline and byline put back where the left-out source's gold holds them (evaluate.scored_text), and",
+        f"on its body alone (`NAME{BODY_ONLY}`).",
         *([note, ""] if note else [""]),
         "Token F1 / accuracy at Levenshtein ratio ≥ 0.9 (white space removed); pages in brackets.",
         "",
@@ -215,12 +279,22 @@ def main() -> int:
     ap.add_argument("--redo", nargs="+", choices=REDO, default=[],
                     help="run these stages again (model: its rule re-tuned; gbt, ensemble: rebuilt; shipped: its "
                          "evaluation)")
+    ap.add_argument("--section", metavar="FILE#SECTION",
+                    help="also put the page (less its title) into that section of a manual page, e.g. "
+                         "docs/GENERALIZATION.md#loso-peers")
+    ap.add_argument("--hosts", action="store_true",
+                    help="write OUT/hosts.json (each source's pages with no host, each fold's pages kept out) and stop")
     ap.add_argument("--wait-for-models", action="store_true",
                     help="let another process (--parts model --train-only) train each fold's model: wait for it")
     args = ap.parse_args()
     args.doc = Path(args.doc)
     if args.root is None:
         raise SystemExit("no datasets folder (set BODYBLOCKS_DATASETS or pass --root)")
+    if args.hosts:
+        hosts = host_report(args.root)
+        write_json(args.out / "hosts.json", hosts)
+        print(host_table(hosts))
+        return 0
     parts = tuple(p for p in PARTS if p in args.parts)
     if "ensemble" in parts and not {"model", "gbt"} <= set(parts):
         raise SystemExit("--parts ensemble needs model and gbt too")
@@ -241,6 +315,8 @@ def main() -> int:
                 report(args.out, args.doc, args.epochs, args.note)
     means = report(args.out, args.doc, args.epochs, args.note)
     print(args.doc.read_text(encoding="utf-8"))
+    if args.section:
+        write_report(args.section, args.doc.read_text(encoding="utf-8"))
     print(json.dumps(means, indent=2))
     return 0
 

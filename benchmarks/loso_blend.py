@@ -13,12 +13,14 @@ come from the same sources as the training pages, so the tuned blend learns thei
 holds on a new source (tuned on validation, the trees with the token vocabulary lost the gain they show
 alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
 threshold and the container step's outer threshold), chosen by the mean token F1 over the folds' left-out test pages,
-each fold scored with its own parts (trained without its source):
+each fold scored with its own parts (trained without its source's sites):
 
   1. parts/S.pkl   for every fold S, each of S's test pages with the P(body) of S's model and trees and the
                    heuristic's vote (the fold's parts are --models/S/model and --trees/S/gbt);
-  2. nested choice for fold S's own figure, the setting with the best mean over the *other* folds (so no page of S
-                   takes part in choosing the blend that S is scored with); ties go to acc@0.9;
+  2. nested choice for fold S's own figure, the setting with the best mean over the *other* folds, each of them
+                   scored without its test pages from a site of S (hosts.Unseen: any page of S's registrable domains,
+                   and any page with no host), so that no page of S, nor of S's sites, takes part in choosing the
+                   blend that S is scored with; ties go to acc@0.9;
   3. shipped choice the setting with the best mean over all folds: the blend for a model trained on every source
                    (`--ensemble`: written into an ensemble folder, with the best setting without the vote as its
                    `without_vote`).
@@ -47,12 +49,13 @@ from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.runtime.files import write_atomic
-from bodyblocks.training.datasets import GoldConvention, gold_convention
+from bodyblocks.training.datasets import GoldConvention, gold_convention, resolve_dataset, site_of
+from bodyblocks.training.hosts import registrable, unseen_sites
 from bodyblocks.types import Extraction
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
 ZH = "daniel zh"  # daniel's Chinese pages, reported apart (not a fold of their own)
-PEERS = ("trafilatura", "readability")
+PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its headline, and on its body alone
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 GRID = {  # model weight, vote weight, threshold, container outer threshold
@@ -158,13 +161,34 @@ def page_texts(pages: list[dict[str, Any]], setting: Setting, convention: GoldCo
             for p in pages]
 
 
+def test_domains(source: str) -> list[str | None]:
+    """The registrable domain of each of the source's test pages (None: no host), in fold_parts's order."""
+    positions, _ = select(source, "test", None)
+    return [registrable(site_of(page)) for page in iter_selected(source, positions)]
+
+
+def without(fold: str, other: str) -> str:
+    """The grid's key of fold `fold`'s test pages less those of a site of `other` (nested choice for `other`)."""
+    return f"{fold} without sites of {other}"
+
+
 def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
                 ) -> dict[Setting, dict[str, tuple[float, float]]]:
-    """(token F1, acc@0.9) of every setting on every fold's test pages (and daniel's Chinese ones), those in `done`
-    kept; a page's score is computed once per distinct text."""
+    """(token F1, acc@0.9) of every setting on every fold's test pages (and daniel's Chinese ones), and on each
+    fold's test pages less those of a site of each other fold (`without`); settings in `done` with every key kept; a
+    page's score is computed once per distinct text."""
     memo: dict[tuple[str, int, str], Any] = {}
-    out = dict(done)
-    for k, setting in enumerate(s for s in settings() if s not in done):
+    domains = {f: test_domains(f) for f in parts}
+    held = {g: unseen_sites([(g, resolve_dataset(g))]) for g in parts}
+    for f in parts:
+        assert len(domains[f]) == len(parts[f]), f"{f}: parts/{f}.pkl holds other pages than its test split"
+    kept = {(f, g): [i for i, d in enumerate(domains[f]) if d is not None and d not in held[g].domains]
+            for f in parts for g in parts if g != f}
+    for (f, g), idx in kept.items():
+        log(f"choosing the blend of fold {g}: {len(idx)} of {f}'s {len(parts[f])} test pages")
+    keys = {*parts, *(without(f, g) for f, g in kept)}
+    out = {s: row for s, row in done.items() if keys <= set(row)}
+    for k, setting in enumerate(s for s in settings() if s not in out):
         row = {}
         for source, pages in parts.items():
             scores = []
@@ -175,6 +199,9 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
                     memo[key] = score_page(p["gold"], text)
                 scores.append(memo[key])
             row[source] = _summary(scores)
+            for (f, g), idx in kept.items():
+                if f == source:
+                    row[without(f, g)] = _summary([scores[i] for i in idx])
             if source == "daniel":
                 row[ZH] = _summary([s for s, p in zip(scores, pages, strict=True) if p["lang"] == "zh"])
         out[setting] = row
@@ -183,24 +210,31 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
     return out
 
 
-def _summary(scores: list[Any]) -> tuple[float, float]:
+def _summary(scores: list[Any]) -> tuple[float, float] | None:
+    """(token F1, acc@0.9) of page scores; None when no page is scored (a fold all of whose test pages are of
+    another fold's sites)."""
     s = summarize(scores)
-    return float(s["token_f1"]), float(s["acc@0.90"])
+    return None if s["token_f1"] is None else (float(s["token_f1"]), float(s["acc@0.90"]))
 
 
-def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, ...], vote: bool = True) -> Setting:
+def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, ...], vote: bool = True,
+         blind_to: str | None = None) -> Setting:
     """The setting with the best mean token F1 over `folds` (ties: the best mean acc@0.9), among those with the
-    vote (`vote`) or those without it."""
+    vote (`vote`) or those without it; `blind_to`: each fold scored without its pages of a site of that fold (the
+    nested choice for it)."""
+    names = [without(f, blind_to) if blind_to else f for f in folds]
+
     def key(s: Setting) -> tuple[float, float]:
-        return (round(float(np.mean([grid[s][f][0] for f in folds])), 6),
-                float(np.mean([grid[s][f][1] for f in folds])))
+        rows = [grid[s][f] for f in names if grid[s][f] is not None]  # (a fold with no page left: out of the mean)
+        return (round(float(np.mean([r[0] for r in rows])), 6), float(np.mean([r[1] for r in rows])))
     return max((s for s in grid if (s[1] > 0) == vote), key=key)
 
 
 def nested_choice(grid: dict[Setting, dict[str, tuple[float, float]]], vote: bool = True) -> dict[str, Setting]:
-    """Each fold's setting: the best over the *other* folds (`best`), so no page of a source takes part in choosing
-    the blend it is scored with; daniel's Chinese pages get daniel's."""
-    chosen = {f: best(grid, tuple(g for g in SOURCES if g != f), vote) for f in SOURCES}
+    """Each fold's setting: the best over the *other* folds (`best`), each scored without its pages of a site of
+    the fold (`blind_to`), so no page of a source or of its sites takes part in choosing the blend it is scored
+    with; daniel's Chinese pages get daniel's."""
+    chosen = {f: best(grid, tuple(g for g in SOURCES if g != f), vote, blind_to=f) for f in SOURCES}
     return {**chosen, ZH: chosen["daniel"]}
 
 
@@ -220,15 +254,23 @@ def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dic
 
 # ------------------------------------------------------------------------------------------- 3. report
 def peer_rows(loso: Path) -> dict[str, dict[str, tuple[float, float]]]:
-    """Each peer's (token F1, acc@0.9) per fold (runs/loso/S/eval-PEER.json, and daniel's zh row)."""
-    out: dict[str, dict[str, tuple[float, float]]] = {p: {} for p in PEERS}
-    for source in SOURCES:
-        for peer in PEERS:
-            summary = json.loads((loso / source / f"eval-{peer}.json").read_text(encoding="utf-8"))["summary"]
+    """Each peer's (token F1, acc@0.9) per fold with its headline put back (PEER) and on its body alone
+    (PEER + evaluate.BODY_ONLY), from runs/loso/S/eval-PEER.json (and daniel's zh row); a peer whose reports are
+    not all there is left out."""
+    from bodyblocks.evaluation.evaluate import BODY_ONLY
+
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for peer in PEERS:
+        paths = [loso / source / f"eval-{peer}.json" for source in SOURCES]
+        if not all(p.is_file() for p in paths):
+            continue
+        for source, path in zip(SOURCES, paths, strict=True):
+            summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
             names = {"*": source, **({"zh": ZH} if source == "daniel" else {})}  # row language -> column
             for r in summary:
-                if r["dataset"] == source and r["lang"] in names:
-                    out[peer][names[r["lang"]]] = (r["token_f1"], r["acc@0.90"])
+                if r["dataset"] == source and r["lang"] in names and r["extractor"] in (peer, peer + BODY_ONLY):
+                    label = peer if r["extractor"] == peer else f"{peer}, body only"
+                    out.setdefault(label, {})[names[r["lang"]]] = (r["token_f1"], r["acc@0.90"])
     return out
 
 
@@ -252,10 +294,11 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "Written by benchmarks/loso_blend.py (its docstring says how). Token F1 / acc@0.9 on each source's test "
         "pages; the fold's model and trees were trained without that source "
         f"(models: `{args.models}`, trees: `{args.trees}`). Each fold's blend is the grid's best over the *other* "
-        "folds, so no page of a source takes part in choosing the blend it is scored with. Mean over the six folds; "
-        "daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay of five "
-        "settings on every fold, and the container step's share and inner threshold are what every fold's validation "
-        "tuning chose: the choice within the grid is blind to each fold, the grid itself not wholly.",
+        "folds, each less its test pages from a site of the source (by registrable domain; and those with no host), "
+        "so no page of a source, nor of its sites, takes part in choosing the blend it is scored with. Mean over the "
+        "six folds; daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay "
+        "of five settings on every fold, and the container step's share and inner threshold are what every fold's "
+        "validation tuning chose: the choice within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
@@ -269,9 +312,9 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "| the same without the vote (`--no-vote`) | " + " | ".join(_fmt(grid[plain[f]][f]) for f in cols)
         + f" | {_fmt(mean({f: grid[plain[f]][f] for f in SOURCES}))} |",
     ]
-    for peer in PEERS:
-        row = " | ".join(_fmt(peers[peer][f]) for f in cols)
-        lines.append(f"| {peer} | {row} | {_fmt(mean(peers[peer]))} |")
+    for peer, rows in peers.items():
+        if all(f in rows for f in cols):
+            lines.append(f"| {peer} | " + " | ".join(_fmt(rows[f]) for f in cols) + f" | {_fmt(mean(rows))} |")
     lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold; the container step's "
               f"share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the rescue {RESCUE}):", ""]
     for f in SOURCES:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bodyblocks.evaluation.evaluate import scored_text
+from bodyblocks.evaluation.evaluate import body_only, scored_text
 from bodyblocks.inference.decision import DecisionRule, site_free_title
 from bodyblocks.inference.roles import in_comments, is_byline, is_promo
 from bodyblocks.page.markdown import to_markdown
@@ -116,7 +116,8 @@ def test_evaluation_scores_the_title_and_byline_where_the_gold_holds_them() -> N
     assert scored_text(ex, GoldConvention(title=True, byline=True)) == "Headline\nBy Ann, May 3, 2025\nBody."
     assert scored_text(ex, GoldConvention(title=True)) == "Headline\nBody."
     assert scored_text(ex, GoldConvention()) == "Body." == scored_text(ex, None)
-    assert scored_text(Extraction("Body.", title="From <title>"), GoldConvention(True, True)) == "Body."
+    no_block = Extraction("Body.", title="From <title>", blocks=[])  # ours, no headline block: nothing put back
+    assert scored_text(no_block, GoldConvention(True, True)) == "Body."
     assert scored_text(Extraction("", title="Headline", headline=0), GoldConvention(True)) == "Headline"
     assert gold_convention("daniel") == GoldConvention(True, False, True)
     assert gold_convention(Path("/data/wcxb-dev")) == GoldConvention(False, False, True)
@@ -235,3 +236,53 @@ def test_a_chinese_headline_cell_is_the_title_and_plain_or_short_cells_are_not()
     section = f"<html><body><main><h2>Background of the works</h2>{PARAS}</main></body></html>"
     ex = _decide_page(section)  # a heading opening the body stays body
     assert ex.title == "" and ex.text.startswith("Background of the works")
+
+
+def test_every_tool_gets_its_own_headline_and_byline_back_where_the_gold_holds_them() -> None:
+    both = GoldConvention(title=True, byline=True, standfirst=True)
+    peer = Extraction("First line.\nSecond.", title="Headline", author="Ann Lee")  # a title channel, no blocks
+    assert scored_text(peer, both) == "Headline\nAnn Lee\nFirst line.\nSecond."
+    assert scored_text(peer, GoldConvention(title=True)) == "Headline\nFirst line.\nSecond."
+    assert scored_text(peer, GoldConvention(False, False, True)) == peer.text == scored_text(peer, body_only(both))
+    opens = Extraction("Kicker\nHead line\nBy Ann Lee\nBody.", title="Headline", author="Ann Lee")
+    assert scored_text(opens, both) == opens.text  # the body already opens with them: nothing twice
+    late = Extraction("a\nb\nc\nHeadline\nBody.", title="Headline")  # past the opening lines: put back
+    assert scored_text(late, both) == "Headline\n" + late.text
+    assert scored_text(Extraction("", title="Headline"), both) == "Headline"
+    ours = Extraction("Body.", title="Headline", headline=2, byline="By Ann", standfirst="The dek.", author="Ann")
+    assert scored_text(ours, body_only(both)) == "The dek.\nBody."  # the standfirst is body to every source
+
+
+def test_evaluate_scores_each_extraction_with_and_without_its_headline(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from bodyblocks.evaluation.evaluate import BODY_ONLY, EvalConfig, evaluate
+
+    body = ["The council approved the transport plan on Tuesday after a long debate.",
+            "Three tram lines will connect the northern suburbs with the old town by 2030."]
+    ds = tmp_path / "dragnet"  # its gold holds the headline and the byline
+    (ds / "html").mkdir(parents=True)
+    (ds / "gold").mkdir()
+    (ds / "html" / "a.html.gz").write_bytes(gzip.compress(b"<p>x</p>"))
+    (ds / "gold" / "a.txt").write_text("Trams by 2030\nBy Ann Lee\n" + "\n".join(body), encoding="utf-8")
+    (ds / "pages.jsonl").write_text(json.dumps({"id": "a", "url": None, "lang": "en", "split": "test", "html":
+                                               "html/a.html.gz", "gold": "gold/a.txt"}) + "\n", encoding="utf-8")
+
+    class Peer:
+        name = "peer"
+
+        def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
+            return Extraction("\n".join(body), title="Trams by 2030", author="Ann Lee")
+
+    rows = {}
+    for mode in ("with", "without", "both"):
+        report, _ = evaluate(EvalConfig([str(ds)], ["peer"], workers=0, headline=mode), lambda n, o: Peer())
+        rows[mode] = {r["extractor"]: r for r in report["summary"] if r["dataset"] == "dragnet" and r["lang"] == "*"}
+        assert report["selection"]["dragnet"]["headline"] == mode
+    assert set(rows["both"]) == {"peer", "peer" + BODY_ONLY}
+    assert rows["both"]["peer"]["token_f1"] == rows["with"]["peer"]["token_f1"] > rows["without"]["peer"]["token_f1"]
+    assert rows["both"]["peer" + BODY_ONLY]["token_f1"] == rows["without"]["peer"]["token_f1"]
+    assert rows["with"]["peer"]["token_recall"] > rows["without"]["peer"]["token_recall"]
+    with pytest.raises(ValueError, match="headline"):
+        EvalConfig([str(ds)], ["peer"], headline="sometimes")

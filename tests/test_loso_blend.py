@@ -24,6 +24,8 @@ def test_each_fold_is_scored_with_the_setting_best_on_the_other_folds():
     folds = loso_blend.SOURCES
     grid = {a: {f: (0.80, 0.5) for f in folds}, b: {f: (0.81, 0.5) for f in folds}, c: {f: (0.90, 0.9) for f in folds}}
     grid[a]["dragnet"] = (0.99, 0.9)  # a wins on dragnet by far: best over all folds, yet not dragnet's own choice
+    for row in grid.values():  # each fold without the pages of another's sites: here the same pages
+        row.update({loso_blend.without(g, f): row[g] for f in folds for g in folds if g != f})
     assert loso_blend.best(grid, folds) == a
     nested = loso_blend.nested_choice(grid)
     assert nested["dragnet"] == b  # dragnet's own pages take no part in choosing its blend
@@ -32,3 +34,60 @@ def test_each_fold_is_scored_with_the_setting_best_on_the_other_folds():
     assert set(loso_blend.nested_choice(grid, vote=False).values()) == {c}  # the settings without the vote apart
     grid[b]["dragnet"] = (0.0, 0.0)  # a fold's own score never changes its choice
     assert loso_blend.nested_choice(grid)["dragnet"] == b
+
+
+def test_the_nested_choice_is_blind_to_the_left_out_sources_sites():
+    a, b = (0.2, 0.2, 0.45, 0.7), (0.4, 0.1, 0.5, 0.6)
+    w = loso_blend.without
+    grid = {  # on all of fold x's pages a wins; on those not of a site of fold s, b does
+        a: {"x": (0.95, 0.9), "y": (0.80, 0.7), w("x", "s"): (0.70, 0.5), w("y", "s"): (0.80, 0.7)},
+        b: {"x": (0.90, 0.8), "y": (0.80, 0.7), w("x", "s"): (0.90, 0.8), w("y", "s"): (0.80, 0.7)},
+    }
+    assert loso_blend.best(grid, ("x", "y")) == a
+    assert loso_blend.best(grid, ("x", "y"), blind_to="s") == b
+
+
+def test_loso_reads_each_tool_with_and_without_its_headline(tmp_path):
+    import json
+
+    from benchmarks import loso
+
+    from bodyblocks.evaluation.evaluate import ALL, BODY_ONLY
+
+    def row(extractor, lang, f1):
+        return {"extractor": extractor, "dataset": "d" if lang != "x" else ALL, "lang": ALL if lang == "x" else lang,
+                "token_f1": f1, "acc@0.90": f1, "pages": 3}
+
+    summary = [row("trafilatura", "x", 0.1), row("trafilatura", ALL, 0.8), row("trafilatura", "zh", 0.7),
+               row("trafilatura" + BODY_ONLY, ALL, 0.6), row("trafilatura" + BODY_ONLY, "zh", 0.5)]
+    (tmp_path / "eval-trafilatura.json").write_text(json.dumps({"summary": summary}), encoding="utf-8")
+    rows = loso.fold_rows(tmp_path)
+    assert set(rows) == {"trafilatura", "trafilatura" + BODY_ONLY}
+    assert rows["trafilatura"]["all"]["token_f1"] == 0.8 and rows["trafilatura"]["zh"]["token_f1"] == 0.7
+    assert rows["trafilatura" + BODY_ONLY]["all"]["token_f1"] == 0.6
+    cfg = loso.fold_config("dragnet", tmp_path, tmp_path / "fold", 3)
+    assert cfg.data.exclude_sites_of == ["dragnet"] and "dragnet" not in cfg.data.datasets
+
+
+def test_grid_scores_each_fold_less_the_pages_of_each_other_folds_sites(monkeypatch):
+    from bodyblocks.training.hosts import Unseen
+
+    a, b = (0.2, 0.2, 0.45, 0.7), (0.4, 0.1, 0.5, 0.6)
+    gold = "the harbour wall works begin in may"
+    parts = {"x": [{"gold": gold, "lang": "en"}] * 3, "s": [{"gold": gold, "lang": "en"}]}
+    domains = {"x": ["bbc.co.uk", None, "nytimes.com"], "s": ["bbc.co.uk"]}
+    right = {a: [True, True, False], b: [False, True, True]}  # per page of x: the setting gets its text right
+    monkeypatch.setattr(loso_blend, "settings", lambda: [a, b])
+    monkeypatch.setattr(loso_blend, "test_domains", lambda f: domains[f])
+    monkeypatch.setattr(loso_blend, "resolve_dataset", lambda f: f)
+    monkeypatch.setattr(loso_blend, "unseen_sites", lambda pairs: Unseen({d for n, _ in pairs for d in domains[n]},
+                                                                        True))
+    monkeypatch.setattr(loso_blend, "page_texts", lambda pages, setting, convention: [
+        gold if (len(pages) == 1 or right[setting][i]) else "" for i in range(len(pages))])
+    grid = loso_blend.grid_scores(parts, {})
+    w = loso_blend.without
+    assert grid[a]["x"][0] == grid[b]["x"][0] and set(grid[a]) == {"x", "s", w("x", "s"), w("s", "x")}
+    assert grid[a][w("s", "x")] is None  # every page of s is of a site of x: s is out of the choice for x
+    assert grid[a][w("x", "s")] == (0.0, 0.0) and grid[b][w("x", "s")] == (1.0, 1.0)  # nytimes.com's page alone
+    assert loso_blend.best(grid, ("x",), blind_to="s") == b
+    assert loso_blend.grid_scores(parts, grid) == grid  # every key there: nothing scored again

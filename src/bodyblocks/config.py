@@ -174,8 +174,9 @@ class DataConfig:
     languages: list[str] | None = None  # keep only these languages (ISO 639-1); None: all
     max_pages: int = 0  # per dataset and split, 0: all
     cache_dir: str | None = None  # processed pages and embeddings; None: ~/.cache/bodyblocks
-    # datasets whose sites stay unseen: a page from a site that one of their pages comes from is left out (a
-    # leave-one-source-out fold names its held-out source, so that no figure comes from knowing a site's template)
+    # datasets whose sites stay unseen: a page from a site that one of their pages comes from is left out, sites matched
+    # by registrable domain, and so is a page with no host (training/hosts.py; a leave-one-source-out fold names its
+    # held-out source, so that no figure comes from knowing a site's template)
     exclude_sites_of: list[str] = field(default_factory=list)
     # the body target: "gold" (each source's gold as aligned, training/labels.py) or "convention" (the gold less
     # every block whose role is not body: captions, bylines, related lists, comments, ...; training/roles.py)

@@ -26,6 +26,9 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
     p.add_argument("--out", default=None, metavar="DIR", help="write report.json, pages.csv, accuracy.png, report.md")
     p.add_argument("--by-lang", action="store_true", help="also print the per-language table")
+    p.add_argument("--headline", choices=("with", "without", "both"), default="with",
+                   help="each tool's headline and byline put back where a source's gold holds them (with), the body "
+                        "alone (without), or both (rows NAME and NAME:body)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_run_evaluate)
 
@@ -42,7 +45,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         raise ValueError("--checkpoint needs exactly one of model, gbt, ensemble among the extractors")
     opts = {trained[0]: {"checkpoint": args.checkpoint}} if args.checkpoint else {}
     cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
-                     args.page_timeout, opts)
+                     args.page_timeout, opts, headline=args.headline)
     report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr), bar=not args.no_progress)
     for name, note in report["selection"].items():
         if note.get("split_source"):

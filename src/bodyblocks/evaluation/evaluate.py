@@ -39,6 +39,8 @@ from bodyblocks.version import __version__
 
 ALL = "*"  # the group key of "every dataset" / "every language"
 DEFAULT_TIMEOUT_S = 60.0
+HEADLINE_MODES = ("with", "without", "both")
+BODY_ONLY = ":body"  # EvalConfig.headline "both": the suffix of an extractor's rows without its headline
 STARTUP_TIMEOUT_S = 600.0  # building an extractor (loading a model) in a worker
 Factory = Callable[[str, dict[str, Any]], Extractor]
 
@@ -59,6 +61,13 @@ class EvalConfig:
     workers: int = 1  # extraction processes; 0 runs in this process without time limits
     timeout_s: float = DEFAULT_TIMEOUT_S  # per page and extractor
     extractor_opts: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. {"model": {...}}
+    # each tool's headline and byline put back where the gold holds them (scored_text): "with", "without" (the body
+    # alone, body_only) or "both" (each extraction scored both ways, the second as extractor NAME + BODY_ONLY)
+    headline: str = "with"
+
+    def __post_init__(self) -> None:
+        if self.headline not in HEADLINE_MODES:
+            raise ValueError(f"headline must be one of {', '.join(HEADLINE_MODES)}, got {self.headline!r}")
 
 
 @dataclass
@@ -133,41 +142,71 @@ def iter_selected(dataset: str, positions: list[int]) -> Iterator[Page]:
 
 
 # ---------------------------------------------------------------------------------- 2. run and score
-# html, url, gold, snippets[, what the gold holds besides the body (training.datasets.GoldConvention)]
+# html, url, gold, snippets[, what the gold holds besides the body (training.datasets.GoldConvention)[, the
+# convention of a second score of the same extraction (EvalConfig.headline "both")]]
 Payload = tuple[Any, ...]
 
 
 def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str:
-    """The text scored against a page's gold: the body, after the headline, the standfirst and the byline (in
-    that order) where the gold holds them and the extractor took them out of the body (Extraction.headline,
-    .standfirst, .byline), so that the convention moves no figure."""
+    """The text scored against a page's gold: the body, after the extractor's own headline, standfirst and byline
+    (in that order) where the gold holds them (`convention`), so that the convention moves no figure.
+
+    A block extractor (Extraction.blocks or .headline set) took them out of its body: its headline block
+    (Extraction.headline, whose text is its title), .standfirst and .byline are put back, nothing else. Any other
+    tool (the peers, the heuristic) reports a title, and perhaps an author, beside its body: the title is put first
+    unless the body opens with it (its first OPENING_LINES lines hold it), the author after it unless the body holds
+    it already."""
     convention = convention or GoldConvention()
-    lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
-    if convention.standfirst and ex.standfirst:
-        lines.append(ex.standfirst)
-    if convention.byline and ex.byline:
-        lines.append(ex.byline)
+    if ex.blocks is not None or ex.headline is not None:
+        lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
+        if convention.standfirst and ex.standfirst:
+            lines.append(ex.standfirst)
+        if convention.byline and ex.byline:
+            lines.append(ex.byline)
+    else:
+        opening = _squeeze("".join(ex.text.splitlines()[:OPENING_LINES]))
+        lines = [ex.title] if convention.title and ex.title and _squeeze(ex.title) not in opening else []
+        if convention.byline and ex.author and _squeeze(ex.author) not in _squeeze(ex.text):
+            lines.append(ex.author)
     return "\n".join([*lines, ex.text]) if lines and ex.text else "\n".join(lines) or ex.text
+
+
+OPENING_LINES = 3  # scored_text: a tool's body that holds its title in these first lines opens with it
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+def body_only(convention: GoldConvention) -> GoldConvention:
+    """A convention under which no tool's headline or byline is put back (the standfirst, body to every source,
+    still is): the figures "without the headline"."""
+    return convention._replace(title=False, byline=False)
 
 
 def run_one(extractor: Extractor, payload: Payload) -> dict[str, Any]:
     """Extract and score one page; every exception becomes a recorded failure."""
     html, url, gold, snippets, *rest = payload
     convention = rest[0] if rest else None
+    second = rest[1] if len(rest) > 1 else None
     start = time.perf_counter()
-    text, no_body, status, reason, message = "", False, "ok", "", ""
+    text, no_body, status, reason, message, other = "", False, "ok", "", "", ""
     try:
         ex = extractor.extract(html, url)
         text, no_body = scored_text(ex, convention), ex.no_body
+        other = scored_text(ex, second) if second is not None else ""
     except InputError as exc:
         status, reason, message = "failed", exc.reason, str(exc)[:300]
     except Exception as exc:  # noqa: BLE001 - a bug on one page must not stop the batch; it is recorded
         status, reason, message = "failed", "crash", f"{type(exc).__name__}: {exc}"[:300]
     seconds = time.perf_counter() - start
-    return {
+    out = {
         "score": score_page(gold, text, snippets), "status": status, "reason": reason, "message": message,
         "seconds": seconds, "pred_chars": len(text), "no_body": no_body,
     }
+    if second is not None:
+        out["second"] = {"score": score_page(gold, other, snippets), "pred_chars": len(other)}
+    return out
 
 
 _BUILT: dict[str, Extractor] = {}  # in a worker process: the extractors by name
@@ -248,7 +287,11 @@ def evaluate_pages(
         pages: dict[int, Page] = {}
         convention = gold_convention(name)  # scored_text: what the gold holds besides the body
         note["gold_holds"] = convention._asdict()
-        tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages, convention)
+        note["headline"] = cfg.headline
+        if cfg.headline == "without":
+            convention = body_only(convention)
+        second = body_only(convention) if cfg.headline == "both" else None
+        tasks = _tasks(iter_selected(dataset, positions), cfg.extractors, pages, convention, second)
         start = time.monotonic()
         done = run_tasks(tasks, cfg.extractors, cfg.extractor_opts, cfg.workers, cfg.timeout_s, factory)
         if bar:
@@ -257,12 +300,12 @@ def evaluate_pages(
             done = tqdm(done, total=len(positions) * len(cfg.extractors), desc=name, unit="page", file=sys.stderr,
                         dynamic_ncols=True, leave=False)
         for (idx, ex), res in done:
-            results.append(_page_result(ex, name, pages[idx], res))
+            results.extend(_page_results(ex, name, pages[idx], res, cfg.headline))
         for page in pages.values():
             if page.meta.get("error"):
                 for ex in cfg.extractors:
                     res = _failed("unreadable", str(page.meta["error"])[:300], page.gold, page.snippets)
-                    results.append(_page_result(ex, name, page, res))
+                    results.extend(_page_results(ex, name, page, res, cfg.headline))
         note["wall_s"] = round(time.monotonic() - start, 2)
         if progress:
             progress(f"{name}: {len(pages)} pages x {len(cfg.extractors)} extractors in {note['wall_s']} s")
@@ -270,21 +313,32 @@ def evaluate_pages(
 
 
 def _tasks(pages: Iterable[Page], extractors: list[str], seen: dict[int, Page],
-           convention: GoldConvention | None = None) -> Iterator[Task]:
+           convention: GoldConvention | None = None, second: GoldConvention | None = None) -> Iterator[Task]:
     """One task per (page, extractor); every page, stripped of its bytes, is also put into `seen`;
-    `convention`: what the dataset's gold holds besides the body (scored_text)."""
+    `convention`: what the dataset's gold holds besides the body (scored_text); `second`: that of a second score."""
     for idx, page in enumerate(pages):
         seen[idx] = _strip(page)
         if page.meta.get("error"):
             continue  # unreadable: recorded by the caller without running anything
         for ex in extractors:
-            yield (idx, ex), ex, (page.html, page.url, page.gold, page.snippets, convention)
+            extra = (convention,) if second is None else (convention, second)
+            yield (idx, ex), ex, (page.html, page.url, page.gold, page.snippets, *extra)
 
 
 def _strip(page: Page) -> Page:
     """The page without its bytes (kept only for the result rows)."""
     return Page(page.id, b"", page.url, page.lang, page.gold, page.snippets, page.split, page.dataset,
                 None, page.meta)
+
+
+def _page_results(extractor: str, dataset: str, page: Page, res: dict[str, Any], headline: str) -> list[PageResult]:
+    """The PageResult of a worker's answer, and with EvalConfig.headline "both" that of its second score (the
+    extractor's name + BODY_ONLY; a failed page: the same failure)."""
+    second = res.pop("second", None)
+    out = [_page_result(extractor, dataset, page, res)]
+    if headline == "both":
+        out.append(_page_result(extractor + BODY_ONLY, dataset, page, {**res, **(second or {})}))
+    return out
 
 
 def _page_result(extractor: str, dataset: str, page: Page, res: dict[str, Any]) -> PageResult:

@@ -17,6 +17,7 @@ from typing import Any
 from bodyblocks.config import DataConfig
 from bodyblocks.training.cache import CachedPage, load_cached
 from bodyblocks.training.datasets import list_datasets, resolve_dataset
+from bodyblocks.training.hosts import Unseen, unseen_sites
 
 
 def _hash_split(site: str) -> str:
@@ -46,17 +47,23 @@ def data_folders(cfg: DataConfig) -> list[Path]:
     return [dataset_folder(cfg, d) for d in cfg.datasets] if cfg.datasets else list_datasets(cfg.root)
 
 
+def held_out_sites(cfg: DataConfig, names: list[str] | tuple[str, ...]) -> Unseen:
+    """The sites of the datasets `names` (hosts.Unseen: matched by registrable domain; with any held out, a page
+    with no host is left out too)."""
+    return unseen_sites((name, dataset_folder(cfg, name)) for name in names)
+
+
 def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
-    """Labelled pages by split ("train", "val", "test") from the datasets that cfg names."""
+    """Labelled pages by split ("train", "val", "test") from the datasets that cfg names, less those of a site of
+    cfg.exclude_sites_of (held_out_sites)."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
-    unseen = {cp.site for name in cfg.exclude_sites_of
-              for cp in load_cached(dataset_folder(cfg, name), cfg.cache_dir, workers=workers, targets=cfg.targets)}
+    unseen = held_out_sites(cfg, cfg.exclude_sites_of)
     for folder in data_folders(cfg):
         counts: dict[str, int] = {}
         for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets):
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
                 continue
-            if cp.site in unseen:
+            if not unseen.keeps(cp.site):
                 continue
             if cfg.languages and cp.lang not in cfg.languages:
                 continue

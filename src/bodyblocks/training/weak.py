@@ -153,10 +153,11 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
                       splits: Sequence[str] = WEAK_SPLITS) -> list[CachedPage]:
     """The pages of `datasets` (snippet gold only) in `splits` whose weak labels hold a body and a non-body
     block, each a copy whose labels are its weak labels (MASKED: -1). A page from a site that a page of the
-    `exclude` datasets comes from is left out, so that a source held out of training stays unseen in tuning
-    (FileNotFoundError when one of them is not found). Only pages in data.languages are taken, when it names
+    `exclude` datasets comes from (by registrable domain, hosts.Unseen; with any held out, one with no host too) is
+    left out, so that a source held out of training stays unseen in tuning (FileNotFoundError when one of them is
+    not found). Only pages in data.languages are taken, when it names
     some. A `datasets` folder not found under data.root is warned about and skipped."""
-    from bodyblocks.training.data import dataset_folder, split_name
+    from bodyblocks.training.data import dataset_folder, held_out_sites, split_name
 
     def folder(name: str) -> Path | None:
         try:
@@ -165,14 +166,14 @@ def weak_tuning_pages(data: DataConfig, datasets: Sequence[str], exclude: Sequen
             warnings.warn(f"weak tuning pages: {name}: {e}", stacklevel=3)
             return None
 
-    sites = {cp.site for name in exclude for cp in load_cached(dataset_folder(data, name), data.cache_dir)}
+    unseen = held_out_sites(data, tuple(exclude))
     out: list[CachedPage] = []
     for name in datasets:
         path = folder(name)
         if path is None:
             continue
         for cp in load_cached(path, data.cache_dir):
-            if cp.error or not cp.blocks or split_name(cp) not in splits or cp.site in sites:
+            if cp.error or not cp.blocks or split_name(cp) not in splits or not unseen.keeps(cp.site):
                 continue
             if data.languages and cp.lang not in data.languages:  # as load_pages keeps the validation pages
                 continue
