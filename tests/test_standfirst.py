@@ -44,7 +44,7 @@ def test_a_class_cued_dek_is_the_standfirst_and_not_body() -> None:
     ex = _decide(_page(f"<h1>Harbour works begin</h1><p class='standfirst'>{DEK}</p>"))
     assert ex.title == "Harbour works begin" and ex.standfirst == DEK
     assert DEK not in ex.text and ex.text.startswith("Paragraph 0")
-    assert render(ex, "txt", "p") == ex.text + "\n"
+    assert render(ex, "txt", "p") == f"{ex.title}\n\n{ex.text}\n"  # the headline, a blank line, the body; no dek
 
 
 def test_a_dek_that_repeats_the_meta_description_under_the_headline_is_the_standfirst() -> None:
