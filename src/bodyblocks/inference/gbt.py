@@ -23,9 +23,9 @@ at once in NumPy: inference needs neither scikit-learn nor torch.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,6 @@ from bodyblocks.page.features import (
     FEATURE_NAMES,
     TAIL,
     block_features,
-    last_segments,
     segment_tokens,
     tag_bags,
     tail_tokens,
@@ -67,48 +66,44 @@ def feature_names(cfg: GbtConfig) -> list[str]:
 class _Vocabulary:
     """A token vocabulary's column of each token, and the columns of each tag path seen (sites repeat theirs)."""
 
-    # tag paths remembered; past it the memo starts again (bounded memory). 65,536 held a worker's RSS 70 MB
-    # higher after 500 dataset pages (frozensets of every prefix path) than 4,096, for the same CPU a page
+    # tag paths (and path segments per distance from the end) remembered; past it the memo starts again (bounded
+    # memory). 65,536 prefix paths held a worker's RSS 70 MB higher after 500 dataset pages than 4,096
     MAX_PATHS = 1 << 12
 
     def __init__(self, tokens: tuple[str, ...]) -> None:
         self.index = {t: j for j, t in enumerate(tokens)}
         self.paths: dict[str, list[int]] = {}
-        self.plain: dict[str, frozenset[int]] = {}  # a path's columns from its segments' own (unprefixed) tokens
-        self.segments: dict[tuple[str, int], frozenset[int]] = {}  # (segment, distance from the end or 0)
+        # per distance from the path's end k (0: any segment, its own tokens; k: the tail's "k:" tokens)
+        self.segments: list[dict[str, tuple[int, ...]]] = [{} for _ in range(TAIL + 1)]
 
     def columns(self, tag_path: str) -> list[int]:
-        """The columns of the vocabulary's tokens among tag_path_tokens(tag_path): its parent path's, its last
-        segment's, and its tail's prefixed ones (a page's paths share their prefixes, and a new site brings new
-        paths more than new segments)."""
+        """The columns of the vocabulary's tokens among tag_path_tokens(tag_path): those of each segment's own
+        tokens, and of its tail's prefixed ones, from a memo of each segment's (a new site brings new paths more
+        than new segments; most segments hold no token of the vocabulary)."""
         cols = self.paths.get(tag_path)
         if cols is None:
-            if len(self.paths) >= self.MAX_PATHS or len(self.plain) >= self.MAX_PATHS:
+            if len(self.paths) >= self.MAX_PATHS:
                 self.paths.clear()
-                self.plain.clear()
-                self.segments.clear()
-            found = set(self._plain(tag_path))
-            for k, seg in last_segments(tag_path, TAIL):
-                found.update(self._segment(seg, k))
-            cols = self.paths[tag_path] = sorted(found)
+            segments = tag_path.split("/")
+            if "" in segments or "..." in segments:  # (features._path_segments)
+                segments = [s for s in segments if s and s != "..."]
+            found = list(map(self.segments[0].get, segments))
+            if None in found:
+                found = [self._segment(s, 0) if c is None else c for s, c in zip(segments, found, strict=True)]
+            hits = set(chain.from_iterable(found))
+            for k, segment in enumerate(reversed(segments[-TAIL:]), start=1):  # the tail, innermost first
+                c = self.segments[k].get(segment)
+                hits.update(self._segment(segment, k) if c is None else c)
+            cols = self.paths[tag_path] = sorted(hits)
         return cols
 
-    def _plain(self, path: str) -> frozenset[int]:
-        cols = self.plain.get(path)
-        if cols is None:
-            head, _, last = path.rpartition("/")
-            cols = self._plain(head) if head else frozenset()
-            if last and last != "...":
-                cols = cols | self._segment(last, 0)
-            self.plain[path] = cols
-        return cols
-
-    def _segment(self, segment: str, k: int) -> frozenset[int]:
-        cols = self.segments.get((segment, k))
-        if cols is None:
-            index = self.index
-            tokens = tail_tokens(segment, k) if k else segment_tokens(segment)
-            cols = self.segments[(segment, k)] = frozenset(index[t] for t in tokens if t in index)
+    def _segment(self, segment: str, k: int) -> tuple[int, ...]:
+        memo = self.segments[k]
+        if len(memo) >= self.MAX_PATHS:
+            memo.clear()
+        index = self.index
+        tokens = tail_tokens(segment, k) if k else segment_tokens(segment)
+        cols = memo[segment] = tuple(index[t] for t in tokens if t in index)
         return cols
 
 
@@ -123,7 +118,7 @@ def vocabulary_hits(blocks: Sequence[Block], tokens: Sequence[str]) -> tuple[np.
     vocab = _vocabulary(tuple(tokens))
     per_block = [vocab.columns(b.tag_path) for b in blocks]
     lengths = np.fromiter(map(len, per_block), np.int64, len(per_block))
-    cols = np.fromiter(itertools.chain.from_iterable(per_block), np.int64, int(lengths.sum()))
+    cols = np.fromiter(chain.from_iterable(per_block), np.int64, int(lengths.sum()))
     return np.repeat(np.arange(len(per_block)), lengths), cols
 
 
