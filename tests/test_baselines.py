@@ -384,9 +384,8 @@ def test_heuristic_matches_a_plain_reference(page: str) -> None:
     body = root.find("body") if root.find("body") is not None else root
     ref: dict = {}
     _ref_counts(body, ref)
-    counts = subtree_counts(body)
-    assert list(counts) == list(ref)
-    assert [(c[CHARS], c[LINK_CHARS], c[PARAGRAPHS]) for c in counts.values()] == list(ref.values())
+    counts = subtree_counts(body)  # children before parents, not in post-order: compared as dicts
+    assert {el: (c[CHARS], c[LINK_CHARS], c[PARAGRAPHS]) for el, c in counts.items()} == ref
 
 
 def test_heuristic_matches_the_reference_on_control_characters() -> None:
@@ -437,3 +436,17 @@ def test_the_hint_words_pattern_only_skips_strings_that_hit_no_word() -> None:
         assert rules.is_negative(s) == rules.negative_tokens(s), s
         assert rules.is_positive(s) == rules.positive_tokens(s), s
     assert rules.is_negative("topNav") and rules.is_positive("articleBody") and not rules.is_negative("authored")
+
+
+def test_best_candidate_breaks_ties_in_post_order() -> None:
+    """Containers with equal direct scores: the first in post-order wins (the counts run children first, in
+    reverse document order), as the plain reference picks it."""
+    from bodyblocks.baselines.heuristic import best_candidate, body_text, pruned_body
+
+    siblings = ("<html><body><div id='one'><p>The same sentence, long enough.</p></div>"
+                "<div id='two'><p>The same sentence, long enough.</p></div></body></html>")
+    nested = "<html><body><div id='outer'>Ten chars!<div id='inner'>Ten chars?</div></div></body></html>"
+    for page, first in ((siblings, "one"), (nested, "inner")):
+        body, counts = pruned_body(parse(page)[0])
+        assert best_candidate(body, counts).get("id") == first
+        assert body_text(parse(page)[0]) == _reference_body_text(parse(page)[0])

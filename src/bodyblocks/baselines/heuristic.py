@@ -68,12 +68,81 @@ def element_counts(el: etree._Element, counts: dict[etree._Element, Counts]) -> 
 
 
 def subtree_counts(root: etree._Element) -> dict[etree._Element, Counts]:
-    """Counts of every element under (and including) root, computed bottom-up in one post-order walk."""
+    """Counts of every element under (and including) root, computed bottom-up in one pass (children first)."""
+    return tally(root)[0]
+
+
+# tally's code of a tag (exact spelling): a KIND, BOILERPLATE (kind 0, a step-3 tag: iter(*BOILERPLATE_TAGS)
+# names them exactly), or NOT_ELEMENT (comment, processing instruction, entity)
+BOILERPLATE, NOT_ELEMENT = 4, -1
+_CODES: dict[object, int] = {etree.Comment: NOT_ELEMENT, etree.ProcessingInstruction: NOT_ELEMENT,
+                             etree.Entity: NOT_ELEMENT}
+
+
+def _code(tag: str) -> int:
+    """tally's code of a tag name, memoised (a page's tags are few; the memo stops growing at 4,096 names)."""
+    code = BOILERPLATE if tag in R.BOILERPLATE_TAGS else _KINDS.get(tag.lower(), 0)
+    if len(_CODES) < 4096:
+        _CODES[tag] = code
+    return code
+
+
+def tally(root: etree._Element) -> tuple[dict[etree._Element, Counts], list[etree._Element]]:
+    """(subtree Counts of every element under and including root, the step-3 boilerplate elements in
+    document order, root left out).
+
+    One pass over the nodes in reverse document order (every node comes after its descendants): an
+    element's Counts are its own text's plus what its children handed it, and it hands its parent its
+    Counts plus its tail's characters. A comment, processing instruction or entity hands on its tail only.
+    The dict's order is that pass's (children before parents), which drop_with_stats relies on.
+    """
     counts: dict[etree._Element, Counts] = {}
-    for _, el in etree.iterwalk(root, events=("end",)):
-        if isinstance(el.tag, str):
-            counts[el] = element_counts(el, counts)
-    return counts
+    handed: dict[etree._Element, list[int]] = {}  # parent -> [chars, link chars, paragraphs] of its children
+    boilerplate: list[etree._Element] = []
+    codes, pop, get = _CODES, handed.pop, handed.get
+    nodes = list(root.iter())
+    for el in reversed(nodes):
+        tag = el.tag
+        code = codes.get(tag)
+        if code is None:
+            code = _code(tag)
+        if code == NOT_ELEMENT:
+            chars = links = paragraphs = 0
+        else:
+            text = el.text
+            h = pop(el, None)
+            if h is None:
+                chars = sum(map(len, text.split())) if text else 0
+                links = paragraphs = 0
+            else:
+                chars, links, paragraphs = h
+                if text:
+                    chars += sum(map(len, text.split()))
+            if code:
+                if code == LINK:
+                    links = chars
+                elif code == PARAGRAPH:
+                    if chars:
+                        paragraphs += 1
+                elif code == BOILERPLATE:
+                    boilerplate.append(el)
+                    code = 0
+            counts[el] = (chars, links, paragraphs, code)
+            if el is root:
+                break
+        tail = el.tail
+        if tail and not tail.isspace():
+            chars += sum(map(len, tail.split()))
+        parent = el.getparent()
+        h = get(parent)
+        if h is None:
+            handed[parent] = [chars, links, paragraphs]
+        else:
+            h[0] += chars
+            h[1] += links
+            h[2] += paragraphs
+    boilerplate.reverse()
+    return counts, boilerplate
 
 
 def holds_body(c: Counts, page_chars: int) -> bool:
@@ -139,10 +208,19 @@ def subtree_score(el: etree._Element, c: Counts) -> float:
 
 def best_candidate(body: etree._Element, counts: dict[etree._Element, Counts]) -> etree._Element | None:
     """Step 5: the container with the best direct score, if any has text (the first in post-order on a tie)."""
-    candidates = [el for el, c in counts.items() if c[KIND] == CONTAINER and c[CHARS] > 0]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda el: direct_score(el, counts))
+    best: list[etree._Element] = []
+    top = 0.0
+    for el, c in counts.items():
+        if c[KIND] == CONTAINER and c[CHARS] > 0:
+            score = direct_score(el, counts)
+            if not best or score > top:
+                best, top = [el], score
+            elif score == top:
+                best.append(el)
+    if len(best) < 2:
+        return best[0] if best else None
+    tied = set(best)  # counts runs children first but not in post-order: find the first of them in post-order
+    return next(el for _, el in etree.iterwalk(body, events=("end",)) if el in tied)
 
 
 def promote(el: etree._Element, body: etree._Element, counts: dict[etree._Element, Counts]) -> etree._Element:
@@ -188,8 +266,8 @@ def pruned_body(root: etree._Element) -> tuple[etree._Element, dict[etree._Eleme
     """Steps 3-4 on a parsed page, in place: the body element and the subtree_counts of what is left."""
     drop_tags(root, BASELINE_INVISIBLE_TAGS)  # 3. invisible elements and comments, then boilerplate tags
     body = body_of(root)
-    counts = subtree_counts(body)
-    prune(body, is_boilerplate_tag, counts, list(body.iter(*R.BOILERPLATE_TAGS)))
+    counts, boilerplate = tally(body)
+    prune(body, is_boilerplate_tag, counts, boilerplate)
     prune(body, has_negative_hint, counts, _CLASS_OR_ID(body))  # 4.
     return body, counts
 
