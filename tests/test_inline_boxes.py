@@ -38,3 +38,25 @@ def test_real_tables_and_boxes_between_sentences_still_break_the_line(parser: st
     assert len(_lines(f"<p>Text before{long_cell}text after.</p>", parser)) == 3
     captioned = "<figure><img src='x.png'><figcaption>A caption</figcaption></figure>"
     assert _lines(f"<p>Text before{captioned}text after.</p>", parser) == ["Text before", "A caption", "text after."]
+
+
+@pytest.mark.parametrize("parser", ["lxml", "bs4"])
+def test_nested_tables_are_looked_into_a_bounded_depth_only(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A box's text is read only for a box whose tags allow a tiny one, and its tags are read MAX_BOX_NODES deep:
+    on 20,000 nested tables, reading every table's whole subtree took minutes (the hostile corpus's page)."""
+    from bodyblocks.page import inline_boxes
+    from bodyblocks.page.segment import parse
+
+    reads: list[int] = []
+    real = inline_boxes._SPACE
+
+    class Counting:
+        def sub(self, repl: str, text: str) -> str:
+            reads.append(len(text))
+            return real.sub(repl, text)
+
+    monkeypatch.setattr(inline_boxes, "_SPACE", Counting())
+    depth = 300
+    html = "<html><body>" + "<table><tr><td>" * depth + "deep" + "</td></tr></table>" * depth + "</body></html>"
+    parse(html, parser=parser)
+    assert len(reads) <= 2  # the innermost table alone (its row and cell: a one-cell box)

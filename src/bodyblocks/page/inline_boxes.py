@@ -18,6 +18,7 @@ the walk, on either parser's tree:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
@@ -30,17 +31,19 @@ _SENTENCE_END = re.compile(r"[.!?。！？]\s*$")
 _SPACE = re.compile(r"\s+")
 
 
-def _tiny(tag: str, inner: list[str], text: str) -> bool:
-    """Whether a box with these descendant tags and text is tiny (module docstring)."""
+def _tiny(tag: str, inner: list[str], text: Callable[[], str]) -> bool:
+    """Whether a box with these descendant tags (at most MAX_BOX_NODES + 1 of them) and text is tiny (module
+    docstring). The text is read only once the tags allow a tiny box: a box's text is all of its subtree, and
+    reading it for every table of a page nested 20,000 deep is quadratic."""
     if len(inner) > MAX_BOX_NODES:
         return False
     block = [t for t in inner if t in BLOCK_TAGS or t in _TABLE_PARTS]
     if tag == "figure":
-        return not block and not text
+        return not block and not text()
     parts = [t for t in block if t not in ("tbody", "thead", "tfoot")]
     cells = sum(t in ("td", "th") for t in parts)
     return parts.count("tr") <= 1 and cells == 1 and len(parts) == cells + parts.count("tr") \
-        and len(text) <= INLINE_CHARS
+        and len(text()) <= INLINE_CHARS
 
 
 def _mid_sentence(before: str | None, after: str | None) -> bool:
@@ -52,7 +55,7 @@ def inline_boxes_lxml(root: Any) -> None:
     """Rewrite the tiny boxes in a sentence of an lxml tree (module docstring), in place."""
     for box in list(root.iter("table", "figure")):
         inner = [d.tag.lower() for d in islice(box.iterdescendants(), MAX_BOX_NODES + 1) if isinstance(d.tag, str)]
-        if not _tiny(box.tag, inner, _SPACE.sub("", box.xpath("string()"))):
+        if not _tiny(box.tag, inner, lambda box=box: _SPACE.sub("", box.xpath("string()"))):
             continue
         prev, parent = box.getprevious(), box.getparent()
         if prev is None:
@@ -78,13 +81,26 @@ def inline_boxes_lxml(root: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------- BeautifulSoup
+def _bs4_tags_below(box: Any, tag_type: type) -> list[str]:
+    """The tag names below a box in document order, at most MAX_BOX_NODES + 1 (bs4's `descendants` first finds
+    the subtree's last node: a walk of all of it, for every box)."""
+    names: list[str] = []
+    stack = list(reversed(box.contents))
+    while stack and len(names) <= MAX_BOX_NODES:
+        node = stack.pop()
+        if isinstance(node, tag_type):
+            names.append(node.name.lower())
+            stack.extend(reversed(node.contents))
+    return names
+
+
 def inline_boxes_bs4(soup: Any) -> None:
     """inline_boxes_lxml on a BeautifulSoup tree (the same libxml2 tree)."""
     from bs4 import Comment, NavigableString, Tag
 
     for box in soup.find_all(["table", "figure"]):
-        inner = [d.name.lower() for d in islice(box.descendants, 2 * MAX_BOX_NODES + 2) if isinstance(d, Tag)]
-        if not _tiny(box.name, inner, _SPACE.sub("", box.get_text())):
+        inner = _bs4_tags_below(box, Tag)
+        if not _tiny(box.name, inner, lambda box=box: _SPACE.sub("", box.get_text())):
             continue
         after = box.next_sibling
         tail = str(after) if isinstance(after, NavigableString) and not isinstance(after, Comment) else None
