@@ -90,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
            "people: their agreement measures the guidelines' consistency and the model's starting labels' pull,",
            "not agreement between people.", "",
            f"Blocks: {n}; the annotations agree on {res['agree']:.4f} of them; Cohen's kappa {res['kappa']:.3f}.", "",
-           "| page | blocks | body (first) | body (second) | blocks that differ | Levenshtein ratio of the two golds |",
-           "|---|---|---|---|---|---|"]
+           "| page where they differ | blocks | body (first) | body (second) | blocks that differ | Levenshtein ratio "
+           "of the two golds |", "|---|---|---|---|---|---|"]
     out += [f"| {r['id']} | {r['blocks']} | {r['body_first']} | {r['body_second']} | {r['differ']} | "
-            f"{r['gold_ratio']:.3f} |" for r in rows]
+            f"{r['gold_ratio']:.3f} |" for r in rows if r["differ"]]
+    out += ["", f"On the other {sum(not r['differ'] for r in rows)} pages every block has the same label."]
     out += ["", "The extractors against either gold on these pages (token F1 / acc@0.9 / acc@0.8):", "",
             "| extractor | first annotation | second annotation |", "|---|---|---|"]
     for name, v in res["scores"].items():

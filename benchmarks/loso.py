@@ -12,8 +12,7 @@ with no host left out too, as it cannot be shown to come from another site):
                the others' validation pages (train.epochs = --epochs; the shipped model had 10);
   2. gbt/      the boosted trees (configs/default.yaml's gbt section), the same pages;
   3. ensemble/ the blend of the two and the heuristic's vote, weights and rule tuned on the others'
-               validation pages (the grid of the ensemble section) and on trafilatura-eval's weakly labelled
-               pages (ensemble.weak_tuning), less those from any site of S's pages;
+               validation pages (the grid of the ensemble section);
   4. eval-NAME.json  `bodyblocks evaluate`'s report of each extractor on S's test pages (data/splits): the fold's
                ensemble, model and gbt, the heuristic, trafilatura, readability-lxml and gne, and, for reference, the
                shipped ensemble (which was trained with S's training pages: not a LOSO figure). Each extraction is
@@ -50,11 +49,10 @@ METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
     """configs/default.yaml (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other
-    sources' pages only, less those of a site of the source's pages (data.exclude_sites_of); the ensemble's weak
-    tuning pages leave out those sites too."""
+    sources' pages only, less those of a site of the source's pages (data.exclude_sites_of)."""
     others = ",".join(s for s in SOURCES if s != source)
     return load_config(REPO_ROOT / "configs" / "default.yaml", [
-        f"ensemble.weak_exclude=[{source}]", f"data.exclude_sites_of=[{source}]",
+        f"data.exclude_sites_of=[{source}]",
         *(o.replace("{fold}", source) for o in overrides or []),
         f"data.root={root}", f"data.datasets=[{others}]",
         f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",

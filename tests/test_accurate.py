@@ -84,11 +84,10 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     if checkpoints.shipped(checkpoints.ACCURATE) is None:
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
     from bodyblocks.cli import main
-    from bodyblocks.inference import plan
     from bodyblocks.inference.e5 import E5_PACKAGE_VERSION
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
-    monkeypatch.setattr(plan, "default_checkpoint", lambda device="auto", kind="ensemble": checkpoints.ACCURATE)
+    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto", kind="ensemble": checkpoints.ACCURATE)
     cache = tmp_path / "cache"  # a cold cache, as on a new machine: the first use converts e5-small into it
     monkeypatch.setenv("BODYBLOCKS_CACHE", str(cache))
     page = tmp_path / "in" / "page.html"

@@ -137,6 +137,13 @@ def test_no_import_cycle_among_the_benchmarks() -> None:
     assert cycles(graph) == []
 
 
+def test_no_import_cycle_among_the_tests() -> None:
+    """Test modules share helpers by importing one another (tests.test_onnx's _NO_TORCH, ...), never in a loop."""
+    graph = import_graph(src=SRC.parent, package="tests")
+    assert "tests.test_onnx" in graph["tests.test_packaging"]
+    assert cycles(graph) == []
+
+
 def test_dependencies_run_one_way_through_the_layers() -> None:
     graph = import_graph()
     assert {layer(m) for m in graph} >= {"core", *LAYERS}  # every layer holds modules

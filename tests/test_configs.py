@@ -81,6 +81,8 @@ def test_lists_tuples_and_none() -> None:
         ("gbt.role_features=1", "gbt.role_features was removed"),
         ("gbt.hard_negatives=3", "gbt.hard_negatives was removed"),
         ("train.teacher_labels=[labels.jsonl.gz]", "train.teacher_labels was removed"),
+        ("ensemble.weak_tuning=[trafilatura-eval]", "ensemble.weak_tuning was removed"),
+        ("ensemble.weak_share=0.3", "ensemble.weak_share was removed"),
         ("model.class_weights=[1]", "two numbers"),
         ("model.num_features=3", "features"),
         ("model.encoder.kind=e5-small", "384"),
@@ -130,10 +132,12 @@ def test_the_keys_of_removed_variants_load_only_at_their_no_op_value(tmp_path: P
     from bodyblocks.inference.integrity import model_config
 
     assert set(RETIRED) >= {"model.context_kind", "gbt.context", "gbt.role_features", "gbt.hard_negatives",
-                            "train.teacher_labels"}
+                            "train.teacher_labels", "ensemble.weak_tuning", "ensemble.weak_share",
+                            "ensemble.weak_exclude"}
     old = {"model": {**to_dict(ModelConfig()), "context_kind": "transformer", "conv_kernel": 5},
            "train": {"text_init": "", "freeze_text": False, "teacher_labels": []},
-           "gbt": {"context": False, "role_features": False, "hard_negatives": 1}}
+           "gbt": {"context": False, "role_features": False, "hard_negatives": 1},
+           "ensemble": {"weak_tuning": [], "weak_share": 0.5, "weak_exclude": []}}
     assert from_dict(Config, old) == Config()
     assert from_dict(GbtConfig, old["gbt"]) == GbtConfig()  # without the section's prefix too
     assert model_config(tmp_path, old) == ModelConfig()

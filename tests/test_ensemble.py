@@ -89,28 +89,6 @@ def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkey
     assert lines["Trail boot model 3"] == 1.0 and lines[two_lines] == 0.0
 
 
-def test_the_ensemble_is_tuned_on_weak_pages_too_when_its_config_names_them(parts: tuple[Path, Path, Path],
-                                                                           tmp_path: Path) -> None:
-    from bodyblocks.config import DataConfig
-
-    root, model, gbt = parts
-    generate_corpus(tmp_path / "snip", pages=12, seed=9)  # snippets, and no gold text: weak labels only
-    records = [json.loads(x) for x in (tmp_path / "snip" / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
-    (tmp_path / "snip" / "pages.jsonl").write_text("".join(json.dumps({**r, "gold": None, "split": "train"}) + "\n"
-                                                          for r in records), encoding="utf-8")
-    (tmp_path / "synth").symlink_to(root / "synth")
-    data = DataConfig(root=str(tmp_path), datasets=["synth"], cache_dir=str(root / "cache"))
-    plain = make_ensemble(model, gbt, tmp_path / "plain", data)
-    assert plain["weak_pages"] == 0 and set(plain["page_f1_by_set"]) == {"val"}
-    share = 0.5
-    result = make_ensemble(model, gbt, tmp_path / "weak", data, EnsembleConfig(weak_tuning=["snip"], weak_share=share))
-    assert result["weak_pages"] > 0 and result["val_pages"] == plain["val_pages"]
-    by_set = result["page_f1_by_set"]
-    # the score tuned for is the validation pages' mean and the weak pages' at `share` of their weight
-    assert result["val_page_f1"] == pytest.approx((by_set["val"] + share * by_set["weak"]) / (1 + share))
-    assert read_ensemble(tmp_path / "weak")["metrics"]["weak_share"] == share
-
-
 def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tuple[Path, Path, Path],
                                                                        tmp_path: Path) -> None:
     root, model, gbt = parts

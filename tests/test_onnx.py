@@ -16,7 +16,8 @@ import torch
 from tests.test_model import synthetic_page, tiny_config
 
 from bodyblocks.inference import onnx_model as ox
-from bodyblocks.inference.checkpoints import SHIPPED, choose_engine, load_extractor, read_ensemble, shipped
+from bodyblocks.inference.checkpoints import SHIPPED, load_extractor, read_ensemble, shipped
+from bodyblocks.inference.engines import choose_engine
 from bodyblocks.inference.gbt import GbtModel, gbt_features
 from bodyblocks.inference.integrity import record_files
 from bodyblocks.inference.model import BlockClassifier

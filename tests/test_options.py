@@ -11,7 +11,7 @@ import pytest
 
 import bodyblocks
 from bodyblocks.batch import BatchOptions
-from bodyblocks.inference import checkpoints
+from bodyblocks.inference import checkpoints, engines
 from bodyblocks.inference.inputs import Scorer
 from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.registry import default_extractor_name, get_extractor
@@ -110,7 +110,7 @@ def test_the_torch_and_onnx_scorers_implement_one_protocol() -> None:
     if folder is None:
         pytest.skip("checkpoints/default is not shipped in this checkout")
     scorers = [ModelScorer.load(folder, device="cpu", threads=1)]
-    if checkpoints.choose_engine(folder, "auto", "cpu") == "onnx":
+    if engines.choose_engine(folder, "auto", "cpu") == "onnx":
         scorers.append(OnnxModelScorer.load(folder))
     for scorer in scorers:
         assert isinstance(scorer, Scorer), type(scorer).__name__

@@ -186,7 +186,8 @@ def test_cli_segment_table_has_a_header_row_and_the_default_extractors_p_body(
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
     if checkpoints.shipped("ensemble") is None:
         pytest.skip("checkpoints/ensemble is not shipped in this checkout")
-    monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto": None)  # the CPU's default
+    monkeypatch.setattr(checkpoints, "default_checkpoint",  # the CPU's default
+                        lambda device="auto", kind="ensemble": None)
     page = tmp_path / "page.html"
     page.write_text("<html><head><title>Quay | Port News</title></head><body><nav><a href='/'>Home</a> <a href='/n'>"
                     "News</a></nav><article><h1>Quay reopens</h1>" + "".join(

@@ -113,27 +113,6 @@ def test_decision_tuning_rescues_pages_whose_body_scores_under_the_threshold() -
     assert r2 == t2
 
 
-def test_tuning_leaves_masked_blocks_out_and_weighs_pages() -> None:
-    import numpy as np
-
-    from bodyblocks.training.tune import page_f1
-
-    # a masked block (-1) is neither body nor noise: keeping it costs nothing
-    assert page_f1(np.array([1, -1, 0]), np.ones(3) * 10, np.array([True, True, False])) == pytest.approx(1.0)
-    assert page_f1(np.array([1, 0, 0]), np.ones(3) * 10, np.array([True, True, False])) == pytest.approx(2 / 3)
-    # page a wants a threshold above 0.5 (its noise scores 0.5), page b one at 0.45 or under (a body block's)
-    pages, probs = [_page([1, 0], "a"), _page([1, 1, 0], "b")], [np.array([0.9, 0.5]), np.array([0.95, 0.45, 0.05])]
-    t_a, _, _ = tune_rule(pages, probs, weights=[10.0, 1.0])
-    t_b, _, _ = tune_rule(pages, probs, weights=[1.0, 10.0])
-    assert t_a > 0.5 >= t_b
-    assert tune_rule(pages, probs, weights=[2.0, 2.0]) == pytest.approx(tune_rule(pages, probs))  # only ratios count
-    with pytest.raises(ValueError, match="1 page weights for 2 pages"):
-        tune_rule(pages, probs, weights=[1.0])
-    # the masked block scoring 0.5 does not pull page a's threshold up when it is masked
-    masked = [_page([1, -1], "a"), _page([1, 1, 0], "b")]
-    assert tune_rule(masked, probs, weights=[10.0, 1.0])[0] <= 0.45
-
-
 def test_rescue_rule_in_the_extractors_decision() -> None:
     import numpy as np
 

@@ -15,7 +15,6 @@ still loads (the key is dropped), any other value is an error that says the vari
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -226,12 +225,6 @@ class EnsembleConfig:
 
     weights: list[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(11)])  # w of the model
     vote_weights: list[float] = field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3])  # h of the heuristic's vote
-    # pages with weak labels only (training/weak.py) that tuning scores beside the validation pages: datasets
-    # named here (their train and val splits), `weak_share` their total weight against the validation pages',
-    # and the sites of the `weak_exclude` datasets' pages left out of them (a source held out stays unseen)
-    weak_tuning: list[str] = field(default_factory=list)
-    weak_share: float = 0.5
-    weak_exclude: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         grid = [*self.weights, *self.vote_weights]
@@ -239,7 +232,6 @@ class EnsembleConfig:
         _check(all(0.0 <= w <= 1.0 for w in grid), "ensemble weights must be in [0, 1]")
         _check(0.0 in self.vote_weights,
                "ensemble.vote_weights must hold 0.0 (the blend without the vote is tuned too)")
-        _check(math.isfinite(self.weak_share) and self.weak_share > 0.0, "ensemble.weak_share must be a number > 0")
 
 
 @dataclass
@@ -298,8 +290,12 @@ RETIRED: dict[str, Any] = {
     "gbt.context": False,  # page-relative and container features for the trees
     "gbt.role_features": False,  # caption, byline, link-list, promo and comment cues for the trees
     "gbt.hard_negatives": 1.0,  # a training weight of non-body blocks that read like body text
+    "ensemble.weak_tuning": [],  # weakly labelled pages (snippet gold) tuned on beside the validation pages
+    "ensemble.weak_share": 0.5,
+    "ensemble.weak_exclude": [],
 }
-_SECTIONS = {ModelConfig: "model.", TrainConfig: "train.", GbtConfig: "gbt."}  # RETIRED's names of the classes
+# RETIRED's names of the classes
+_SECTIONS = {ModelConfig: "model.", TrainConfig: "train.", GbtConfig: "gbt.", EnsembleConfig: "ensemble."}
 
 
 def _drop_retired(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:

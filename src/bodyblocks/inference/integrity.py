@@ -57,6 +57,15 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return meta
 
 
+def checkpoint_kind(folder: str | Path, meta: Mapping[str, Any], kinds: tuple[str, ...]) -> str:
+    """config.json's "kind", one of `kinds` (a folder written before the kind was recorded: the first of them, the
+    model); CheckpointError for any other."""
+    kind = meta.get("kind", kinds[0])
+    if not isinstance(kind, str) or kind not in kinds:
+        raise CheckpointError(f"{folder}: unknown checkpoint kind {kind!r}")
+    return kind
+
+
 def file_sha256(path: str | Path) -> str:
     """SHA-256 (hex) of a file, computed once per process for the same file (inode, size and mtime)."""
     st = os.stat(path)
@@ -148,6 +157,25 @@ def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[s
     if box is not None and not (isinstance(box, list) and len(box) == 3 and all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in box)):
         raise CheckpointError(f"{where}: 'container' must be null or three numbers, not {box!r}")
+
+
+ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
+
+
+def check_ensemble_config(folder: str | Path, meta: Mapping[str, Any]) -> None:
+    """The settings an ensemble folder's config.json must hold: kind and format, its two parts as paths relative to
+    it, the blend's weights as numbers and the rule's values (check_rule)."""
+    path = Path(folder)
+    if meta.get("kind") != "ensemble" or meta.get("format_version") != ENSEMBLE_FORMAT:
+        raise ValueError(f"{path}: not an ensemble folder of format {ENSEMBLE_FORMAT}")
+    for part in ("model", "gbt"):
+        if not isinstance(meta.get(part), str) or not meta[part]:
+            raise CheckpointError(f"{path / 'config.json'}: {part!r} must name the {part} folder (a path "
+                                  f"relative to it), not {meta.get(part)!r}")
+    for key in ("weight", "heuristic"):
+        if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], int | float)):
+            raise CheckpointError(f"{path / 'config.json'}: {key!r} must be a number, not {meta[key]!r}")
+    check_rule(path, meta)
 
 
 def check_gbt_config(folder: str | Path, meta: Mapping[str, Any]) -> None:

@@ -35,7 +35,7 @@ class ExtractOptions:
     checkpoint: str | None = None
     device: str = "auto"  # the model's forward passes: "auto" (CUDA when there is a GPU), "cpu", "cuda", "cuda:N"
     # what runs the model: "onnx" (ONNX Runtime, CPU, no torch), "torch", or "auto" (ONNX Runtime on a CPU when
-    # the checkpoint has its export: checkpoints.choose_engine)
+    # the checkpoint has its export: engines.choose_engine)
     engine: str = "auto"
     threshold: float | None = None  # P(body) at which a block is kept; None: the checkpoint's tuned value
     confident: float | None = None  # a page is low-confidence when no block reaches this; None: tuned

@@ -7,12 +7,12 @@ the engine, the pages per forward pass and the threads; and what its outputs wil
     extractor = plan.build()
     extractor = load("fast")                                    # the library's: make_plan(...).build()
 
-`make_plan` is the one place where what was left unsaid gets its value:
-  extractor   the kind of the named checkpoint's folder, else of $BODYBLOCKS_MODEL's, else the ensemble
-              (registry.default_extractor_name);
+`make_plan` is the one place where what was left unsaid gets its value (the first three: checkpoints.locate, which
+reads each config.json once):
+  extractor   the kind of the named checkpoint's folder, else of $BODYBLOCKS_MODEL's, else the ensemble;
   checkpoint  $BODYBLOCKS_MODEL's folder when it holds the extractor's kind; for the ensemble the accurate preset
               where CUDA can run it (checkpoints.default_checkpoint); else the kind's shipped folder;
-  engine      ONNX Runtime on a CPU when the model has its export, else torch (checkpoints.engine_of), "none" for
+  engine      ONNX Runtime on a CPU when the model has its export, else torch (engines.engine_for), "none" for
               the trees alone, None for an extractor without a model;
   threads     torch: the usable cores less one for the parsing thread when the forward pass overlaps, divided
               among the worker processes (cores.default_threads); ONNX Runtime: 1 per session;
@@ -30,17 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.inference.blocks import BlockExtractor
-from bodyblocks.inference.checkpoints import (
-    ENSEMBLE,
-    default_checkpoint,
-    engine_of,
-    gpu_present,
-    load_extractor,
-    resolve,
-)
+from bodyblocks.inference.checkpoints import ENSEMBLE, load_extractor, locate
+from bodyblocks.inference.engines import gpu_present
 from bodyblocks.inference.options import ExtractOptions, default_batch_size
 from bodyblocks.inference.provenance import headline, model_hash, preset_of
-from bodyblocks.inference.registry import TRAINED, Extractor, default_extractor_name, extractor_names, get_extractor
+from bodyblocks.inference.registry import TRAINED, Extractor, extractor_names, get_extractor
 from bodyblocks.runtime.cores import default_threads
 
 
@@ -106,22 +100,21 @@ def make_plan(extractor: str | None = None, options: ExtractOptions | None = Non
         ImportError: the torch engine without torch (what to install).
     """
     asked = ExtractOptions.of(options)
-    name = extractor or default_extractor_name(asked.checkpoint)
-    if name not in extractor_names():
-        raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")
-    if not asked.vote and name != ENSEMBLE:
-        raise ValueError(f"--no-vote is an option of the ensemble (vote=False), not of {name}")
-    if name not in TRAINED:
+    if extractor is not None and extractor not in extractor_names():
+        raise ValueError(f"unknown extractor {extractor!r}; choose from {', '.join(extractor_names())}")
+    if not asked.vote and extractor not in (None, ENSEMBLE):
+        raise _vote_refused(extractor)
+    if extractor is not None and extractor not in TRAINED:
         given = [f.name for f in dataclasses.fields(asked)
                  if f.name != "batch_size" and getattr(asked, f.name) != f.default]
         if given:
-            raise ValueError(f"extractor options other than batch_size are for {', '.join(TRAINED)}, not {name} "
-                             f"(given: {', '.join(given)})")
-        return Plan(name, ExtractOptions(batch_size=asked.batch_size or default_batch_size(runner=runner)),
+            raise ValueError(f"extractor options other than batch_size are for {', '.join(TRAINED)}, not "
+                             f"{extractor} (given: {', '.join(given)})")
+        return Plan(extractor, ExtractOptions(batch_size=asked.batch_size or default_batch_size(runner=runner)),
                     None, None, None)
-    checkpoint = asked.checkpoint or default_checkpoint(asked.device, name)
-    folder = resolve(checkpoint or name)
-    engine = engine_of(name, folder, asked.engine, asked.device)
+    name, checkpoint, folder, engine = locate(extractor, asked)
+    if not asked.vote and name != ENSEMBLE:  # the default extractor, a checkpoint's kind
+        raise _vote_refused(name)
     threads = asked.threads
     if threads is None and engine == "torch":  # this process's forward passes, beside the parsing
         threads = default_threads(workers or 1, overlap is not False)
@@ -131,6 +124,11 @@ def make_plan(extractor: str | None = None, options: ExtractOptions | None = Non
     batch_size = asked.batch_size or default_batch_size(engine, gpu, runner)
     resolved = dataclasses.replace(asked, checkpoint=checkpoint, threads=threads, batch_size=batch_size)
     return Plan(name, resolved, engine, folder, preset_of(folder))
+
+
+def _vote_refused(name: str) -> ValueError:
+    """The error of vote=False for an extractor other than the ensemble."""
+    return ValueError(f"--no-vote is an option of the ensemble (vote=False), not of {name}")
 
 
 def load(spec: str | os.PathLike[str] | None = None, options: ExtractOptions | None = None,

@@ -91,10 +91,8 @@ def _holdout(pages: Sequence[CachedPage]) -> tuple[list[CachedPage], list[Cached
     return train, val
 
 
-def fit_sklearn(x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, cfg: GbtConfig,
-                weights: np.ndarray | None = None, val_weights: np.ndarray | None = None) -> Any:
-    """A HistGradientBoostingClassifier fitted on (x, y), early-stopped on (x_val, y_val); `weights` and
-    `val_weights`: per-block sample weights (None: every block counts once)."""
+def fit_sklearn(x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, cfg: GbtConfig) -> Any:
+    """A HistGradientBoostingClassifier fitted on (x, y), early-stopped on (x_val, y_val)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     clf = HistGradientBoostingClassifier(
@@ -104,8 +102,8 @@ def fit_sklearn(x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarr
         scoring="loss", random_state=cfg.seed,
     )
     if cfg.n_iter_no_change > 0:
-        return clf.fit(x, y, sample_weight=weights, X_val=x_val, y_val=y_val, sample_weight_val=val_weights)
-    return clf.fit(x, y, sample_weight=weights)
+        return clf.fit(x, y, X_val=x_val, y_val=y_val)
+    return clf.fit(x, y)
 
 
 def train_gbt(pages: list[CachedPage], val_pages: list[CachedPage] | None = None,

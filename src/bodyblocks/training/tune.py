@@ -5,12 +5,7 @@
     make_ensemble(model, gbt, out)       # write an ensemble folder, then tune its blend and rule together
 
 Scores are character F1 of the kept blocks against the blocks' gold labels, averaged over pages (pages
-count equally, as in the evaluation's per-page means, unless `weights` are given). The rule is
-inference/decision.py's. A label below 0 masks its block out of the score (weak labels: training/weak.py); the
-block still counts where the rule looks at the page (the main container's share of the kept characters).
-The ensemble is tuned on the validation pages and, when its config names them (`weak_tuning`), on pages that
-have weak labels only, from many more sites (`weak_pages`; their total weight is `weak_share` of the
-validation pages').
+count equally, as in the evaluation's per-page means). The rule is inference/decision.py's.
 """
 
 from __future__ import annotations
@@ -55,10 +50,7 @@ def pooled_char_f1(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> 
 
 
 def page_f1(lab: np.ndarray, w: np.ndarray, keep: np.ndarray) -> float:
-    """Character-weighted F1 of one page's kept blocks (a page with no body and nothing kept scores 1); blocks
-    labelled below 0 are left out."""
-    if (lab < 0).any():
-        w = np.where(lab < 0, 0.0, w)
+    """Character-weighted F1 of one page's kept blocks (a page with no body and nothing kept scores 1)."""
     tp = float(w[keep & (lab == 1)].sum())
     kept, body = float(w[keep].sum()), float(w[lab == 1].sum())
     if kept == 0 and body == 0:
@@ -75,18 +67,7 @@ def page_items(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> list
 MIN_RESCUE = 0.15  # the rescue threshold is never tuned below this (see tune_rule)
 
 
-def page_weights(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], weights: Sequence[float] | None
-                 ) -> np.ndarray:
-    """The weight of each page that page_items keeps (1 each when `weights` is None), summing to 1."""
-    if weights is not None and len(weights) != len(pages):
-        raise ValueError(f"{len(weights)} page weights for {len(pages)} pages")
-    q = np.ones(len(pages)) if weights is None else np.asarray(weights, dtype=float)
-    q = q[np.fromiter((len(p) > 0 for p in probs), bool, len(probs))]
-    return q / q.sum() if len(q) and q.sum() > 0 else q
-
-
-def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], weights: Sequence[float] | None = None
-              ) -> tuple[float, float, float]:
+def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple[float, float, float]:
     """The decision rule with the best mean per-page character F1 on validation: (threshold, rescue, score).
 
     Blocks with P(body) >= threshold are kept; on a page where none is, blocks with P(body) >= rescue are
@@ -94,14 +75,13 @@ def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], weights:
     means, so a short article whose blocks all score just under the threshold is not traded away for a
     sliver of the long pages' characters. Every labelled page has a body, so validation cannot price
     answering a page that has none with navigation; rescue stays >= MIN_RESCUE so that a page whose
-    blocks the model all but rules out still comes back empty and flagged. `weights`: per page (the mean
-    becomes a weighted one).
+    blocks the model all but rules out still comes back empty and flagged.
     """
     grid = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.05)]
     items = page_items(pages, probs)
     if not items:
         return 0.5, 0.5, 0.0
-    q = page_weights(pages, probs, weights)
+    q = np.full(len(items), 1.0 / len(items))  # each page's share of the mean
     best = (0.5, 0.5, -1.0)
     for t in grid:
         kept_sum, empty = 0.0, []
@@ -124,16 +104,16 @@ CONTAINER_INSIDE = (0.02, 0.05, 0.1, 0.2, 0.3)
 CONTAINER_OUTSIDE = (0.6, 0.7, 0.8, 0.9, 0.97)
 
 
-def tune_container(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float,
-                   weights: Sequence[float] | None = None) -> tuple[tuple[float, float, float] | None, float]:
+def tune_container(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], threshold: float, rescue: float
+                   ) -> tuple[tuple[float, float, float] | None, float]:
     """Decision step 3 for a tuned threshold and rescue: the (share, inside, outside) with the best mean
-    per-page character F1 on validation (weighted by `weights` when given), or None when no setting beats the
-    rule without it. Returns it and the score it reaches."""
+    per-page character F1 on validation, or None when no setting beats the rule without it. Returns it and
+    the score it reaches."""
     scored = [cp for cp, p in zip(pages, probs, strict=True) if len(p)]  # the pages page_items keeps
     items = [(cp.blocks, *item) for cp, item in zip(scored, page_items(pages, probs), strict=True)]
     if not items:
         return None, 0.0
-    q = page_weights(pages, probs, weights)
+    q = np.full(len(items), 1.0 / len(items))  # each page's share of the mean
     base = [keep_mask(p, threshold, rescue) for _, _, _, p in items]
     best: tuple[tuple[float, float, float] | None, float] = (
         None, float(np.dot(q, [page_f1(lab, w, k) for (_, lab, w, _), k in zip(items, base, strict=True)])))
@@ -199,16 +179,6 @@ def gbt_probabilities(folder: str | Path, pages: Sequence[CachedPage]) -> list[n
     return [gbt.page_probabilities(cp.blocks) for cp in pages]
 
 
-def weak_pages(data: DataConfig, grid: EnsembleConfig) -> list[CachedPage]:
-    """The pages with weak labels that the ensemble is tuned on beside the validation pages (grid.weak_tuning;
-    none when it names no dataset)."""
-    if not grid.weak_tuning:
-        return []
-    from bodyblocks.training.weak import weak_tuning_pages
-
-    return weak_tuning_pages(data, grid.weak_tuning, grid.weak_exclude)
-
-
 def validation_pages(data: DataConfig) -> list[CachedPage]:
     """The validation pages of `data`; ValueError when there are none."""
     val = load_pages(data)["val"]
@@ -247,12 +217,12 @@ def retune(checkpoint: str | Path, data: DataConfig | None = None, grid: Ensembl
 
 # ----------------------------------------------------------------------------------------- the ensemble
 def blend_scores(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
-                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None,
-                 weights: Sequence[float] | None = None) -> dict[tuple[float, float], tuple[float, float, float]]:
+                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None
+                 ) -> dict[tuple[float, float], tuple[float, float, float]]:
     """(threshold, rescue, per-page F1) of the best rule for every blend (w, h) of the grid with w + h <= 1
-    (tune_rule on the validation pages `val`, weighted by `weights` when given)."""
+    (tune_rule on the validation pages `val`)."""
     grid = grid or EnsembleConfig()
-    return {(w, h): tune_rule(val, Blend(w, h)(p_model, p_gbt, votes), weights)
+    return {(w, h): tune_rule(val, Blend(w, h)(p_model, p_gbt, votes))
             for h in grid.vote_weights for w in grid.weights if w + h <= 1.0 + 1e-9}
 
 
@@ -284,16 +254,14 @@ def validation_votes(val: Sequence[CachedPage], data: DataConfig) -> list[np.nda
 
 
 def choose_blend(val: Sequence[CachedPage], p_model: Sequence[np.ndarray], p_gbt: Sequence[np.ndarray],
-                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None,
-                 weights: Sequence[float] | None = None) -> dict[str, Any]:
+                 votes: Sequence[np.ndarray], grid: EnsembleConfig | None = None) -> dict[str, Any]:
     """The blend (best_weights over blend_scores) and its whole decision rule, container step included:
     weight, heuristic, threshold, rescue, container, confident, with val_page_f1, without_container (the
-    score before the container step) and every blend's `scores`; pages weighted by `weights` when given."""
-    scores = blend_scores(val, p_model, p_gbt, votes, grid, weights)
+    score before the container step) and every blend's `scores`."""
+    scores = blend_scores(val, p_model, p_gbt, votes, grid)
     weight, heuristic = best_weights(scores)
     threshold, rescue, plain = scores[(weight, heuristic)]
-    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue,
-                                      weights)
+    container, score = tune_container(val, Blend(weight, heuristic)(p_model, p_gbt, votes), threshold, rescue)
     return {"weight": weight, "heuristic": heuristic, "threshold": threshold, "rescue": rescue,
             "container": list(container) if container else None, "confident": max(threshold, 0.5),
             "val_page_f1": score, "without_container": plain, "scores": scores}
@@ -324,30 +292,22 @@ def tune_ensemble(folder: str | Path, data: DataConfig | None = None, grid: Ense
     data = data or recorded_data(read_meta(meta["model_path"]))
     grid = grid or EnsembleConfig()
     val = validation_pages(data)
-    weak = weak_pages(data, grid)
-    pages = [*val, *weak]
-    q = [1.0] * len(val) + [grid.weak_share * len(val) / len(weak)] * len(weak) if weak else None
-    p_model, p_gbt = model_probabilities(meta["model_path"], pages), gbt_probabilities(meta["gbt_path"], pages)
-    votes = validation_votes(pages, data)
-    chosen = choose_blend(pages, p_model, p_gbt, votes, grid, q)
+    p_model, p_gbt = model_probabilities(meta["model_path"], val), gbt_probabilities(meta["gbt_path"], val)
+    votes = validation_votes(val, data)
+    chosen = choose_blend(val, p_model, p_gbt, votes, grid)
     scores, score, score_plain = chosen.pop("scores"), chosen.pop("val_page_f1"), chosen.pop("without_container")
     weight, heuristic, threshold, rescue = chosen["weight"], chosen["heuristic"], chosen["threshold"], chosen["rescue"]
     meta.update(chosen)
     no_vote = max((w for w, h in scores if h == 0.0), key=lambda w: (scores[(w, 0.0)][2], -abs(w - 0.5)))
     t0, r0, _ = scores[(no_vote, 0.0)]
-    container0, score0 = tune_container(pages, Blend(no_vote, 0.0)(p_model, p_gbt, votes), t0, r0, q)
+    container0, score0 = tune_container(val, Blend(no_vote, 0.0)(p_model, p_gbt, votes), t0, r0)
     meta["without_vote"] = {"weight": no_vote, "threshold": t0, "rescue": r0,
                             "container": list(container0) if container0 else None, "confident": max(t0, 0.5)}
-    blended = Blend(weight, heuristic)(p_model, p_gbt, votes)
-    by_set = {name: decision_f1(part, blended[a:b], threshold, rescue, meta["container"])
-              for name, part, a, b in (("val", val, 0, len(val)), ("weak", weak, len(val), len(pages))) if part}
     meta["metrics"] = {"val_page_f1": score, "val_page_f1_without_container": score_plain, "val_pages": len(val),
-                       "weak_pages": len(weak), "weak_share": grid.weak_share if weak else None,
-                       "page_f1_by_set": by_set,
-                       "model_alone": tune_rule(pages, p_model, q)[2],
-                       "gbt_alone": tune_rule(pages, p_gbt, q)[2],
+                       "model_alone": tune_rule(val, p_model)[2],
+                       "gbt_alone": tune_rule(val, p_gbt)[2],
                        "without_vote": {"weight": no_vote, "val_page_f1": score0},
-                       "vote_alone": tune_rule(pages, votes, q)[2],
+                       "vote_alone": tune_rule(val, votes)[2],
                        "by_weight": {f"{w}/{h}": s[2] for (w, h), s in scores.items()}}
     for key in ("model_path", "gbt_path"):
         del meta[key]
