@@ -2,6 +2,7 @@
 
     python -m benchmarks.cli_profile                          # 300 dataset pages, this tree, 2 rounds
     python -m benchmarks.cli_profile --against HEAD~1         # that revision too, the two alternating
+    python -m benchmarks.cli_profile --kind news --pages 181   # cli_speed's news folder (default: its mix)
 
 Each run is `bodyblocks extract DIR --out O --no-progress --no-resume` in a process of its own, as a user runs
 it (its defaults: a worker per usable core), with the functions below wrapped by counters of CPU time
@@ -10,7 +11,9 @@ from gc.callbacks; every process writes its counters after each page. Figures ar
 the workers (or the run's own process), medians over the rounds; a part's figure includes the parts it calls
 (`segment_tree` the walk, `extract` everything from the page's text to its Extraction). `whole` is the CPU of
 the command (its process and every worker, os.wait4). `--against REV`: REV's src and checkpoints from `git
-archive`, first on PYTHONPATH; a part that revision lacks is left out. Pages: benchmarks/cli_speed.py's.
+archive`, first on PYTHONPATH; a part that revision lacks is left out. Pages: benchmarks/cli_speed.py's folder of
+`--kind` (mix: every dataset's pages; news: news articles only). `worker: waiting` is the wall time a worker
+spent between two pages (its answer sent, the next page not yet there): time a core was left idle.
 """
 
 from __future__ import annotations
@@ -101,11 +104,15 @@ def _child(stats: str, argv: list[str]) -> int:
 
     def worker_main(conn, fn, init, init_args, parent):  # noqa: ANN001, ANN202 - pool._main's
         acc.clear()  # the parent's counts came with the fork
+        since = [0.0]
 
         def task(t: object) -> object:
+            if since[0]:
+                acc["worker: waiting (wall)"] += time.perf_counter() - since[0]
             try:
                 return fn(t)
             finally:
+                since[0] = time.perf_counter()
                 dump("worker")  # workers are killed at the end: the counters go out after every page
 
         run_worker(conn, task, init, init_args, parent)
@@ -149,13 +156,14 @@ def main(argv: list[str] | None = None) -> int:
         return _child(argv[1], argv[3:])
     ap = arguments(__doc__, pages=300, rounds=2)
     ap.add_argument("--against", default=None, metavar="REV", help="also that revision, alternating with this tree")
+    ap.add_argument("--kind", default="mix", choices=("news", "mix"), help="cli_speed's folder of this kind")
     args = ap.parse_args(argv)
-    from benchmarks.common import write_pages
+    from benchmarks.cli_speed import write_folder
 
     work = Path(tempfile.mkdtemp(prefix="bodyblocks-cli-profile-"))
     try:
         folder = work / "pages"
-        pages = write_pages(folder, args.pages)
+        pages = write_folder(args.kind, folder, args.pages)
         trees: dict[str, Path | None] = {"this tree": None}
         if args.against:
             old = work / "old"
@@ -186,7 +194,7 @@ def report(runs: dict[str, list[tuple[float, dict[str, float]]]], pages: int, ar
         values = [c.get(label) for _, c in runs[name] if c.get(label) is not None]
         return f"{statistics.median(values) / pages * 1000:.2f}" if values else "-"
 
-    lines = [f"`python -m benchmarks.cli_profile --pages {args.pages} --rounds {args.rounds}"
+    lines = [f"`python -m benchmarks.cli_profile --kind {args.kind} --pages {args.pages} --rounds {args.rounds}"
              + (f" --against {args.against}`" if args.against else "`") + f": {pages} pages, CPU ms per page "
              "(medians)", "", "| part | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines.append("| whole (every process) | " + " | ".join(

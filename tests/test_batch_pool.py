@@ -88,3 +88,33 @@ def test_inputs_are_counted_only_as_far_as_the_workers(tmp_path: Path) -> None:
     warc = tmp_path / "a.warc"  # pages known only once read
     warc.write_bytes(b"WARC/1.0\r\n")
     assert _pool_size([warc], 4, tmp_path / "out") == 4
+
+
+def _dies_on_zero(task: int) -> int:
+    import os
+
+    if task == 0:
+        os._exit(3)
+    return task
+
+
+def test_the_task_a_dead_worker_held_next_is_done_by_the_next_worker() -> None:
+    pool = WorkerPool(1, _dies_on_zero)
+    try:
+        assert pool.workers[0].busy is False
+        got = {task: (result, failure and failure.split(":")[0]) for task, result, failure in pool.run(range(4))}
+        assert got == {0: (None, "worker-died"), 1: (1, None), 2: (2, None), 3: (3, None)}
+    finally:
+        pool.close()
+
+
+def test_a_large_task_waits_for_a_free_worker_and_every_task_is_answered() -> None:
+    from bodyblocks.runtime.pool import PREFETCH_BYTES
+
+    big = "x" * (2 * PREFETCH_BYTES)
+    pool = WorkerPool(2, _echo)
+    try:
+        tasks = [big, 1, big, 2, 3, big]
+        assert sorted(map(str, (r for _, r, f in pool.run(tasks) if f is None))) == sorted(map(str, tasks))
+    finally:
+        pool.close()

@@ -23,8 +23,29 @@ def test_the_report_holds_the_preset_against_trafilaturas_defaults():
                 "trafilatura --parallel 2": [Run(theirs, theirs, 50.0)],
                 FAST: [Run(fast, fast, 90.0)]}
 
-    args = argparse.Namespace(sizes="1,1001", rounds=1, big_rounds=1)
-    text = cli_speed.report({1: by(0.5, 0.5, 0.3), 1001: by(20.5, 15.5, 30.3)}, {1: 1, 1001: 1001}, args)
-    assert "| 1001 | `--checkpoint fast` against trafilatura's defaults | 1.95 | 1.95 |" in text
-    assert "| 1001 | defaults | 1.48 | 1.48 |" in text
-    assert f"- `{FAST}`: 15.0 ms" in text and "- `bodyblocks`: 20.0 ms" in text and "- `trafilatura`: 30.0 ms" in text
+    args = argparse.Namespace(kind="news,mix", sizes="1,1001", rounds=1, big_rounds=1)
+    text = cli_speed.report({("page", 1): by(0.5, 0.5, 0.3), ("news", 1001): by(20.5, 15.5, 30.3),
+                             ("mix", 1001): by(20.5, 15.5, 30.3)},
+                            {("page", 1): 1, ("news", 1001): 1001, ("mix", 1001): 1001}, args)
+    assert "| 1001 | news | `--checkpoint fast` against trafilatura's defaults | 1.95 | 1.95 |" in text
+    assert "| 1001 | mix | defaults | 1.48 | 1.48 |" in text
+    assert "| 1001 | news | `bodyblocks` | 20.50 | 20.50 | 1.00 | 100 |" in text  # cores busy: CPU / wall
+    assert f"- news, 1001 pages, `{FAST}`: 15.0 ms" in text and "- mix, 1001 pages, `bodyblocks`: 20.0 ms" in text
+    assert "- news, 1001 pages, `trafilatura`: 30.0 ms" in text
+
+
+def test_the_news_folder_holds_article_pages_only(tmp_path, monkeypatch):
+    from bodyblocks.runtime.files import datasets_root
+
+    root = datasets_root()
+    if root is None or not (root / "wcxb-dev" / "pages.jsonl").exists():
+        import pytest
+
+        pytest.skip("no shared datasets")
+    assert cli_speed.write_folder("news", tmp_path, 40) == 40
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert {n.split("-")[0] for n in names} <= {"l3s", "dragnet", "daniel", "wcxb", "cleanportaleval"}
+    from bodyblocks.training.datasets import read_records
+
+    articles = {r["id"] for r in read_records(root / "wcxb-dev") if r["page_type"] == "article"}
+    assert all(n[len("wcxb-dev-"):-len(".html")] in articles for n in names if n.startswith("wcxb-dev-"))

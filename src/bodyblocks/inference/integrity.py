@@ -12,10 +12,12 @@ config.json records `"sha256": {"model.safetensors": ..., "embed.onnx": ..., "co
 folder: model.safetensors and trees.onnx), written when the weights are saved (model.py, gbt.py) and when they
 are exported (training/export.py). A recorded file whose bytes have another digest is refused (a damaged or
 tampered file: 4 KB of context.onnx flipped, its metadata kept, loaded silently and changed the results);
-folders written before the record have none and are checked as they were. The shapes are read from the
-safetensors header (JSON, a few KB) and compared with what the config implies before a model is built: a
-config that contradicts its weights (d_model 4096 against 256) is refused at load, where ONNX Runtime failed
-on every page and torch allocated 5.85 GB first. Every refusal is a CheckpointError (a ValueError): one line.
+folders written before the record have none and are checked as they were. A large file's digest is kept on
+disk (file_sha256, digest_cache_path) for as long as the file is not written to: a command's start hashes
+nothing. The shapes are read from the safetensors header (JSON, a few KB) and compared with what the config
+implies before a model is built: a config that contradicts its weights (d_model 4096 against 256) is refused at
+load, where ONNX Runtime failed on every page and torch allocated 5.85 GB first. Every refusal is a
+CheckpointError (a ValueError): one line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import os
 import re
 import struct
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,19 @@ DIGESTS = "sha256"  # config.json's key: file name -> SHA-256 (hex) of each weig
 WEIGHTS = "model.safetensors"
 MAX_HEADER_BYTES = 100 * 2**20  # a safetensors header larger than this is no header of ours
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_digest_cache: dict[tuple[str, int, int, int], str] = {}  # (path, inode, size, mtime_ns) -> digest, this process
+# (path, device, inode, size, mtime_ns, ctime_ns) -> digest, this process
+_digest_cache: dict[tuple[str, int, int, int, int, int], str] = {}
+# Files this large or larger have their digests kept on disk too (digest_cache_path), under the same key: hashing
+# the shipped ensemble's weight files (46 MB) cost ~0.1 s of every command's start, before any page. A file
+# written since (its size, mtime or ctime changed: any write changes the ctime, which no user can set back) is
+# hashed again, so a damaged or tampered file is still refused.
+DISK_CACHE_MIN_BYTES = 1 << 20
+# a file changed this recently is not kept: a write in the same tick of the file system's clock (a few ms) would
+# leave its times as they were (git's "racily clean" entries)
+RACY_NS = 100_000_000
+DISK_CACHE_ENTRIES = 64  # files whose digests the disk cache keeps (the last hashed)
+ENV_CACHE = "BODYBLOCKS_CACHE"  # the folder of bodyblocks' caches; "off": no digest kept on disk
+_disk: dict[str, list[Any]] | None = None  # the disk cache as read (path -> [device, inode, size, mtime, ctime, hex])
 
 
 class CheckpointError(ValueError):
@@ -66,17 +81,69 @@ def checkpoint_kind(folder: str | Path, meta: Mapping[str, Any], kinds: tuple[st
     return kind
 
 
+def digest_cache_path() -> Path | None:
+    """The file of digests kept between processes: $BODYBLOCKS_CACHE/sha256.json, else
+    $XDG_CACHE_HOME/bodyblocks/ (~/.cache/bodyblocks/); None when $BODYBLOCKS_CACHE is "off"."""
+    folder = os.environ.get(ENV_CACHE)
+    if folder == "off":
+        return None
+    if not folder:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "bodyblocks")
+    return Path(folder) / "sha256.json"
+
+
+def _read_disk_cache(where: Path) -> dict[str, list[Any]]:
+    global _disk
+    if _disk is None:
+        try:
+            loaded = json.loads(where.read_text(encoding="utf-8"))
+            _disk = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError, RecursionError):  # none yet, unreadable, or not ours: hashed as without it
+            _disk = {}
+    return _disk
+
+
+def _write_disk_cache(where: Path, name: str, entry: list[Any]) -> None:
+    """Add a digest to the disk cache (written atomically; a cache that cannot be written is left as it is)."""
+    cache = _read_disk_cache(where)
+    cache.pop(name, None)
+    cache[name] = entry  # the newest last; the oldest dropped past DISK_CACHE_ENTRIES
+    for old in list(cache)[:-DISK_CACHE_ENTRIES]:
+        del cache[old]
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        os.replace(tmp, where)
+    except OSError:
+        pass
+
+
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 (hex) of a file, computed once per process for the same file (inode, size and mtime)."""
+    """SHA-256 (hex) of a file, computed once per process for the same file (its place, device, inode, size,
+    mtime and ctime); a file of DISK_CACHE_MIN_BYTES or more once for as long as it is not written to
+    (digest_cache_path keeps its digest under the same key)."""
     st = os.stat(path)
-    key = (str(Path(path).resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
-    if key not in _digest_cache:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        _digest_cache[key] = h.hexdigest()
-    return _digest_cache[key]
+    name = str(Path(path).resolve())
+    key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key in _digest_cache:
+        return _digest_cache[key]
+    where = digest_cache_path() if st.st_size >= DISK_CACHE_MIN_BYTES else None
+    if where is not None:
+        kept = _read_disk_cache(where).get(name)
+        if isinstance(kept, list) and kept[:-1] == list(key[1:]) and isinstance(kept[-1], str) \
+                and _HEX64.fullmatch(kept[-1]):
+            _digest_cache[key] = kept[-1]
+            return kept[-1]
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    _digest_cache[key] = digest = h.hexdigest()
+    if where is not None and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+        _write_disk_cache(where, name, [*key[1:], digest])
+    return digest
 
 
 def recorded_digests(folder: str | Path, meta: Mapping[str, Any]) -> dict[str, str]:

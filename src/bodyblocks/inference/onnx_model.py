@@ -49,6 +49,7 @@ QUANTIZED_KEY = "quantized"  # metadata of a context.onnx with int8 weights (`bo
 EMBED_ROWS = 4096
 EMBED_NGRAMS = 1 << 16
 CONTEXT_WINDOWS = 4
+POSITION_ROWS = 512  # block-index encodings made at first (OnnxModelScorer._position), doubled as pages need
 
 
 class StaleExport(ValueError):
@@ -280,7 +281,7 @@ class OnnxModelScorer(PageScorer):
         return self._embed.get(), self._context.get()
 
     def warm_up(self) -> None:
-        """The block-index encoding of the first EMBED_ROWS blocks, made now (BlockExtractor.warm_up)."""
+        """The block-index encoding of the first POSITION_ROWS blocks, made now (BlockExtractor.warm_up)."""
         self._position(0, 1)
 
     def open(self) -> None:
@@ -300,11 +301,15 @@ class OnnxModelScorer(PageScorer):
         return result
 
     def _position(self, a: int, b: int) -> np.ndarray:
-        """The encoding of blocks a..b (the first EMBED_ROWS computed once)."""
+        """The encoding of blocks a..b (up to EMBED_ROWS kept, made as far as a page has needed: 512 rows, then
+        doubled; a row's values do not depend on how many are made with it)."""
         if b > EMBED_ROWS:
             return sinusoidal(a, b, self.cfg.d_model)
         if len(self._positions) < b:
-            self._positions = sinusoidal(0, EMBED_ROWS, self.cfg.d_model)
+            rows = max(POSITION_ROWS, len(self._positions))
+            while rows < b:
+                rows *= 2
+            self._positions = sinusoidal(0, min(rows, EMBED_ROWS), self.cfg.d_model)
         return self._positions[a:b]
 
     def page_probabilities(self, page: PageInputs) -> np.ndarray:
