@@ -1,0 +1,74 @@
+"""Page kinds (inference/kinds.py): a forum or Q&A thread keeps its posts in order, an article's comments stay out;
+an error page comes back empty and flagged; a page whose article sits in <noscript> or a template reads it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from bodyblocks.inference import kinds
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.page.segment import segment, segment_tree
+from bodyblocks.types import Extraction
+
+RULE = DecisionRule(threshold=0.5, confident=0.5)
+_LD = json.dumps({"@context": "https://schema.org", "@type": "DiscussionForumPosting", "headline": "Which bike?"})
+_OP = ("<div class='post-wrap'><div class='content'>"
+       + "".join(f"<p>Opening post line {i}: I am choosing my first mountain bike and would like advice on it.</p>"
+                 for i in range(4)) + "</div></div>")
+_REPLIES = "".join(
+    f"<div class='comment' id='comment-{100 + i}'><div class='author'>user{i}</div><div class='date'>2y</div>"
+    f"<div class='comment-body'><p>Reply {i}: a hardtail is a fine first bike, spend the rest on a good fork.</p>"
+    f"</div><a class='reply' href='#r{i}'>Reply</a></div>" for i in range(6))
+
+
+def _thread(ld: bool = True) -> str:
+    head = f"<script type='application/ld+json'>{_LD}</script>" if ld else ""
+    return (f"<html><head><title>Which bike?</title>{head}</head><body><h1>Which bike?</h1><main>{_OP}"
+            f"<section id='comments'>{_REPLIES}</section></main><footer>Contact</footer></body></html>")
+
+
+def _decide(html: str, probs_of: dict[str, float], rule: DecisionRule = RULE) -> Extraction:
+    """The rule on a page segmented as the block extractors do (with the thread cue), P(body) by the first
+    marker of a block's tag path found in `probs_of` (0.05 otherwise)."""
+    doc, tree = segment_tree(html)
+    kinds.add_kind(doc, tree)
+    probs = np.array([next((p for k, p in probs_of.items() if k in b.tag_path), 0.05) for b in doc.blocks],
+                     np.float32)
+    return rule.decide(doc, probs, "test")
+
+
+def test_the_structured_data_of_a_thread_names_it() -> None:
+    doc, tree = segment_tree(_thread())
+    assert kinds.thread_cue(tree) and kinds.add_kind(doc, tree).extra[kinds.KIND] == kinds.THREAD
+    doc, tree = segment_tree(_thread(ld=False))
+    assert not kinds.thread_cue(tree) and kinds.KIND not in kinds.add_kind(doc, tree).extra
+    micro = "<html><body><div itemscope itemtype='https://schema.org/QAPage'><p>Q</p></div></body></html>"
+    assert kinds.thread_cue(segment_tree(micro)[1])
+
+
+def test_a_thread_keeps_its_replies_in_order_though_the_model_doubts_them() -> None:
+    # the opening post is body (0.9), the replies' text only 0.2: the model learnt comments under articles
+    ex = _decide(_thread(), {"post-wrap": 0.9, "comment-body": 0.2})
+    lines = ex.text.splitlines()
+    assert lines[0].startswith("Opening post line 0")
+    replies = [line for line in lines if line.startswith("Reply ")]
+    assert [r.split(":")[0] for r in replies] == [f"Reply {i}" for i in range(6)]
+    assert "user0" not in lines and "Reply" not in lines and "2y" not in lines  # authors, dates, buttons stay out
+
+
+def test_an_articles_comments_stay_out() -> None:
+    # the same page without the thread cue reads as an article with comments under it
+    ex = _decide(_thread(ld=False), {"post-wrap": 0.9, "comment-body": 0.2})
+    assert ex.text.startswith("Opening post line 0") and "Reply 0" not in ex.text
+
+
+def test_a_page_of_posts_in_comment_containers_keeps_the_doubted_ones_too() -> None:
+    # no structured data, no article outside the containers: the kept text is the posts (a thread)
+    html = (f"<html><body><h1>Which bike?</h1><main><section id='comments'>{_REPLIES}</section></main>"
+            "</body></html>")
+    probs = {"comment-100.comment/div.comment-body": 0.9, "comment-101.comment/div.comment-body": 0.9}
+    assert "Reply 5" not in RULE.decide(segment(html), np.full(len(segment(html).blocks), 0.05), "t").text
+    ex = _decide(html, probs)
+    assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Reply {i}" for i in range(6)]
