@@ -72,3 +72,40 @@ def test_a_page_of_posts_in_comment_containers_keeps_the_doubted_ones_too() -> N
     assert "Reply 5" not in RULE.decide(segment(html), np.full(len(segment(html).blocks), 0.05), "t").text
     ex = _decide(html, probs)
     assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Reply {i}" for i in range(6)]
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<html><head><title>{title}</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"
+            f"<li><a href='/news'>News</a></li></ul><main>{body}</main><footer>Copyright 2025</footer></body></html>")
+
+
+def test_a_not_found_page_is_flagged_with_an_empty_body() -> None:
+    for title, body in (
+            ("404 Not Found", "<h1>Not Found</h1><p>The requested URL was not found on this server.</p>"),
+            ("Page not found | City Times", "<h1>Page not found</h1><p>Sorry, try the search box or go home.</p>"),
+            ("Error 500", "<h1>Internal Server Error</h1><p>Something went wrong on our end, please retry.</p>"),
+            ("Access denied", "<h1>Access denied</h1><p>You do not have permission to view this resource.</p>"),
+            ("页面不存在 - 新闻网", "<h1>页面不存在</h1><p>抱歉，您访问的页面不存在或已被删除，请返回首页。</p>"),
+            ("City Times", "<p>Sorry, the page you are looking for could not be found. It may have moved.</p>")):
+        ex = _decide(_page(title, body), {"/main": 0.9})
+        assert ex.error_page and ex.no_body and ex.text == "" and ex.kept == [], title
+
+
+def test_an_article_about_errors_is_no_error_page() -> None:
+    paras = "".join(f"<p>Paragraph {i}: a 404 page tells a visitor that the address they followed leads nowhere, "
+                    "and a good one offers a way back to the site.</p>" for i in range(12))
+    for title in ("404 errors: how to fix them", "The Forbidden City reopens", "Missing hiker not found after storm"):
+        ex = _decide(_page(title, f"<h1>{title}</h1>{paras}"), {"/main": 0.9})
+        assert not ex.error_page and ex.text.startswith("Paragraph 0"), title
+    short = _decide(_page("Missing hiker not found after storm", "<p>Rescuers searched the ridge all night.</p>"),
+                    {"/main": 0.9})
+    assert not short.error_page and short.text
+
+
+def test_the_error_page_flag_reaches_the_outputs() -> None:
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import outcome, page_row, render
+
+    ex = _decide(_page("404 Not Found", "<h1>Not Found</h1><p>The requested URL was not found.</p>"), {"/main": 0.9})
+    assert json.loads(render(ex, "json", "p"))["error_page"] is True and render(ex, "txt", "p") == ""
+    assert outcome(ex)["error_page"] is True and "error_page" in page_row(Job("p"), ex, None)["flags"]

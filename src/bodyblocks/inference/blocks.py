@@ -322,7 +322,7 @@ class BlockExtractor:
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page
-            if unsure and self.fallback and sources is not None:
+            if unsure and self.fallback and sources is not None and not ex.error_page:
                 ex = self._fall_back(sources[i], ex)
             out.append(with_metadata(ex, doc.extra.get(METADATA)))
         return out

@@ -30,7 +30,9 @@
      (the summary paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines
      and a short link-only last block (a button: "Follow", "关注") are dropped;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
-     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence.
+     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
+     error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
+     says so) comes back empty, flagged error_page (and no_body).
 """
 
 from __future__ import annotations
@@ -305,6 +307,10 @@ class DecisionRule:
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
+        shown = blocks[head].text if head is not None else ""
+        error = bool(blocks) and kinds.error_page(blocks, keep, doc.title, shown)
+        if error:  # an error or "not found" page: no body, rather than its error text
+            keep[:], kept, byline, standfirst = False, [], [], None
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
@@ -314,5 +320,5 @@ class DecisionRule:
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
-            standfirst=blocks[standfirst].text if standfirst is not None else "",
+            standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
         )

@@ -45,18 +45,27 @@ SOFT_ERROR_CHARS = 400  # a page whose kept text says "not found" keeps at most 
 _THREAD_TYPE = re.compile(r"DiscussionForumPosting|QAPage")
 _LD_TYPE = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"(?:https?://schema\.org/)?(?:DiscussionForumPosting|QAPage)"')
 _DIGITS = re.compile(r"[.#][^.#/]*\d[^.#/]*")
+# an error named anywhere in a title or headline
 _ERROR_TITLE = re.compile(
-    r"^\W*(?:error\W*)?(?:40[0134]|410|50[0234])\b|\b(?:error|fehler|erreur|errore|błąd|ошибка)\s*:?\s*[45]\d\d\b"
-    r"|\b(?:40[34]|410|50[0234])\s*(?:error|not found|forbidden|gone|-|–|:)"
-    r"|\bpage\s+(?:was\s+)?not\s+found|\bnot\s+found\b|\bpage\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exists?"
-    r"|\bpage\s+(?:cannot|can't|could\s*not)\s+be\s+found|\baccess\s+denied|\bforbidden\b|\bfile\s+not\s+found"
-    r"|\bseite\s+nicht\s+gefunden|\bpage\s+introuvable|\bnie\s+znaleziono|\bстраница\s+не\s+найдена"
-    r"|页面不存在|页面未找到|找不到|网页不存在|頁面不存在|访问出错|出错了|无法访问|禁止访问|拒绝访问",
+    r"\b(?:error|fehler|erreur|errore|błąd|ошибка)\s*:?\s*(?:40[0134]|410|50[0234])\b"
+    r"|\b(?:40[0134]|410|50[0234])\s*(?:error|fehler|erreur|not\s+found|forbidden|gone|server\s+error)\b"
+    r"|\bhttp\s*(?:error\s*)?(?:40[0134]|410|50[0234])\b"
+    r"|\bpage\s+(?:was\s+)?not\s+found|\bpage\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exists?"
+    r"|\bpage\s+(?:cannot|can't|could\s*not)\s+be\s+found|\bfile\s+not\s+found|\baccess\s+denied"
+    r"|\ban\s+error\s+(?:has\s+)?occurred"
+    r"|\bseite\s+nicht\s+gefunden|\bpage\s+introuvable|\bnie\s+znaleziono\s+strony|\bстраница\s+не\s+найдена"
+    r"|页面不存在|页面未找到|找不到(?:页面|网页|该页|您要的|你要的)|网页不存在|頁面不存在|访问出错|页面出错|禁止访问|拒绝访问",
     re.IGNORECASE)
+# a part of a title (cut at its separators) that is an error and nothing else: "404", "Not Found", "Forbidden"
+_ERROR_PART = re.compile(
+    r"(?:error\s*)?(?:40[0134]|410|50[0234])|not\s+found|forbidden|gone|oops!?|error|server\s+error"
+    r"|internal\s+server\s+error|service\s+unavailable|bad\s+gateway|bad\s+request|unauthori[sz]ed|找不到|出错了|错误",
+    re.IGNORECASE)
+_TITLE_CUT = re.compile(r"\s+[|｜–—:-]\s+|\s*[|｜_]\s*|\s*[:：]\s+")
 _SOFT_ERROR = re.compile(
-    r"\b(?:page|article|content|post|url)\s+(?:(?:that\s+)?you\s+(?:are|were|'re)\s+looking\s+for|you\s+requested"
+    r"\b(?:page|article|content|post|url|document|file|topic)\s+(?:(?:that\s+)?you\s+(?:are|were|'re)\s+looking\s+for|you\s+requested"
     r"|you\s+tried\s+to\s+(?:reach|access|visit))[^.]{0,40}?\b(?:could\s*n[o']t|cannot|can't|does\s*n[o']t|doesn't"
-    r"|is\s*n[o']t|isn't|no\s+longer|was\s*n[o']t|wasn't|has\s+been|may\s+have\s+been|might\s+have\s+been)"
+    r"|is\s*n[o']t|isn't|no\s+longer|was\s*n[o']t|wasn't|has\s+(?:not\s+)?been|may\s+have\s+been|might\s+have\s+been)"
     r"|\bwe\s+(?:could\s*n[o']t|couldn't|can't|cannot)\s+find\s+(?:the|that|this)\s+page"
     r"|\bthis\s+page\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exist|\b404\b.{0,40}\bnot\s+found"
     r"|页面不存在|页面未找到|找不到(?:该|您|你)?(?:要)?(?:访问|请求)?的?(?:页面|网页|内容)|(?:页面|网页|内容)已(?:被)?删除",
@@ -130,12 +139,19 @@ def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: n
 
 
 # ------------------------------------------------------------------------------------------- errors
+def _names_error(title: str) -> bool:
+    """Whether a title or headline names an error (_ERROR_TITLE), or one of its parts is one and nothing else."""
+    title = title[:200]
+    if _ERROR_TITLE.search(title):
+        return True
+    return any(_ERROR_PART.fullmatch(part.strip(" .!-–—()[]")) for part in _TITLE_CUT.split(title))
+
+
 def error_page(blocks: Sequence[Block], keep: np.ndarray, title: str, headline: str = "") -> bool:
     """Whether the page is an error or "not found" page (module docstring): `title` the title channel, `headline`
     the headline block's text ("" where none); `keep` the kept blocks."""
-    kept = int(sum(blocks[i].text_len for i in np.flatnonzero(keep)))
-    if kept <= ERROR_CHARS and any(_ERROR_TITLE.search(t[:200]) for t in (headline, title) if t):
+    kept = [int(i) for i in np.flatnonzero(keep)]
+    chars = sum(blocks[i].text_len for i in kept)
+    if chars <= ERROR_CHARS and any(_names_error(t) for t in (headline, title) if t):
         return True
-    if kept > SOFT_ERROR_CHARS:
-        return False
-    return any(_SOFT_ERROR.search(blocks[i].text) for i in np.flatnonzero(keep))
+    return chars <= SOFT_ERROR_CHARS and any(_SOFT_ERROR.search(blocks[i].text) for i in kept)
