@@ -109,3 +109,34 @@ def test_the_error_page_flag_reaches_the_outputs() -> None:
     ex = _decide(_page("404 Not Found", "<h1>Not Found</h1><p>The requested URL was not found.</p>"), {"/main": 0.9})
     assert json.loads(render(ex, "json", "p"))["error_page"] is True and render(ex, "txt", "p") == ""
     assert outcome(ex)["error_page"] is True and "error_page" in page_row(Job("p"), ex, None)["flags"]
+
+
+_SIDEBAR = ("<aside class='sidebar'><h3>Archive</h3><ul>"
+            + "".join(f"<li><a href='/{i}'>Post number {i} from the archive of this blog</a> (12 comments)</li>"
+                      for i in range(20)) + "</ul></aside>")
+_POST = "".join(f"<p>Line {i} of the post: we walked the coast path from the harbour to the lighthouse and back.</p>"
+                for i in range(8))
+
+
+def _blog(hidden: str, visible: str = "") -> str:
+    return (f"<html><head><title>Coast walk</title></head><body><header><a href='/'>My blog</a></header>"
+            f"<main>{visible}{hidden}</main>{_SIDEBAR}<footer>Powered by a blog engine</footer></body></html>")
+
+
+def test_an_article_in_noscript_or_a_template_beside_a_full_sidebar_is_read() -> None:
+    for hidden in (f"<noscript><article>{_POST}</article></noscript>", f"<template id='post'>{_POST}</template>",
+                   f"<script type='text/template' id='tpl'><article>{_POST}</article></script>"):
+        texts = [b.text for b in segment(_blog(hidden)).blocks]
+        lines = [t for t in texts if t.startswith("Line ")]
+        assert [t.split(" of")[0] for t in lines] == [f"Line {i}" for i in range(8)], hidden[:30]
+        assert any(t.startswith("Post number 0") for t in texts)  # the visible page is still there
+        assert texts == [b.text for b in segment(_blog(hidden), parser="lxml").blocks]
+
+
+def test_a_hidden_copy_of_a_visible_article_or_a_short_one_stays_hidden() -> None:
+    copy = segment(_blog(f"<noscript>{_POST}</noscript>", visible=f"<article>{_POST}</article>")).blocks
+    assert sum(b.text.startswith("Line 0") for b in copy) == 1  # never counted twice
+    short = segment(_blog("<noscript><p>Please enable JavaScript to read the comments of this post.</p></noscript>"))
+    assert not any("enable JavaScript" in b.text for b in short.blocks)
+    lazy = segment(_blog("<noscript><img src='a.jpg'></noscript>", visible=f"<article>{_POST}</article>"))
+    assert sum(b.text.startswith("Line ") for b in lazy.blocks) == 8
