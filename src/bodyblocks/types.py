@@ -116,3 +116,4 @@ class Extraction:
     byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)
     standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)
     guessed: bool = False  # the page's charset is a detector's guess of a single-byte one (Decoded.guessed): unsure
+    error_page: bool = False  # an error or "not found" page (inference/kinds.py): no body, rather than its error text

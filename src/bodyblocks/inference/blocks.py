@@ -30,7 +30,7 @@ import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
 from bodyblocks.errors import InputError
-from bodyblocks.inference import roles, vote
+from bodyblocks.inference import kinds, roles, vote
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.prominence import add_prominent
 from bodyblocks.inference.vote import VOTE, add_vote
@@ -59,6 +59,7 @@ def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False
     doc, tree = segment_tree(html, marks=marks)
     roles.add_descriptions(doc, tree)
     add_prominent(doc, tree)
+    kinds.add_kind(doc, tree)
     return vote.add_vote(doc, html, tree) if voting else doc
 
 
@@ -221,6 +222,7 @@ class BlockExtractor:
         doc, tree = segment_tree(page, marks=self.marks)
         roles.add_descriptions(doc, tree)
         add_prominent(doc, tree)
+        kinds.add_kind(doc, tree)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)
@@ -320,7 +322,7 @@ class BlockExtractor:
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page
-            if unsure and self.fallback and sources is not None:
+            if unsure and self.fallback and sources is not None and not ex.error_page:
                 ex = self._fall_back(sources[i], ex)
             out.append(with_metadata(ex, doc.extra.get(METADATA)))
         return out

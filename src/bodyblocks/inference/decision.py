@@ -24,12 +24,15 @@
      gets the title channel less its site's name (site_free_title). A kept block with the title's very text
      (a headline shown twice) is dropped too (roles.headline_copies);
   7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
-     (`--comments`) or less than MIN_ARTICLE kept characters lie outside them (a forum thread: its posts are
-     the body); bylines/datelines next to the headline go to Extraction.byline, the standfirst (the summary
-     paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines and a short
-     link-only last block (a button: "Follow", "关注") are dropped;
+     (`--comments`) or the page is a thread (kinds.py: less than MIN_ARTICLE kept characters outside them, or
+     structured data naming a forum posting or a Q&A page), whose posts are the body, in order: kept, also
+     those the model doubted; bylines/datelines next to the headline go to Extraction.byline, the standfirst
+     (the summary paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines
+     and a short link-only last block (a button: "Follow", "关注") are dropped;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
-     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence.
+     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
+     error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
+     says so) comes back empty, flagged error_page (and no_body).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference import roles
+from bodyblocks.inference import kinds, roles
 from bodyblocks.inference.prominence import PROMINENT, shown_headline
 from bodyblocks.types import Block, Document, Extraction
 
@@ -50,7 +53,7 @@ HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's te
 # of the kept characters, at most this share above the headline is left out with it (more: a page of several
 # posts, or a headline found far down the page, keeps them)
 BEFORE_HEADLINE = 0.1
-MIN_ARTICLE = 200  # step 7: kept characters outside comment containers that make an article (else: a thread)
+MIN_ARTICLE = kinds.MIN_ARTICLE  # step 7: kept characters outside comment containers that make an article
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -282,8 +285,12 @@ class DecisionRule:
         comments = np.fromiter((roles.in_comments(b) for b in blocks), bool, len(blocks))
         chosen = int(chars[keep].sum())
         comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
-        if not self.comments and chosen - chars[keep & comments].sum() >= MIN_ARTICLE:
-            keep &= ~comments  # an article with comments: the article alone (a forum thread keeps its posts)
+        in_posts = int(chars[keep & comments].sum())
+        posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts)
+        if posts is not None:
+            keep |= posts  # a thread: its posts, in order
+        elif not self.comments:
+            keep &= ~comments  # an article with comments: the article alone
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
             keep[head] = False
@@ -300,6 +307,10 @@ class DecisionRule:
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
+        shown = blocks[head].text if head is not None else ""
+        error = bool(blocks) and kinds.error_page(blocks, keep, doc.title, shown)
+        if error:  # an error or "not found" page: no body, rather than its error text
+            keep[:], kept, byline, standfirst = False, [], [], None
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
@@ -309,5 +320,5 @@ class DecisionRule:
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
-            standfirst=blocks[standfirst].text if standfirst is not None else "",
+            standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
         )

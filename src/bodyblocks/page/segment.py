@@ -6,7 +6,8 @@ Stages:
   3. walk the tree depth-first into blocks (walk.py: invisible subtrees skipped, text cut into blocks at
      block-level tags, tag paths, xpaths and DOM features); an app shell whose visible text is almost
      nothing is walked again with its <noscript> content visible (what a browser without JavaScript
-     displays: Discourse and many apps serve their pages there);
+     displays: Discourse and many apps serve their pages there); a page whose visible text lacks its article
+     while a <noscript>, <template> or script template holds a long one shows those (hidden.py);
   4. the title (<title>, og:title, first <h1>) is its own channel.
 """
 
@@ -23,15 +24,17 @@ from typing import Any, TextIO
 from bodyblocks.errors import InputError
 from bodyblocks.page.builder import WS
 from bodyblocks.page.decode import read_bytes, to_text
+from bodyblocks.page.hidden import reveal_hidden
 from bodyblocks.page.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.page.metadata import METADATA, page_metadata
 from bodyblocks.page.walk import walk_blocks
 from bodyblocks.types import Block, Document, Extraction
 
-SEGMENTER_VERSION = "7"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "8"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
+_HIDDEN_MARKS = ("<noscript", "<template", "text/template", "text/x-template", "text/html", "-template")
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # Browsers keep parsing into <body> after </body></html> (HTML5 "after after body"); so do we, with both parsers.
@@ -223,14 +226,19 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     else:
         tree = parse(text, parser)
     blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
-    shown = sum(b.text_len for b in blocks)
+    shown, walked = sum(b.text_len for b in blocks), False
     if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
         noscript_owners: list[Any] | None = [] if owners is not None else None
         with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners, marks=marks)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
-            blocks = with_noscript
+            blocks, walked = with_noscript, True
             if owners is not None and noscript_owners is not None:
                 owners[:] = noscript_owners
+    if not walked and parser == "lxml" and any(_contains(text, t) for t in _HIDDEN_MARKS) \
+            and reveal_hidden(tree, blocks):  # the article in <noscript> or a template, the visible page short of it
+        if owners is not None:
+            owners.clear()
+        blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
     doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
         doc.extra[METADATA] = page_metadata(tree)

@@ -1,0 +1,157 @@
+"""Page kinds the decision rule (decision.py) reads: a forum or Q&A thread, whose posts are its body, and an
+error page, which has none.
+
+    add_kind(doc, tree)                           # at segmentation: structured data naming a thread (doc.extra[KIND])
+    thread_posts(doc, probs, keep, comments, outside, inside)  # a thread's posts (a mask), None on no thread
+    error_page(blocks, keep, title, headline)     # whether the page is an error or "not found" page
+
+Thread   the page's structured data says so (JSON-LD or microdata of type DiscussionForumPosting or QAPage: forum
+         software and Q&A sites write it, articles do not), or less than MIN_ARTICLE kept characters lie outside
+         comment containers (the kept text is the posts). On a thread the comment containers are not dropped, and
+         their post bodies are kept in order, also those the model was unsure of (it learnt comments under an
+         article as not body): the blocks of the comment containers are grouped by their tag path (id and class
+         tokens with digits left out: one post's "#post-123" is another's "#post-124"), and a group is post text
+         when it is written (POST_CHARS characters a block on average, at most POST_LINKS link text, at least
+         POST_DISTINCT of its texts different: not a row of "Reply" buttons, not the authors' names or dates) and
+         the model leans to it (a kept block, or a mean P(body) of at least POST_PROB).
+Error    the title (the headline block, else the title channel) names an error ("404", "Page not found", "Error
+         500", "Access denied", "页面不存在", "找不到", ...) and the kept text is short (ERROR_CHARS), or the kept
+         text is short (SOFT_ERROR_CHARS) and says it (a soft 404: "The page you are looking for could not be
+         found", "抱歉，您访问的页面不存在"). The extraction is then empty, flagged error_page (and no_body).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from bodyblocks.types import Block, Document
+
+KIND = "kind"  # Document.extra's key: "thread" when the page's structured data names one (add_kind)
+THREAD = "thread"
+MIN_ARTICLE = 200  # kept characters outside comment containers that make an article (else: a thread)
+POST_CHARS = 30  # a post-text group's mean characters a block, at least
+POST_LINKS = 0.5  # its link text share, at most
+POST_DISTINCT = 0.6  # its share of different texts, at least
+POST_PROB = 0.1  # its mean P(body), at least (or one of its blocks kept)
+POST_SHARE = 0.25  # on a page named a thread by its structured data, the posts in comment containers hold at least
+# this share of the kept characters outside them (else: a Q&A page whose answers sit outside them, its comments out)
+ERROR_CHARS = 1000  # an error title's page keeps at most this many characters (white space excluded)
+SOFT_ERROR_CHARS = 400  # a page whose kept text says "not found" keeps at most this many
+
+_THREAD_TYPE = re.compile(r"DiscussionForumPosting|QAPage")
+_LD_TYPE = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"(?:https?://schema\.org/)?(?:DiscussionForumPosting|QAPage)"')
+_DIGITS = re.compile(r"[.#][^.#/]*\d[^.#/]*")
+# an error named anywhere in a title or headline
+_ERROR_TITLE = re.compile(
+    r"\b(?:error|fehler|erreur|errore|błąd|ошибка)\s*:?\s*(?:40[0134]|410|50[0234])\b"
+    r"|\b(?:40[0134]|410|50[0234])\s*(?:error|fehler|erreur|not\s+found|forbidden|gone|server\s+error)\b"
+    r"|\bhttp\s*(?:error\s*)?(?:40[0134]|410|50[0234])\b"
+    r"|\bpage\s+(?:was\s+)?not\s+found|\bpage\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exists?"
+    r"|\bpage\s+(?:cannot|can't|could\s*not)\s+be\s+found|\bfile\s+not\s+found|\baccess\s+denied"
+    r"|\ban\s+error\s+(?:has\s+)?occurred"
+    r"|\bseite\s+nicht\s+gefunden|\bpage\s+introuvable|\bnie\s+znaleziono\s+strony|\bстраница\s+не\s+найдена"
+    r"|页面不存在|页面未找到|找不到(?:页面|网页|该页|您要的|你要的)|网页不存在|頁面不存在|访问出错|页面出错|禁止访问|拒绝访问",
+    re.IGNORECASE)
+# a part of a title (cut at its separators) that is an error and nothing else: "404", "Not Found", "Forbidden"
+_ERROR_PART = re.compile(
+    r"(?:error\s*)?(?:40[0134]|410|50[0234])|not\s+found|forbidden|gone|oops!?|error|server\s+error"
+    r"|internal\s+server\s+error|service\s+unavailable|bad\s+gateway|bad\s+request|unauthori[sz]ed|找不到|出错了|错误",
+    re.IGNORECASE)
+_TITLE_CUT = re.compile(r"\s+[|｜–—:-]\s+|\s*[|｜_]\s*|\s*[:：]\s+")
+_SOFT_ERROR = re.compile(
+    r"\b(?:page|article|content|post|url|document|file|topic)\s+(?:(?:that\s+)?you\s+(?:are|were|'re)\s+looking\s+for|you\s+requested"
+    r"|you\s+tried\s+to\s+(?:reach|access|visit))[^.]{0,40}?\b(?:could\s*n[o']t|cannot|can't|does\s*n[o']t|doesn't"
+    r"|is\s*n[o']t|isn't|no\s+longer|was\s*n[o']t|wasn't|has\s+(?:not\s+)?been|may\s+have\s+been|might\s+have\s+been)"
+    r"|\bwe\s+(?:could\s*n[o']t|couldn't|can't|cannot)\s+find\s+(?:the|that|this)\s+page"
+    r"|\bthis\s+page\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exist|\b404\b.{0,40}\bnot\s+found"
+    r"|页面不存在|页面未找到|找不到(?:该|您|你)?(?:要)?(?:访问|请求)?的?(?:页面|网页|内容)|(?:页面|网页|内容)已(?:被)?删除",
+    re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------------------- threads
+def thread_cue(root: Any) -> bool:
+    """Whether the page's structured data names a thread: microdata itemtype or JSON-LD @type of
+    DiscussionForumPosting or QAPage (root: segment.segment_tree's lxml root; False without one)."""
+    if root is None:
+        return False
+    for value in root.xpath("//@itemtype"):
+        if _THREAD_TYPE.search(str(value)):
+            return True
+    for script in root.xpath("//script[@type='application/ld+json']"):
+        if _LD_TYPE.search(script.text or ""):
+            return True
+    return False
+
+
+def add_kind(doc: Document, root: Any) -> Document:
+    """doc with doc.extra[KIND] = THREAD when the page's structured data names a thread (thread_cue); returned."""
+    if thread_cue(root):
+        doc.extra[KIND] = THREAD
+    return doc
+
+
+def _group_key(tag_path: str) -> str:
+    """A tag path with its id and class tokens holding digits left out (one post's "#post-123" is the next's
+    "#post-124")."""
+    return _DIGITS.sub("", tag_path)
+
+
+def post_groups(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, region: np.ndarray) -> np.ndarray:
+    """The post text among the blocks of `region` (a thread's comment containers): tag-path groups that are written
+    text the model leans to (module docstring). Returns a mask over the page's blocks."""
+    groups: dict[str, list[int]] = {}
+    for i in np.flatnonzero(region):
+        if blocks[i].text_len:
+            groups.setdefault(_group_key(blocks[i].tag_path), []).append(int(i))
+    posts = np.zeros(len(blocks), bool)
+    for members in groups.values():
+        chars = sum(blocks[i].text_len for i in members)
+        links = sum(blocks[i].link_len for i in members)
+        texts = {blocks[i].text.strip() for i in members}
+        if chars < POST_CHARS * len(members) or links > POST_LINKS * chars or len(texts) < POST_DISTINCT * len(members):
+            continue
+        if keep[members].any() or float(np.mean(probs[members])) >= POST_PROB:
+            posts[members] = True
+    return posts
+
+
+def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray, outside: int,
+                 inside: int) -> np.ndarray | None:
+    """The posts of a thread to keep (a mask), or None when the page is no thread (its comment containers are
+    then no body). `comments`: the blocks in comment containers; `outside` and `inside`: the kept characters
+    outside and inside them. A thread: some of the kept text is in comment containers and less than MIN_ARTICLE
+    outside them, or the page's structured data says so (add_kind) and its posts in comment containers hold more
+    text than the kept text outside them (a Q&A page whose answers sit outside them keeps its comments out)."""
+    if not comments.any():
+        return None
+    blocks = doc.blocks
+    if inside > 0 and outside < MIN_ARTICLE:
+        return post_groups(blocks, probs, keep, comments)
+    if doc.extra.get(KIND) != THREAD:
+        return None
+    posts = post_groups(blocks, probs, keep, comments)
+    held = sum(blocks[i].text_len for i in np.flatnonzero(posts))
+    return posts if held >= POST_SHARE * outside else None
+
+
+# ------------------------------------------------------------------------------------------- errors
+def _names_error(title: str) -> bool:
+    """Whether a title or headline names an error (_ERROR_TITLE), or one of its parts is one and nothing else."""
+    title = title[:200]
+    if _ERROR_TITLE.search(title):
+        return True
+    return any(_ERROR_PART.fullmatch(part.strip(" .!-–—()[]")) for part in _TITLE_CUT.split(title))
+
+
+def error_page(blocks: Sequence[Block], keep: np.ndarray, title: str, headline: str = "") -> bool:
+    """Whether the page is an error or "not found" page (module docstring): `title` the title channel, `headline`
+    the headline block's text ("" where none); `keep` the kept blocks."""
+    kept = [int(i) for i in np.flatnonzero(keep)]
+    chars = sum(blocks[i].text_len for i in kept)
+    if chars <= ERROR_CHARS and any(_names_error(t) for t in (headline, title) if t):
+        return True
+    return chars <= SOFT_ERROR_CHARS and any(_SOFT_ERROR.search(blocks[i].text) for i in kept)

@@ -1,0 +1,142 @@
+"""Page kinds (inference/kinds.py): a forum or Q&A thread keeps its posts in order, an article's comments stay out;
+an error page comes back empty and flagged; a page whose article sits in <noscript> or a template reads it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from bodyblocks.inference import kinds
+from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.page.segment import segment, segment_tree
+from bodyblocks.types import Extraction
+
+RULE = DecisionRule(threshold=0.5, confident=0.5)
+_LD = json.dumps({"@context": "https://schema.org", "@type": "DiscussionForumPosting", "headline": "Which bike?"})
+_OP = ("<div class='post-wrap'><div class='content'>"
+       + "".join(f"<p>Opening post line {i}: I am choosing my first mountain bike and would like advice on it.</p>"
+                 for i in range(4)) + "</div></div>")
+_REPLIES = "".join(
+    f"<div class='comment' id='comment-{100 + i}'><div class='author'>user{i}</div><div class='date'>2y</div>"
+    f"<div class='comment-body'><p>Reply {i}: a hardtail is a fine first bike, spend the rest on a good fork.</p>"
+    f"</div><a class='reply' href='#r{i}'>Reply</a></div>" for i in range(6))
+
+
+def _thread(ld: bool = True) -> str:
+    head = f"<script type='application/ld+json'>{_LD}</script>" if ld else ""
+    return (f"<html><head><title>Which bike?</title>{head}</head><body><h1>Which bike?</h1><main>{_OP}"
+            f"<section id='comments'>{_REPLIES}</section></main><footer>Contact</footer></body></html>")
+
+
+def _decide(html: str, probs_of: dict[str, float], rule: DecisionRule = RULE) -> Extraction:
+    """The rule on a page segmented as the block extractors do (with the thread cue), P(body) by the first
+    marker of a block's tag path found in `probs_of` (0.05 otherwise)."""
+    doc, tree = segment_tree(html)
+    kinds.add_kind(doc, tree)
+    probs = np.array([next((p for k, p in probs_of.items() if k in b.tag_path), 0.05) for b in doc.blocks],
+                     np.float32)
+    return rule.decide(doc, probs, "test")
+
+
+def test_the_structured_data_of_a_thread_names_it() -> None:
+    doc, tree = segment_tree(_thread())
+    assert kinds.thread_cue(tree) and kinds.add_kind(doc, tree).extra[kinds.KIND] == kinds.THREAD
+    doc, tree = segment_tree(_thread(ld=False))
+    assert not kinds.thread_cue(tree) and kinds.KIND not in kinds.add_kind(doc, tree).extra
+    micro = "<html><body><div itemscope itemtype='https://schema.org/QAPage'><p>Q</p></div></body></html>"
+    assert kinds.thread_cue(segment_tree(micro)[1])
+
+
+def test_a_thread_keeps_its_replies_in_order_though_the_model_doubts_them() -> None:
+    # the opening post is body (0.9), the replies' text only 0.2: the model learnt comments under articles
+    ex = _decide(_thread(), {"post-wrap": 0.9, "comment-body": 0.2})
+    lines = ex.text.splitlines()
+    assert lines[0].startswith("Opening post line 0")
+    replies = [line for line in lines if line.startswith("Reply ")]
+    assert [r.split(":")[0] for r in replies] == [f"Reply {i}" for i in range(6)]
+    assert "user0" not in lines and "Reply" not in lines and "2y" not in lines  # authors, dates, buttons stay out
+
+
+def test_an_articles_comments_stay_out() -> None:
+    # the same page without the thread cue reads as an article with comments under it
+    ex = _decide(_thread(ld=False), {"post-wrap": 0.9, "comment-body": 0.2})
+    assert ex.text.startswith("Opening post line 0") and "Reply 0" not in ex.text
+
+
+def test_a_page_of_posts_in_comment_containers_keeps_the_doubted_ones_too() -> None:
+    # no structured data, no article outside the containers: the kept text is the posts (a thread)
+    html = (f"<html><body><h1>Which bike?</h1><main><section id='comments'>{_REPLIES}</section></main>"
+            "</body></html>")
+    probs = {"comment-100.comment/div.comment-body": 0.9, "comment-101.comment/div.comment-body": 0.9}
+    assert "Reply 5" not in RULE.decide(segment(html), np.full(len(segment(html).blocks), 0.05), "t").text
+    ex = _decide(html, probs)
+    assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Reply {i}" for i in range(6)]
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<html><head><title>{title}</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"
+            f"<li><a href='/news'>News</a></li></ul><main>{body}</main><footer>Copyright 2025</footer></body></html>")
+
+
+def test_a_not_found_page_is_flagged_with_an_empty_body() -> None:
+    for title, body in (
+            ("404 Not Found", "<h1>Not Found</h1><p>The requested URL was not found on this server.</p>"),
+            ("Page not found | City Times", "<h1>Page not found</h1><p>Sorry, try the search box or go home.</p>"),
+            ("Error 500", "<h1>Internal Server Error</h1><p>Something went wrong on our end, please retry.</p>"),
+            ("Access denied", "<h1>Access denied</h1><p>You do not have permission to view this resource.</p>"),
+            ("页面不存在 - 新闻网", "<h1>页面不存在</h1><p>抱歉，您访问的页面不存在或已被删除，请返回首页。</p>"),
+            ("City Times", "<p>Sorry, the page you are looking for could not be found. It may have moved.</p>")):
+        ex = _decide(_page(title, body), {"/main": 0.9})
+        assert ex.error_page and ex.no_body and ex.text == "" and ex.kept == [], title
+
+
+def test_an_article_about_errors_is_no_error_page() -> None:
+    paras = "".join(f"<p>Paragraph {i}: a 404 page tells a visitor that the address they followed leads nowhere, "
+                    "and a good one offers a way back to the site.</p>" for i in range(12))
+    for title in ("404 errors: how to fix them", "The Forbidden City reopens", "Missing hiker not found after storm"):
+        ex = _decide(_page(title, f"<h1>{title}</h1>{paras}"), {"/main": 0.9})
+        assert not ex.error_page and ex.text.startswith("Paragraph 0"), title
+    short = _decide(_page("Missing hiker not found after storm", "<p>Rescuers searched the ridge all night.</p>"),
+                    {"/main": 0.9})
+    assert not short.error_page and short.text
+
+
+def test_the_error_page_flag_reaches_the_outputs() -> None:
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import outcome, page_row, render
+
+    ex = _decide(_page("404 Not Found", "<h1>Not Found</h1><p>The requested URL was not found.</p>"), {"/main": 0.9})
+    assert json.loads(render(ex, "json", "p"))["error_page"] is True and render(ex, "txt", "p") == ""
+    assert outcome(ex)["error_page"] is True and "error_page" in page_row(Job("p"), ex, None)["flags"]
+
+
+_SIDEBAR = ("<aside class='sidebar'><h3>Archive</h3><ul>"
+            + "".join(f"<li><a href='/{i}'>Post number {i} from the archive of this blog</a> (12 comments)</li>"
+                      for i in range(20)) + "</ul></aside>")
+_POST = "".join(f"<p>Line {i} of the post: we walked the coast path from the harbour to the lighthouse and back.</p>"
+                for i in range(8))
+
+
+def _blog(hidden: str, visible: str = "") -> str:
+    return (f"<html><head><title>Coast walk</title></head><body><header><a href='/'>My blog</a></header>"
+            f"<main>{visible}{hidden}</main>{_SIDEBAR}<footer>Powered by a blog engine</footer></body></html>")
+
+
+def test_an_article_in_noscript_or_a_template_beside_a_full_sidebar_is_read() -> None:
+    for hidden in (f"<noscript><article>{_POST}</article></noscript>", f"<template id='post'>{_POST}</template>",
+                   f"<script type='text/template' id='tpl'><article>{_POST}</article></script>"):
+        texts = [b.text for b in segment(_blog(hidden)).blocks]
+        lines = [t for t in texts if t.startswith("Line ")]
+        assert [t.split(" of")[0] for t in lines] == [f"Line {i}" for i in range(8)], hidden[:30]
+        assert any(t.startswith("Post number 0") for t in texts)  # the visible page is still there
+        assert texts == [b.text for b in segment(_blog(hidden), parser="lxml").blocks]
+
+
+def test_a_hidden_copy_of_a_visible_article_or_a_short_one_stays_hidden() -> None:
+    copy = segment(_blog(f"<noscript>{_POST}</noscript>", visible=f"<article>{_POST}</article>")).blocks
+    assert sum(b.text.startswith("Line 0") for b in copy) == 1  # never counted twice
+    short = segment(_blog("<noscript><p>Please enable JavaScript to read the comments of this post.</p></noscript>"))
+    assert not any("enable JavaScript" in b.text for b in short.blocks)
+    lazy = segment(_blog("<noscript><img src='a.jpg'></noscript>", visible=f"<article>{_POST}</article>"))
+    assert sum(b.text.startswith("Line ") for b in lazy.blocks) == 8
