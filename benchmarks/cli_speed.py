@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import arguments, write_pages, write_report
+from benchmarks.common import arguments, write_pages, write_report, write_round_robin
 
 # write_news_pages' sources, in this order: (dataset, the page_type kept; None: every page)
 NEWS = (("l3s-gn1", None), ("dragnet", None), ("daniel", None), ("wcxb-dev", "article"), ("cleanportaleval", None))
@@ -111,7 +111,7 @@ def write_news_pages(folder: Path, n: int) -> int:
     """`n` news article pages (module docstring: NEWS' datasets, round-robin, every k-th record of each); the
     mixed folder (write_pages) when the datasets are absent."""
     from bodyblocks.runtime.files import datasets_root
-    from bodyblocks.training.datasets import page_from_record, read_records
+    from bodyblocks.training.datasets import read_records
 
     root = datasets_root()
     found = [(d, t) for d, t in NEWS if root is not None and (root / d / "pages.jsonl").exists()]
@@ -119,20 +119,9 @@ def write_news_pages(folder: Path, n: int) -> int:
         return write_pages(folder, n)
     assert root is not None
     folder.mkdir(parents=True, exist_ok=True)
-    pools = []
-    for d, page_type in found:
-        records = [r for r in read_records(root / d) if page_type is None or r.get("page_type") == page_type]
-        step = max(1, len(records) // max(1, n // len(found)))
-        pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
-    count, k = 0, 0
-    while count < n and any(k < len(p) for p in pools):
-        for p in pools:
-            if k < len(p) and count < n:
-                d, rec = p[k]
-                (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
-                count += 1
-        k += 1
-    return count
+    return write_round_robin(folder, root, [
+        (d, [r for r in read_records(root / d) if page_type is None or r.get("page_type") == page_type])
+        for d, page_type in found], n)
 
 
 def write_folder(kind: str, folder: Path, n: int) -> int:

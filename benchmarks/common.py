@@ -131,9 +131,29 @@ SAMPLE = REPO_ROOT / "data" / "samples" / "article-utf8.html"  # write_pages' on
 DATASETS = ("cleaneval-en", "daniel", "dragnet", "l3s-gn1", "wcxb-dev", "cleanportaleval")  # write_pages' sources
 
 
+def write_round_robin(folder: Path, root: Path, sources: list[tuple[str, list[dict]]], n: int) -> int:
+    """Up to `n` pages into `folder`, taken from each (dataset, records) in turn, each dataset's records spread
+    evenly (every k-th first, then the rest); how many were written."""
+    from bodyblocks.training.datasets import page_from_record
+
+    pools = []
+    for d, records in sources:
+        step = max(1, len(records) // max(1, n // len(sources)))
+        pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
+    count, k = 0, 0
+    while count < n and any(k < len(p) for p in pools):
+        for p in pools:
+            if k < len(p) and count < n:
+                d, rec = p[k]
+                (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
+                count += 1
+        k += 1
+    return count
+
+
 def write_pages(folder: Path, n: int) -> int:
     """`n` .html pages: round-robin over the datasets (every k-th record of each), else synthetic pages."""
-    from bodyblocks.training.datasets import page_from_record, read_records
+    from bodyblocks.training.datasets import read_records
 
     folder.mkdir(parents=True, exist_ok=True)
     if n == 1:
@@ -143,20 +163,7 @@ def write_pages(folder: Path, n: int) -> int:
     names = [d for d in DATASETS if root is not None and (root / d / "pages.jsonl").exists()]
     if names:
         assert root is not None
-        pools = []
-        for d in names:
-            records = read_records(root / d)
-            step = max(1, len(records) // max(1, n // len(names)))
-            pools.append([(d, r) for r in records[::step] + [r for i, r in enumerate(records) if i % step]])
-        count, k = 0, 0
-        while count < n and any(k < len(p) for p in pools):
-            for p in pools:
-                if k < len(p) and count < n:
-                    d, rec = p[k]
-                    (folder / f"{d}-{rec['id']}.html").write_bytes(page_from_record(root / d, rec).html)
-                    count += 1
-            k += 1
-        return count
+        return write_round_robin(folder, root, [(d, read_records(root / d)) for d in names], n)
     import random
 
     from bodyblocks.training.synth import synth_page
