@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bodyblocks.config import GbtConfig, from_dict
+from bodyblocks.inference.inputs import path_parts
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
 from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.page.features import (
@@ -84,16 +85,7 @@ class _Vocabulary:
         if cols is None:
             if len(self.paths) >= self.MAX_PATHS:
                 self.paths.clear()
-            segments = tag_path.split("/")
-            if "" in segments or "..." in segments:  # (features._path_segments)
-                segments = [s for s in segments if s and s != "..."]
-            found = list(map(self.segments[0].get, segments))
-            if None in found:
-                found = [self._segment(s, 0) if c is None else c for s, c in zip(segments, found, strict=True)]
-            hits = set(chain.from_iterable(found))
-            for k, segment in enumerate(reversed(segments[-TAIL:]), start=1):  # the tail, innermost first
-                c = self.segments[k].get(segment)
-                hits.update(self._segment(segment, k) if c is None else c)
+            hits = set(chain.from_iterable(path_parts(tag_path, self.segments, self._segment)))
             cols = self.paths[tag_path] = sorted(hits)
         return cols
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -83,6 +83,24 @@ def prepare_page(
 _TAG_PATH = operator.attrgetter("tag_path")
 
 
+def path_parts(tag_path: str, memos: Sequence[dict[str, tuple[int, ...]]],
+               make: Callable[[str, int], tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """A tag path's token values, a tuple per part in features.tag_path_tokens's order: each segment's own tokens'
+    (memos[0]), then each segment of its tail, innermost first, its "k:" tokens' (memos[k]); a segment not in its
+    memo is made by make(segment, k) (which memoises it). TagIds (token ids) and the trees' vocabulary (columns)
+    read paths this way."""
+    segments = tag_path.split("/")
+    if "" in segments or "..." in segments:  # (features._path_segments)
+        segments = [s for s in segments if s and s != "..."]
+    parts = list(map(memos[0].get, segments))
+    if None in parts:
+        parts = [make(s, 0) if found is None else found for s, found in zip(segments, parts, strict=True)]
+    for k, segment in enumerate(reversed(segments[-TAIL:]), start=1):  # the tail, innermost first
+        found = memos[k].get(segment)
+        parts.append(make(segment, k) if found is None else found)
+    return parts
+
+
 class TagIds:
     """features.tag_bags's ids (the CRC-32 of each of features.tag_path_tokens(path) modulo `buckets`), made from
     memos of each path's, each path segment's and each token's ids: a page's new paths are mostly made of segments,
@@ -122,16 +140,7 @@ class TagIds:
 
     def path_ids(self, tag_path: str) -> np.ndarray:
         """The ids of one tag path's tokens, in features.tag_path_tokens's order (int64)."""
-        segments = tag_path.split("/")
-        if "" in segments or "..." in segments:  # (features._path_segments)
-            segments = [s for s in segments if s and s != "..."]
-        found = list(map(self.segments[0].get, segments))
-        if None in found:
-            found = [self.segment(s, 0) if ids is None else ids for s, ids in zip(segments, found, strict=True)]
-        ids = list(chain.from_iterable(found))
-        for k, segment in enumerate(reversed(segments[-TAIL:]), start=1):  # the tail, innermost first
-            ids.extend(self.segments[k].get(segment) or self.segment(segment, k))
-        return np.array(ids, np.int64)
+        return np.fromiter(chain.from_iterable(path_parts(tag_path, self.segments, self.segment)), np.int64)
 
     def bags(self, blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray]:
         """features.tag_bags(blocks, self.buckets): (ids (m,), offsets (n,)) int64, each distinct path made once."""
