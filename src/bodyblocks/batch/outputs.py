@@ -62,10 +62,10 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         first = ex.text.lstrip().split("\n", 1)[0]
         return (f"{title}\n\n" if title and folded(first) != folded(title) else "") + ex.text + "\n"
     if fmt == "md":
-        return front_matter(metadata_of(ex)) + _markdown(ex)
+        return front_matter({**metadata_of(ex), "captions": ex.captions, "comments": ex.comments}) + _markdown(ex)
     rec: dict[str, Any] = {
         "id": key, "title": ex.title, **metadata_of(ex), "standfirst": ex.standfirst or None, "text": ex.text,
-        "byline": ex.byline or None,
+        "byline": ex.byline or None, "captions": ex.captions, "comments": ex.comments,
         "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
         "error_page": ex.error_page,
@@ -100,7 +100,8 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
     return {
         "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
         "title": ex.title if ex else None, "standfirst": (ex.standfirst or None) if ex else None,
-        "text": ex.text if ex else None,
+        "text": ex.text if ex else None, "captions": ex.captions if ex else None,
+        "comments": ex.comments if ex else None,
         "markdown": render(ex, "md", job.key) if ex else None, **metadata_of(ex),
         "language": job.language or (ex.language if ex else None),
         "encoding": ex.encoding if ex else None, "confidence": ex.confidence if ex else None, "flags": flags,

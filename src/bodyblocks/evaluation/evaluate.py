@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +152,8 @@ def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str
     (in that order) where the gold holds them (`convention`), so that the convention moves no figure.
 
     A block extractor (Extraction.blocks or .headline set) took them out of its body: its headline block
-    (Extraction.headline, whose text is its title), .standfirst and .byline are put back, nothing else. Any other
+    (Extraction.headline, whose text is its title), .standfirst and .byline are put back, and its captions
+    (Extraction.caption_blocks) where they stand among the kept blocks, nothing else. Any other
     tool (the peers, the heuristic) reports a title, and perhaps an author, beside its body: the title is put first
     unless the body opens with it (its first OPENING_LINES lines hold it), the author after it unless the body holds
     it already."""
@@ -163,6 +164,8 @@ def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str
             lines.append(ex.standfirst)
         if convention.byline and ex.byline:
             lines.append(ex.byline)
+        if convention.captions and ex.caption_blocks and ex.blocks is not None and ex.kept is not None:
+            ex = replace(ex, text="\n".join(ex.blocks[i].text for i in sorted({*ex.kept, *ex.caption_blocks})))
     else:
         opening = _squeeze("".join(ex.text.splitlines()[:OPENING_LINES]))
         lines = [ex.title] if convention.title and ex.title and _squeeze(ex.title) not in opening else []

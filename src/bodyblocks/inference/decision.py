@@ -23,12 +23,13 @@
      above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
      gets the title channel less its site's name (site_free_title). A kept block with the title's very text
      (a headline shown twice) is dropped too (roles.headline_copies);
-  7. roles (roles.py): the blocks in comment containers are dropped, unless the rule keeps comments
-     (`--comments`) or the page is a thread (kinds.py: less than MIN_ARTICLE kept characters outside them, or
-     structured data naming a forum posting or a Q&A page), whose posts are the body, in order: kept, also
-     those the model doubted; bylines/datelines next to the headline go to Extraction.byline, the standfirst
-     (the summary paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines
-     and a short link-only last block (a button: "Follow", "关注") are dropped;
+  7. roles (roles.py): the kept blocks in comment containers go to Extraction.comments (headings and
+     link-only ones dropped), unless the rule keeps comments (`--comments`) or the page is a thread (kinds.py: less than
+     MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page), whose
+     posts are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
+     go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
+     to Extraction.standfirst; short promo lines and a short link-only last block (a button: "Follow", "关注")
+     are dropped; kept captions and photo credits (roles.is_caption) go to Extraction.captions (`captions`);
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
@@ -223,6 +224,7 @@ class DecisionRule:
     container: tuple[float, float, float] | None = None  # step 3: (share, inside, outside); None: no step 3
     headline: bool = False  # step 3b: keep the block that matches the page's title
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
+    captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -287,10 +289,13 @@ class DecisionRule:
         comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
         in_posts = int(chars[keep & comments].sum())
         posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts)
+        said: list[int] = []
         if posts is not None:
             keep |= posts  # a thread: its posts, in order
         elif not self.comments:
-            keep &= ~comments  # an article with comments: the article alone
+            said = [int(i) for i in np.flatnonzero(keep & comments)
+                    if not blocks[i].in_link_only and not blocks[i].heading_level]
+            keep &= ~comments  # an article with comments: the article alone, its comments a field of their own
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
             keep[head] = False
@@ -304,13 +309,15 @@ class DecisionRule:
         if standfirst is not None:
             keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
+        captions = [int(i) for i in np.flatnonzero(keep) if roles.is_caption(blocks[i])] if self.captions else []
+        keep[captions] = False
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
         shown = blocks[head].text if head is not None else ""
         error = bool(blocks) and kinds.error_page(blocks, keep, doc.title, shown)
         if error:  # an error or "not found" page: no body, rather than its error text
-            keep[:], kept, byline, standfirst = False, [], [], None
+            keep[:], kept, byline, standfirst, captions, said = False, [], [], None, [], []
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         return Extraction(
@@ -321,4 +328,6 @@ class DecisionRule:
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
+            captions=[blocks[i].text for i in captions], caption_blocks=captions,
+            comments=[blocks[i].text for i in said],
         )

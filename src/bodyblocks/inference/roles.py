@@ -1,10 +1,11 @@
 """Roles of kept blocks that are on the article's page but not its body: the byline/dateline, the standfirst, a
-promo line, the comments. The decision rule (decision.py) takes them out of the body text.
+promo line, the captions, the comments. The decision rule (decision.py) takes them out of the body text.
 
     headline_copies(blocks, keep, title)  # kept blocks that repeat the headline's text (shown once, as the title)
     byline_blocks(blocks, keep, head)     # short date/source/author lines next to the headline
     standfirst_block(blocks, keep, head, descriptions)  # the summary paragraph under the headline (the dek)
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
+    is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
 
@@ -17,6 +18,12 @@ ancestors, segment.py), so they read the same on every site:
            class cue with either, is a byline; a date alone is not (a heading such as "May 2005" stays);
   promo    at most PROMO_CHARS characters and starting with an advertising label, or in an element whose own
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
+  caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
+           "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
+           one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
+           block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
+           under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
+           blockquote, code, list or table under them stays what it is;
   comments the block or an ancestor below <body> has an id or class token naming a comment thread;
   standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
            most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
@@ -50,6 +57,8 @@ from bodyblocks.types import Block, Document
 BYLINE_CHARS = 100  # white space excluded
 BYLINE_WINDOW = 3  # kept blocks after the headline looked at
 PROMO_CHARS = 40
+CAPTION_CHARS = 400  # a block under a caption path longer than this is the article's (a figure wrapping it)
+FIGURE_CHARS = 150  # a block under <figure> but no <figcaption> is a caption up to this long
 BUTTON_CHARS = 10  # a link-only last block of the body at most this long is a button ("Follow", "Share", "关注")
 STANDFIRST_CHARS = (40, 400)  # white space excluded
 STANDFIRST_LINKS = 0.3  # link density at most
@@ -106,6 +115,21 @@ _DATELINE = re.compile(
 _SENTENCE_END = re.compile(r"[.!?。！？…»\"”')）]\s*$")
 _SPACE = re.compile(r"\s+")
 _LETTERS = re.compile(r"[^\W\d_]+")
+
+_CREDIT = re.compile(
+    r"^\s*(?:photos?|photograph|image|picture|illustration|file photo|credit)s?\s*(?:by\b|:|/|\|)"
+    r"|\((?:AP|AFP|Reuters|EPA|Getty)?\s*(?:Photo|Image|Illustration)s?\s*[/:)]"
+    r"|(?:getty\s*images|shutterstock|associated press photo|\bAP photo|/\s*(?:AFP|Reuters|EPA|AP)\b|photo credit"
+    r"|©\s*(?:reuters|ap|afp|getty))[^.]{0,40}\)?\s*$"
+    r"|^\s*(?:图片来源|图片来自|图片提供|图源|摄影|图\s*[/／]|图\s*[:：])|(?:供图|摄|资料图(?:片)?|图片来源[:：][^。]{0,20})\s*[)）]?\s*$",
+    re.IGNORECASE)
+# "1of4", "3 of 12", "2/5" opening a gallery's caption (not a date "12/30", nor a time after it)
+_GALLERY_COUNTER = re.compile(r"^\s*(\d{1,3})\s*(?:of|/|／)\s*(\d{1,3})(?![\d/.:]|\s*\d{1,2}:)", re.IGNORECASE)
+_CAPTION_TOKEN = re.compile(r"caption|cutline|(?:photo|image|img|pic)-?credit|^credits?$|img-?text|image-?text"
+                            r"|photo-?text|pic-?info|bildtext", re.IGNORECASE)
+_NOT_CAPTION_TOKEN = re.compile(r"author|byline", re.IGNORECASE)  # "authorCredit" names a byline
+_IMAGE_TOKEN = re.compile(r"image|photo|picture|^img|^pic$|gallery|slideshow", re.IGNORECASE)
+_NOT_CAPTION_TAGS = frozenset({"blockquote", "pre", "code", "table", "ul", "ol", "li", "td", "th"})
 
 
 def _tokens(segment: str) -> list[str]:
@@ -165,6 +189,49 @@ def is_promo(block: Block) -> bool:
         return True
     own = block.tag_path.rsplit("/", 1)[-1]
     return any(_AD_CLASS.search(t) for t in _tokens(own))
+
+
+def _path_tokens(tag_path: str, levels: int | None = None) -> list[str]:
+    """The id and class tokens of a tag path's segments (the last `levels` of them, or all)."""
+    segments = tag_path.split("/")
+    return [t for seg in (segments[-levels:] if levels else segments) for t in _tokens(seg)]
+
+
+def gallery_counter(text: str) -> bool:
+    """Whether the text opens with a gallery counter ("1of4", "3 of 12")."""
+    m = _GALLERY_COUNTER.match(text)
+    return m is not None and 0 < int(m.group(1)) <= int(m.group(2))
+
+
+def _caption_token(token: str, text: str) -> bool:
+    """Whether an id or class token names a caption (not a byline's "authorCredit", nor a heading's anchor made
+    from its text, "the-child-tax-credit")."""
+    return bool(_CAPTION_TOKEN.search(token)) and not _NOT_CAPTION_TOKEN.search(token) and not _slug_of(
+        token, text)
+
+
+def is_caption(block: Block) -> bool:
+    """A figure's caption or photo credit, or a gallery's counted caption (module docstring, 4)."""
+    text = block.text.strip()
+    if not text:
+        return False
+    if block.text_len <= CAPTION_CHARS and (_CREDIT.search(text[:120]) or _CREDIT.search(text[-120:])):
+        return True
+    if block.text_len > 8 and gallery_counter(text):
+        return True
+    tags = [_tag(seg) for seg in block.tag_path.split("/")]
+    near = block.tag_path.split("/")[-2:]  # its own element and its parent: a caption's, whatever its length
+    named = any(_tag(seg) in ("figcaption", "caption") for seg in near) or any(
+        _caption_token(t, text) for seg in near for t in _tokens(seg))
+    if named and tags[-1] not in _NOT_CAPTION_TAGS and not block.heading_level:  # (a lead in an <h2> is no caption)
+        return True
+    if block.text_len > CAPTION_CHARS or block.heading_level or not _NOT_CAPTION_TAGS.isdisjoint(tags):
+        return False
+    if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
+        return True
+    if any(_caption_token(t, text) for t in _path_tokens(block.tag_path)):
+        return True
+    return block.text_len <= FIGURE_CHARS and any(_IMAGE_TOKEN.search(t) for t in _path_tokens(block.tag_path, 1))
 
 
 def in_comments(block: Block) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bodyblocks.page import markdown_escape as escape
 from bodyblocks.types import Block
@@ -276,10 +276,17 @@ def to_markdown(title: str, blocks: Sequence[Block], base: str | None = None, st
     return "\n\n".join(out) + "\n" if out else ""
 
 
-def front_matter(fields: dict[str, str | None]) -> str:
+def front_matter(fields: Mapping[str, str | Sequence[str] | None]) -> str:
     """YAML front matter of a page's metadata (the fields that are set, in order; "" when none is): each value
     a double-quoted YAML string (markdown_escape.yaml_string: read as Markdown by a renderer that knows no front
-    matter, it is text, never HTML or a link), the date as YYYY-MM-DD."""
-    lines = [f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else escape.yaml_string(v)}"
-             for k, v in fields.items() if v]
+    matter, it is text, never HTML or a link), a list (captions, comments) a YAML sequence of them, the date as
+    YYYY-MM-DD."""
+    lines: list[str] = []
+    for k, v in fields.items():
+        if not v:
+            continue
+        if isinstance(v, str):
+            lines.append(f"{k}: {v if k == 'date' and _ISO_DATE.fullmatch(v) else escape.yaml_string(v)}")
+        else:
+            lines += [f"{k}:", *(f"  - {escape.yaml_string(item)}" for item in v)]
     return "---\n" + "\n".join(lines) + "\n---\n\n" if lines else ""

@@ -16,10 +16,10 @@ cue that fires names the role:
   3. headline: the block that matches the page's title (inference.decision.headline_block, the gold body as kept);
   4. caption: a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：",
      "图：", "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class
-     naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"); a block of at
-     most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS under a <figure> or
-     in an element named for an image ("imageByline", "photo-description"); a blockquote, code, list or table
-     under them stays what it is;
+     naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
+     block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS under a
+     <figure> or in an element named for an image ("imageByline", "photo-description"); a blockquote, code, list
+     or table under them stays what it is;
   5. byline: inference.roles.byline_blocks next to the headline in the gold body, or a short line whose own
      element's class names an author or byline (inference.roles.is_byline);
   6. standfirst: inference.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
@@ -43,16 +43,15 @@ import numpy as np
 
 from bodyblocks.inference import roles as rules
 from bodyblocks.inference.decision import MIN_ARTICLE, headline_block
+from bodyblocks.inference.roles import is_caption
 from bodyblocks.training.labels import annotated_classes
 from bodyblocks.types import Block, Document, Page
 
 ROLES = ("body", "headline", "standfirst", "byline", "caption", "related", "promo", "share", "comment",
          "navigation", "other")
-ROLES_VERSION = "1"  # bump when roles change: the convention's dataset caches key on it
-CAPTION_CHARS = 400  # a block under a caption path longer than this is the article's (a figure wrapping it)
+ROLES_VERSION = "2"  # bump when roles change: the convention's dataset caches key on it
 PROMPT_CHARS = 120  # a prompt's text, its verb within the first PROMPT_START characters
 PROMPT_START = 40
-FIGURE_CHARS = 150  # a block under <figure> but no <figcaption> is a caption up to this long
 SHARE_CHARS = 80
 RELATED_LINKS = 0.5  # link density at least, for a block in a related or navigation list
 L3S_ROLES = {1: "headline", 4: "related", 5: "comment"}
@@ -60,20 +59,6 @@ L3S_BODY = 2  # full text: body unless a cue below names the block otherwise
 L3S_SUPPLEMENTAL = 3
 LISTING_TYPES = frozenset({"collection", "listing"})  # page types (wcxb-dev) whose list is the body
 
-_CREDIT = re.compile(
-    r"^\s*(?:photos?|photograph|image|picture|illustration|file photo|credit)s?\s*(?:by\b|:|/|\|)"
-    r"|\((?:AP|AFP|Reuters|EPA|Getty)?\s*(?:Photo|Image|Illustration)s?\s*[/:)]"
-    r"|(?:getty\s*images|shutterstock|associated press photo|\bAP photo|/\s*(?:AFP|Reuters|EPA|AP)\b|photo credit"
-    r"|©\s*(?:reuters|ap|afp|getty))[^.]{0,40}\)?\s*$"
-    r"|^\s*(?:图片来源|图片来自|图片提供|图源|摄影|图\s*[/／]|图\s*[:：])|(?:供图|摄|资料图(?:片)?|图片来源[:：][^。]{0,20})\s*[)）]?\s*$",
-    re.IGNORECASE)
-# "1of4", "3 of 12", "2/5" opening a gallery's caption (not a date "12/30", nor a time after it)
-_GALLERY_COUNTER = re.compile(r"^\s*(\d{1,3})\s*(?:of|/|／)\s*(\d{1,3})(?![\d/.:]|\s*\d{1,2}:)", re.IGNORECASE)
-_CAPTION_TOKEN = re.compile(r"caption|cutline|(?:photo|image|img|pic)-?credit|^credits?$|img-?text|image-?text"
-                            r"|photo-?text|pic-?info|bildtext", re.IGNORECASE)
-_NOT_CAPTION_TOKEN = re.compile(r"author|byline", re.IGNORECASE)  # "authorCredit" names a byline
-_IMAGE_TOKEN = re.compile(r"image|photo|picture|^img|^pic$|gallery|slideshow", re.IGNORECASE)
-_NOT_CAPTION_TAGS = frozenset({"blockquote", "pre", "code", "table", "ul", "ol", "li", "td", "th"})
 _PROMPT = re.compile(
     r"\b(?:sign up|subscribe (?:to|now|today|for)|download (?:our|the) app|get (?:the|our) app|join our (?:newsletter"
     r"|mailing list|community)|follow us on|register now|start your free trial)\b"
@@ -111,46 +96,9 @@ def _tags(tag_path: str) -> list[str]:
     return [rules._tag(seg) for seg in tag_path.split("/")]
 
 
-def _counter(text: str) -> bool:
-    """Whether the text opens with a gallery counter ("1of4", "3 of 12")."""
-    m = _GALLERY_COUNTER.match(text)
-    return m is not None and 0 < int(m.group(1)) <= int(m.group(2))
-
-
-def _caption_token(token: str, text: str) -> bool:
-    """Whether an id or class token names a caption (not a byline's "authorCredit", nor a heading's anchor made
-    from its text, "the-child-tax-credit")."""
-    return bool(_CAPTION_TOKEN.search(token)) and not _NOT_CAPTION_TOKEN.search(token) and not rules._slug_of(
-        token, text)
-
-
-def is_caption(block: Block) -> bool:
-    """A figure's caption or photo credit, or a gallery's counted caption (module docstring, 4)."""
-    text = block.text.strip()
-    if not text:
-        return False
-    if block.text_len <= CAPTION_CHARS and (_CREDIT.search(text[:120]) or _CREDIT.search(text[-120:])):
-        return True
-    if block.text_len > 8 and _counter(text):
-        return True
-    tags = _tags(block.tag_path)
-    near = block.tag_path.split("/")[-2:]  # its own element and its parent: a caption's, whatever its length
-    named = any(rules._tag(seg) in ("figcaption", "caption") for seg in near) or any(
-        _caption_token(t, text) for seg in near for t in rules._tokens(seg))
-    if named and tags[-1] not in _NOT_CAPTION_TAGS:
-        return True
-    if block.text_len > CAPTION_CHARS or block.heading_level or not _NOT_CAPTION_TAGS.isdisjoint(tags):
-        return False
-    if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
-        return True
-    if any(_caption_token(t, text) for t in _tokens(block.tag_path)):
-        return True
-    return block.text_len <= FIGURE_CHARS and any(_IMAGE_TOKEN.search(t) for t in _tokens(block.tag_path, 1))
-
-
 def is_gallery_control(block: Block) -> bool:
     """A bare gallery counter ("1 of 4", "3/12"): the gallery's control, not its caption."""
-    return block.text_len <= 8 and _counter(block.text)
+    return block.text_len <= 8 and rules.gallery_counter(block.text)
 
 
 def is_prompt(block: Block) -> bool:
