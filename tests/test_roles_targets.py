@@ -119,6 +119,11 @@ def test_a_threads_posts_stay_body() -> None:
               _block(post + " Thanks!", "html/body/div#comments/div.comment/p")]
     assert block_roles(blocks, [1, 1]) == ["body", "body"]  # too little article outside the comment container
     assert convention_targets(block_roles(blocks, [1, 1]), [1, 1]) == [1, 1]
+    question = _block("How do I roll back a driver? " * 12, "html/body/main/div.question/p")  # 300+ characters
+    asked = [question, *blocks]
+    assert block_roles(asked, [1, 1, 1]) == ["body", "comment", "comment"]  # reads as an article with comments
+    # a Q&A page by its structured data (kinds.thread_cue), as the decision rule reads it: the answers are body
+    assert block_roles(asked, [1, 1, 1], thread_cue=True) == ["body", "body", "body"]
 
 
 @pytest.mark.parametrize("text", ["(AP Photo/Evan Vucci)", "A crowd gathers outside. Photo: Getty Images",

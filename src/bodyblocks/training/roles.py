@@ -11,8 +11,11 @@ cue that fires names the role:
   1. L3S-GN1's own block classes where the page has them (labels.annotated_classes): 1 headline, 4 related,
      5 comments; 3 (supplemental: bylines, datelines, agency and copyright lines, captions, key points) is never
      body: the cues below name it, else `other`;
-  2. comment: in a comment container (inference.roles.in_comments), unless the gold's body lies in comment
-     containers but for fewer than MIN_ARTICLE characters (a forum or Q&A thread: its posts are the body);
+  2. comment: in a comment container (inference.roles.in_comments), unless the page is a thread, whose posts are
+     its body, by the decision rule's test (inference.kinds.thread_posts) on the gold body: some of it in comment
+     containers and less than MIN_ARTICLE characters outside them, or the page's structured data names a forum
+     posting or a Q&A page (kinds.thread_cue) and the gold's text in comment containers is at least POST_SHARE of
+     the text outside them;
   3. headline: the block that matches the page's title (inference.decision.headline_block, the gold body as kept);
   4. caption: a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：",
      "图：", "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class
@@ -41,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.inference import kinds
 from bodyblocks.inference import roles as rules
 from bodyblocks.inference.decision import MIN_ARTICLE, headline_block
 from bodyblocks.inference.roles import is_caption
@@ -49,7 +53,7 @@ from bodyblocks.types import Block, Document, Page
 
 ROLES = ("body", "headline", "standfirst", "byline", "caption", "related", "promo", "share", "comment",
          "navigation", "other")
-ROLES_VERSION = "2"  # bump when roles change: the convention's dataset caches key on it
+ROLES_VERSION = "3"  # bump when roles change: the convention's dataset caches key on it
 PROMPT_CHARS = 120  # a prompt's text, its verb within the first PROMPT_START characters
 PROMPT_START = 40
 SHARE_CHARS = 80
@@ -159,16 +163,18 @@ def _detected(block: Block, listed: bool = False) -> str | None:
 
 
 def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", descriptions: Sequence[str] = (),
-                l3s: Sequence[int] | None = None, listing: bool = False) -> list[str]:
+                l3s: Sequence[int] | None = None, listing: bool = False, thread_cue: bool = False) -> list[str]:
     """Each block's role (module docstring). gold: the gold alignment's labels (1 body); l3s: each block's L3S
     class (labels.annotated_classes), where the page has them; listing: a listing or collection page, whose list
-    in the gold is its body (no related or navigation role there)."""
+    in the gold is its body (no related or navigation role there); thread_cue: the page's structured data names a
+    thread (inference.kinds.thread_cue)."""
     n = len(blocks)
     roles_: list[str | None] = [None] * n
     keep = np.array([bool(y) for y in gold], dtype=bool) if n else np.zeros(0, bool)
     chars = np.array([b.text_len for b in blocks], dtype=np.int64)
     comments = np.array([rules.in_comments(b) for b in blocks], dtype=bool)
-    thread = chars[keep & comments].sum() > 0 and chars[keep & ~comments].sum() < MIN_ARTICLE
+    inside, outside = int(chars[keep & comments].sum()), int(chars[keep & ~comments].sum())
+    thread = inside > 0 and (outside < MIN_ARTICLE or (thread_cue and inside >= kinds.POST_SHARE * outside))
     for i in range(n):
         cls = l3s[i] if l3s is not None else None
         if cls in L3S_ROLES:
@@ -211,7 +217,8 @@ def convention_targets(roles_: Sequence[str], gold: Sequence[int]) -> list[int]:
 
 def page_roles(page: Page, doc: Document, root: Any, gold: Sequence[int]) -> list[str]:
     """block_roles of a segmented dataset page: its L3S classes when it has an annotated copy, the meta
-    descriptions of its parsed tree (segment.segment_tree's root; None: none)."""
+    descriptions and thread cue of its parsed tree (segment.segment_tree's root; None: none)."""
     l3s = annotated_classes(doc.blocks, page.labels_html) if page.labels_html else None
     listing = page.meta.get("page_type") in LISTING_TYPES
-    return block_roles(doc.blocks, gold, doc.title, rules.page_descriptions(root), l3s, listing)
+    cue = root is not None and kinds.thread_cue(root)
+    return block_roles(doc.blocks, gold, doc.title, rules.page_descriptions(root), l3s, listing, cue)
