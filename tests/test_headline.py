@@ -327,3 +327,11 @@ def test_outputs_carry_captions_and_comments() -> None:
     front = md.split("---\n")[1]
     assert '\ncaptions:\n  - "Water covers Mill Street' in "\n" + front and "comments:\n  - \"Great article" in front
     assert "Mill Street" not in md.split("---\n", 2)[2]  # not in the body
+
+
+def test_a_page_whose_captions_are_its_content_keeps_them() -> None:
+    cards = "".join(f"<div class='card-caption'><p>Program {i}: a twelve-month course for leaders who want to learn"
+                    f" how to run a digital business, with projects and mentors along the way.</p></div>"
+                    for i in range(5))
+    ex = _decide(f"<html><body><main><h1>Programs</h1>{cards}</main></body></html>")
+    assert ex.captions == [] and "Program 4" in ex.text  # more than CAPTION_SHARE of the kept text: the content

@@ -29,7 +29,8 @@
      posts are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
      go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
      to Extraction.standfirst; short promo lines and a short link-only last block (a button: "Follow", "关注")
-     are dropped; kept captions and photo credits (roles.is_caption) go to Extraction.captions (`captions`);
+     are dropped; kept captions and photo credits (roles.is_caption) go to Extraction.captions (`captions`),
+     unless they hold more than CAPTION_SHARE of the kept characters (a gallery, a list of cards: its content);
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
@@ -55,6 +56,7 @@ HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's te
 # posts, or a headline found far down the page, keeps them)
 BEFORE_HEADLINE = 0.1
 MIN_ARTICLE = kinds.MIN_ARTICLE  # step 7: kept characters outside comment containers that make an article
+CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than this are the page's content
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -310,6 +312,8 @@ class DecisionRule:
             keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
         captions = [int(i) for i in np.flatnonzero(keep) if roles.is_caption(blocks[i])] if self.captions else []
+        if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
+            captions = []  # a gallery or a list of cards: what reads as captions is the page's content
         keep[captions] = False
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
