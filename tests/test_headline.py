@@ -335,3 +335,17 @@ def test_a_page_whose_captions_are_its_content_keeps_them() -> None:
                     for i in range(5))
     ex = _decide(f"<html><body><main><h1>Programs</h1>{cards}</main></body></html>")
     assert ex.captions == [] and "Program 4" in ex.text  # more than CAPTION_SHARE of the kept text: the content
+
+
+def test_captions_the_model_left_out_are_the_articles_when_they_sit_with_it() -> None:
+    lead = FIGURE.replace("Water covers", "Lead photo: water covers")
+    aside = ("<aside><figure><img src='/o.jpg'><figcaption>Another story's photo. (AP Photo/Jane Roe)</figcaption>"
+             "</figure></aside>")
+    page = ARTICLE.replace("<div class='byline'>", lead + "<div class='byline'>").replace("</main>", aside + "</main>")
+    page = page.replace("<div class='comment'><p>Great", "<div class='comment'><p>ann_lee</p><p>Great")
+    doc = segment(page)
+    probs = np.array([0.1 if "figcaption" in b.tag_path else 0.9 if "/main" in b.tag_path else 0.1
+                      for b in doc.blocks], np.float32)
+    ex = RULE.decide(doc, probs, "test")
+    assert ex.captions == ["Lead photo: water covers Mill Street on Monday. (AP Photo/John Doe)"]  # not the aside's
+    assert ex.comments[0].startswith("Great article") and "ann_lee" not in ex.comments  # a name is no comment

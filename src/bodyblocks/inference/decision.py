@@ -23,14 +23,17 @@
      above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
      gets the title channel less its site's name (site_free_title). A kept block with the title's very text
      (a headline shown twice) is dropped too (roles.headline_copies);
-  7. roles (roles.py): the kept blocks in comment containers go to Extraction.comments (headings and
-     link-only ones dropped), unless the rule keeps comments (`--comments`) or the page is a thread (kinds.py: less than
+  7. roles (roles.py): the blocks in comment containers are not body and their comment text goes to
+     Extraction.comments (roles.is_comment_text: no headings, names or link lines), unless the rule keeps
+     comments (`--comments`) or the page is a thread (kinds.py: less than
      MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page), whose
      posts are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
      go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
      to Extraction.standfirst; short promo lines and a short link-only last block (a button: "Follow", "关注")
      are dropped; kept captions and photo credits (roles.is_caption) go to Extraction.captions (`captions`),
-     unless they hold more than CAPTION_SHARE of the kept characters (a gallery, a list of cards: its content);
+     unless they hold more than CAPTION_SHARE of the kept characters (a gallery, a list of cards: its content),
+     with the captions the model did not keep between the headline (or the first kept block) and the last kept
+     block, under their common element;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
@@ -70,6 +73,22 @@ def _parent(xpath: str) -> str:
     """The xpath of an element's parent ("" for the root, /html[1], and above)."""
     cut = xpath.rfind("/")
     return xpath[:cut] if cut > 0 else ""
+
+
+def _captions_around(blocks: Sequence[Block], keep: np.ndarray, head: int | None) -> list[int]:
+    """Captions the model did not keep that sit with the article: between the headline (else the first kept
+    block) and the last kept block, under the element that holds them (step 7: Extraction.captions too)."""
+    kept = np.flatnonzero(keep)
+    if not len(kept):
+        return []
+    start = head if head is not None and head < kept[0] else int(kept[0])
+    paths = [blocks[i].tag_path.split("/")[:-1] for i in (start, int(kept[0]), int(kept[-1]))]
+    common = 0
+    while common < min(map(len, paths)) and len({p[common] for p in paths}) == 1:
+        common += 1
+    under = "/".join(paths[0][:common]) + "/"
+    return [i for i in range(start + 1, int(kept[-1]))
+            if not keep[i] and blocks[i].tag_path.startswith(under) and roles.is_caption(blocks[i])]
 
 
 def element_sums(xpaths: Sequence[str], values: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
@@ -295,8 +314,7 @@ class DecisionRule:
         if posts is not None:
             keep |= posts  # a thread: its posts, in order
         elif not self.comments:
-            said = [int(i) for i in np.flatnonzero(keep & comments)
-                    if not blocks[i].in_link_only and not blocks[i].heading_level]
+            said = [int(i) for i in np.flatnonzero(comments) if roles.is_comment_text(blocks[i])]
             keep &= ~comments  # an article with comments: the article alone, its comments a field of their own
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
@@ -315,6 +333,8 @@ class DecisionRule:
         if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
             captions = []  # a gallery or a list of cards: what reads as captions is the page's content
         keep[captions] = False
+        if captions or (self.captions and keep.any()):
+            captions = sorted({*captions, *_captions_around(blocks, keep, head)})
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")

@@ -7,6 +7,7 @@ promo line, the captions, the comments. The decision rule (decision.py) takes th
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
+    is_comment_text(block)                # a comment's own text there (not a name, a date, a "Reply" link)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
 
 Cues come from the block's text and its tag path (the tag, id and classes of the block's element and its
@@ -23,7 +24,8 @@ ancestors, segment.py), so they read the same on every site:
            one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
            block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
-           blockquote, code, list or table under them stays what it is;
+           blockquote, code, list or table under them stays what it is, and so does a block that is mostly
+           link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
   comments the block or an ancestor below <body> has an id or class token naming a comment thread;
   standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
            most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
@@ -219,6 +221,8 @@ def is_caption(block: Block) -> bool:
         return True
     if block.text_len > 8 and gallery_counter(text):
         return True
+    if block.link_density >= 0.5:  # "View larger image", "Email to a friend", "More pictures: < Prev | Next >"
+        return False
     tags = [_tag(seg) for seg in block.tag_path.split("/")]
     near = block.tag_path.split("/")[-2:]  # its own element and its parent: a caption's, whatever its length
     named = any(_tag(seg) in ("figcaption", "caption") for seg in near) or any(
@@ -232,6 +236,15 @@ def is_caption(block: Block) -> bool:
     if any(_caption_token(t, text) for t in _path_tokens(block.tag_path)):
         return True
     return block.text_len <= FIGURE_CHARS and any(_IMAGE_TOKEN.search(t) for t in _path_tokens(block.tag_path, 1))
+
+
+COMMENT_CHARS = 20  # a comment's text, at least (a commenter's name, "Reply", "3 hours ago" are shorter)
+
+
+def is_comment_text(block: Block) -> bool:
+    """Whether a block in a comment container is a comment's text: no heading, at least COMMENT_CHARS, less than
+    half of it link text."""
+    return block.text_len >= COMMENT_CHARS and not block.heading_level and block.link_density < 0.5
 
 
 def in_comments(block: Block) -> bool:

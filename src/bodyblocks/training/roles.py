@@ -22,7 +22,7 @@ cue that fires names the role:
      naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
      block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS under a
      <figure> or in an element named for an image ("imageByline", "photo-description"); a blockquote, code, list
-     or table under them stays what it is;
+     or table under them stays what it is, and so does a block that is mostly link text (a gallery's controls);
   5. byline: inference.roles.byline_blocks next to the headline in the gold body, or a short line whose own
      element's class names an author or byline (inference.roles.is_byline);
   6. standfirst: inference.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
@@ -53,7 +53,7 @@ from bodyblocks.types import Block, Document, Page
 
 ROLES = ("body", "headline", "standfirst", "byline", "caption", "related", "promo", "share", "comment",
          "navigation", "other")
-ROLES_VERSION = "3"  # bump when roles change: the convention's dataset caches key on it
+ROLES_VERSION = "4"  # bump when roles change: the convention's dataset caches key on it
 PROMPT_CHARS = 120  # a prompt's text, its verb within the first PROMPT_START characters
 PROMPT_START = 40
 SHARE_CHARS = 80
