@@ -349,3 +349,12 @@ def test_captions_the_model_left_out_are_the_articles_when_they_sit_with_it() ->
     ex = RULE.decide(doc, probs, "test")
     assert ex.captions == ["Lead photo: water covers Mill Street on Monday. (AP Photo/John Doe)"]  # not the aside's
     assert ex.comments[0].startswith("Great article") and "ann_lee" not in ex.comments  # a name is no comment
+
+
+def test_front_matter_lists_are_quoted_yaml_strings_a_renderer_shows_as_text() -> None:
+    from bodyblocks.page.markdown import front_matter
+
+    fm = front_matter({"author": None, "captions": ["<img src=x onerror=alert(1)> [a](javascript:x)", "二"],
+                       "comments": []})
+    assert fm.startswith("---\ncaptions:\n  - \"") and "<" not in fm and "](" not in fm and "comments" not in fm
+    assert '  - "二"' in fm
