@@ -132,10 +132,11 @@ def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
     return pages
 
 
-def load_parts(out: Path, models: Path, trees: Path) -> dict[str, list[dict[str, Any]]]:
-    """parts/S.pkl of every fold, made when missing."""
+def load_parts(out: Path, models: Path, trees: Path, folds: tuple[str, ...] = SOURCES
+               ) -> dict[str, list[dict[str, Any]]]:
+    """parts/S.pkl of every fold (of `folds`), made when missing."""
     parts = {}
-    for source in SOURCES:
+    for source in folds:
         path = out / "parts" / f"{source}.pkl"
         if not path.exists():
             log(f"{source}: the fold's parts on its test pages")
@@ -346,6 +347,9 @@ def main() -> int:
                     help="other values for one of GRID's keys (weight=0 --grid vote=0.1,0.2,0.3,0.4: the trees and the "
                          "vote without the model)")
     ap.add_argument("--note", default="", help="a paragraph added to the doc (what the folds' parts are)")
+    ap.add_argument("--parts-only", nargs="+", choices=SOURCES, metavar="FOLD",
+                    help="write these folds' parts/ and stop (e.g. for benchmarks.convention_loso when not every fold "
+                         "has a model)")
     ap.add_argument("--no-captions", action="store_true",
                     help="the decision rule without its caption step (captions stay in the body): an ablation; reuse "
                          "another run's parts/ by copying them into --out")
@@ -360,6 +364,9 @@ def main() -> int:
         GRID.update(grid_values(args.grid))
     except ValueError as e:
         ap.error(str(e))
+    if args.parts_only:
+        load_parts(args.out, args.models, args.trees, tuple(args.parts_only))
+        return 0
     grid_path = args.out / "grid.pkl"
     done = pickle.loads(grid_path.read_bytes()) if grid_path.exists() else {}
     grid = done
