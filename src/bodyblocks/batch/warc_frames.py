@@ -104,8 +104,10 @@ class _Member:
             data = self.mm[self.at : self.at + self.feed]
             self.at, self.feed = self.at + len(data), min(CHUNK, self.feed * 2)
         else:
-            return self._end(len(self.mm), f"truncated: the gzip member at offset {self.pos} ends before its end "
-                                           "(a cut file)")
+            # a member cut short inflates the members after it as its own data (often without an error): reading
+            # goes on at the next member start after this one's
+            return self._end(_next_member(self.mm, self.pos), f"truncated: the gzip member at offset {self.pos} "
+                                                              "ends before its end (a cut file)")
         try:
             piece = d.decompress(data, CHUNK)
         except zlib.error as exc:
