@@ -193,49 +193,52 @@ def is_promo(block: Block) -> bool:
     return any(_AD_CLASS.search(t) for t in _tokens(own))
 
 
-def _path_tokens(tag_path: str, levels: int | None = None) -> list[str]:
-    """The id and class tokens of a tag path's segments (the last `levels` of them, or all)."""
-    segments = tag_path.split("/")
-    return [t for seg in (segments[-levels:] if levels else segments) for t in _tokens(seg)]
-
-
 def gallery_counter(text: str) -> bool:
     """Whether the text opens with a gallery counter ("1of4", "3 of 12")."""
     m = _GALLERY_COUNTER.match(text)
     return m is not None and 0 < int(m.group(1)) <= int(m.group(2))
 
 
-def _caption_token(token: str, text: str) -> bool:
-    """Whether an id or class token names a caption (not a byline's "authorCredit", nor a heading's anchor made
-    from its text, "the-child-tax-credit")."""
-    return bool(_CAPTION_TOKEN.search(token)) and not _NOT_CAPTION_TOKEN.search(token) and not _slug_of(
-        token, text)
-
-
 def is_caption(block: Block) -> bool:
-    """A figure's caption or photo credit, or a gallery's counted caption (module docstring, 4)."""
+    """A figure's caption or photo credit, or a gallery's counted caption (module docstring, caption)."""
     text = block.text.strip()
     if not text:
         return False
-    if block.text_len <= CAPTION_CHARS and (_CREDIT.search(text[:120]) or _CREDIT.search(text[-120:])):
+    if block.text_len <= CAPTION_CHARS and (_CREDIT.search(text[:120]) or (len(text) > 120 and _CREDIT.search(
+            text[-120:]))):
         return True
     if block.text_len > 8 and gallery_counter(text):
         return True
     if block.link_density >= 0.5:  # "View larger image", "Email to a friend", "More pictures: < Prev | Next >"
         return False
-    tags = [_tag(seg) for seg in block.tag_path.split("/")]
-    near = block.tag_path.split("/")[-2:]  # its own element and its parent: a caption's, whatever its length
-    named = any(_tag(seg) in ("figcaption", "caption") for seg in near) or any(
-        _caption_token(t, text) for seg in near for t in _tokens(seg))
+    near_tag, near_tokens, tags, path_tokens, own_image = _caption_path(block.tag_path)
+    named = near_tag or any(not _slug_of(t, text) for t in near_tokens)  # its own element or its parent's
     if named and tags[-1] not in _NOT_CAPTION_TAGS and not block.heading_level:  # (a lead in an <h2> is no caption)
         return True
     if block.text_len > CAPTION_CHARS or block.heading_level or not _NOT_CAPTION_TAGS.isdisjoint(tags):
         return False
     if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
         return True
-    if any(_caption_token(t, text) for t in _path_tokens(block.tag_path)):
+    if any(not _slug_of(t, text) for t in path_tokens):
         return True
-    return block.text_len <= FIGURE_CHARS and any(_IMAGE_TOKEN.search(t) for t in _path_tokens(block.tag_path, 1))
+    return block.text_len <= FIGURE_CHARS and own_image
+
+
+@lru_cache(maxsize=1 << 16)
+def _caption_path(tag_path: str) -> tuple[bool, tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]:
+    """is_caption's cues of a tag path (the blocks of a page share a few hundred): a figcaption or caption tag in
+    its last two segments, their id/class tokens that name a caption, every segment's tag, every segment's tokens
+    that name a caption, and whether its own element's tokens name an image."""
+    segments = tag_path.split("/")
+    names = [t for seg in segments for t in _tokens(seg)]
+    near = [t for seg in segments[-2:] for t in _tokens(seg)]
+
+    def caption_named(tokens: list[str]) -> tuple[str, ...]:
+        return tuple(t for t in tokens if _CAPTION_TOKEN.search(t) and not _NOT_CAPTION_TOKEN.search(t))
+
+    return (any(_tag(seg) in ("figcaption", "caption") for seg in segments[-2:]), caption_named(near),
+            tuple(_tag(seg) for seg in segments), caption_named(names),
+            any(_IMAGE_TOKEN.search(t) for t in _tokens(segments[-1])))
 
 
 COMMENT_CHARS = 20  # a comment's text, at least (a commenter's name, "Reply", "3 hours ago" are shorter)
