@@ -43,6 +43,7 @@ from bodyblocks.training.datasets import gold_convention
 from bodyblocks.training.labels import align_blocks
 from bodyblocks.training.roles import ROLES, block_roles
 
+_SCORED: dict[tuple[str, str, str], Any] = {}
 STEPS = ("headline", "byline", "standfirst", "promo", "captions", "comments")
 SHOWN_ROLES = ("caption", "related", "promo", "share", "comment", "navigation", "byline", "headline", "other")
 
@@ -103,7 +104,10 @@ def replay(parts: dict[str, list[dict[str, Any]]], settings: dict[str, Any], lab
             for page, lab in zip(parts[source], labels[source], strict=True):
                 d = page_decision(page, blend, rule)
                 text = scored_text(d[1], convention) if d is not None else ""
-                scores.append(score_page(page["gold"], text))
+                key = (source, page["id"], text)  # a step off changes few pages: each text scored once
+                if key not in _SCORED:
+                    _SCORED[key] = score_page(page["gold"], text)
+                scores.append(_SCORED[key])
                 if d is None or lab is None:
                     continue
                 gold, role = lab
