@@ -199,13 +199,23 @@ def gallery_counter(text: str) -> bool:
     return m is not None and 0 < int(m.group(1)) <= int(m.group(2))
 
 
+# a word every _CREDIT match holds (lower-cased): text with none is no credit, found without the regular expression
+_CREDIT_HINTS = ("photo", "image", "picture", "illustration", "credit", "getty", "shutterstock", "ap", "afp",
+                 "reuters", "epa", "©", "图", "摄")
+
+
+def _credit_hint(text: str) -> bool:
+    low = text.lower()
+    return any(h in low for h in _CREDIT_HINTS)
+
+
 def is_caption(block: Block) -> bool:
     """A figure's caption or photo credit, or a gallery's counted caption (module docstring, caption)."""
     text = block.text.strip()
     if not text:
         return False
-    if block.text_len <= CAPTION_CHARS and (_CREDIT.search(text[:120]) or (len(text) > 120 and _CREDIT.search(
-            text[-120:]))):
+    if block.text_len <= CAPTION_CHARS and _credit_hint(text) and (_CREDIT.search(text[:120]) or (
+            len(text) > 120 and _CREDIT.search(text[-120:]))):
         return True
     if block.text_len > 8 and gallery_counter(text):
         return True
