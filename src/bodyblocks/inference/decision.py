@@ -82,11 +82,9 @@ def _captions_around(blocks: Sequence[Block], keep: np.ndarray, head: int | None
     if not len(kept):
         return []
     start = head if head is not None and head < kept[0] else int(kept[0])
-    paths = [blocks[i].tag_path.split("/")[:-1] for i in (start, int(kept[0]), int(kept[-1]))]
-    common = 0
-    while common < min(map(len, paths)) and len({p[common] for p in paths}) == 1:
-        common += 1
-    under = "/".join(paths[0][:common]) + "/"
+    parents = [_parent(blocks[i].tag_path) for i in (start, int(kept[0]), int(kept[-1]))]
+    common = min(roles.common_depth(parents[0], p) for p in parents[1:])
+    under = "/".join(parents[0].split("/")[:common]) + "/"
     return [i for i in range(start + 1, int(kept[-1]))
             if not keep[i] and blocks[i].tag_path.startswith(under) and roles.is_caption(blocks[i])]
 
@@ -333,7 +331,7 @@ class DecisionRule:
         if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
             captions = []  # a gallery or a list of cards: what reads as captions is the page's content
         keep[captions] = False
-        if captions or (self.captions and keep.any()):
+        if self.captions:
             captions = sorted({*captions, *_captions_around(blocks, keep, head)})
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:

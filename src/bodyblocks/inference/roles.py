@@ -320,8 +320,8 @@ def _slug_of(token: str, text: str) -> bool:
     return len(words) >= 3 and " ".join(_LETTERS.findall(text[:200].casefold())).startswith(" ".join(words[:3]))
 
 
-def _common_depth(a: str, b: str) -> int:
-    """Segments two xpaths share from the root."""
+def common_depth(a: str, b: str) -> int:
+    """Segments two xpaths (or tag paths) share from the root."""
     sa, sb = a.split("/"), b.split("/")
     k = 0
     while k < min(len(sa), len(sb)) and sa[k] == sb[k]:
@@ -366,7 +366,7 @@ def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None
     if body < STANDFIRST_BODY:
         return None
     # its own segments: the element and the ancestors it does not share with the next kept block
-    shared = _common_depth(block.xpath, nxt.xpath)
+    shared = common_depth(block.xpath, nxt.xpath)
     own = block.tag_path.split("/")[max(shared - 1, 0):]  # an xpath starts with "/": one segment more
     if any(_tag(seg) in ("figure", "figcaption") for seg in own):
         return None
@@ -377,7 +377,7 @@ def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None
         return cand
     if not descriptions or not (_SENTENCE_END.search(block.text) or block.text_len >= 80):
         return None
-    with_headline = _common_depth(block.xpath, blocks[head].xpath) > shared
+    with_headline = common_depth(block.xpath, blocks[head].xpath) > shared
     own_heading = block.heading_level >= 2 and block.xpath.rsplit("/", 1)[0] != nxt.xpath.rsplit("/", 1)[0]
     if (with_headline or own_heading) and matches_description(block.text, descriptions):
         return cand
