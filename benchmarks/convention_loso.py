@@ -6,7 +6,8 @@
 Each RUN is a `benchmarks.loso_blend` folder whose parts/S.pkl hold fold S's model and trees' P(body) and the vote
 on S's test pages (the parts trained with `--set data.targets=gold` in one run, `convention` in the other, both on
 host-disjoint folds). Every fold that all the runs have is replayed with one fixed blend and decision rule (the
-setting: model weight, vote weight, threshold, the container's outer threshold; the same for every run, so only
+setting: model weight, vote weight, threshold, the container's outer threshold and, optionally, its core (0: none,
+loso_blend.GRID); the same for every run, so only
 the learned parts differ) and scored under the source's own gold convention (evaluate.scored_text), as loso_blend
 scores it: token precision, recall, F1 and acc@0.9 per fold, and their mean over those folds.
 """
@@ -37,11 +38,16 @@ def scores(run: Path, source: str, setting: tuple[float, ...]) -> tuple[float, .
 def main() -> int:
     ap = arguments(__doc__, write=True)
     ap.add_argument("--runs", type=Path, nargs="+", required=True, help="loso_blend folders with parts/")
-    ap.add_argument("--setting", default="0.2,0.2,0.45,0.7", help="model weight, vote weight, threshold, outside")
+    ap.add_argument("--setting", default="0.2,0.2,0.45,0.7",
+                    help="model weight, vote weight, threshold, outside[, core] (core 0 or left out: none)")
     args = ap.parse_args()
-    setting = tuple(float(x) for x in args.setting.split(","))
-    if len(setting) != 4:
-        ap.error("--setting: four numbers")
+    try:
+        setting = tuple(float(x) for x in args.setting.split(","))
+    except ValueError:
+        ap.error(f"--setting {args.setting}: four or five numbers")
+    if len(setting) not in (4, 5):
+        ap.error("--setting: four or five numbers")
+    setting = (*setting, 0.0)[:5]
     folds = [s for s in SOURCES if all((r / "parts" / f"{s}.pkl").exists() for r in args.runs)]
     if not folds:
         ap.error("no fold is in every run")

@@ -12,7 +12,8 @@ benchmarks/loso.py tunes each fold's blend on the validation pages of the fold's
 come from the same sources as the training pages, so the tuned blend learns their gold conventions rather than what
 holds on a new source (tuned on validation, the trees with the token vocabulary lost the gain they show
 alone). Here the blend is one setting of a small grid (GRID: the model's weight, the vote's, the
-threshold and the container step's outer threshold), chosen by the mean token F1 over the folds' left-out test pages,
+threshold, the container step's outer threshold and its core: 0 none, else the P(body) of the blocks the container is
+found from when they hold CORE_SHARE of the kept text), chosen by the mean token F1 over the folds' left-out test pages,
 each fold scored with its own parts (trained without its source's sites):
 
   1. parts/S.pkl   for every fold S, each of S's test pages with the P(body) of S's model and trees and the
@@ -59,13 +60,15 @@ ZH = "daniel zh"  # daniel's Chinese pages, reported apart (not a fold of their 
 PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its headline, and on its body alone
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
-GRID = {  # model weight, vote weight, threshold, container outer threshold
+CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
+GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
     "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
     "threshold": (0.4, 0.45, 0.5),
     "outside": (0.5, 0.6, 0.7),
+    "core": (0.0, 0.7),
 }
-Setting = tuple[float, float, float, float]
+Setting = tuple[float, float, float, float, float]
 CAPTIONS = {"on": True}  # the decision rule's caption step (--no-captions: off, an ablation)
 
 
@@ -94,9 +97,9 @@ def settings() -> list[Setting]:
 
 def rule_meta(setting: Setting) -> dict[str, Any]:
     """The decision rule of a setting as an ensemble's config.json holds it (its blend's model weight included)."""
-    w, _, t, outside = setting
-    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": [*CONTAINER, max(outside, t)],
-            "confident": max(t, 0.5)}
+    w, _, t, outside, core = setting
+    box = [*CONTAINER, max(outside, t)] + ([core, CORE_SHARE] if core else [])
+    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": box, "confident": max(t, 0.5)}
 
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
@@ -115,7 +118,7 @@ def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
 
     pages = []
     with tempfile.TemporaryDirectory() as tmp:  # (the ensemble's paths to its parts go through it)
-        setting = (0.4, 0.2, 0.5, 0.6)  # any with the vote, so that pages are segmented with it
+        setting = (0.4, 0.2, 0.5, 0.6, 0.0)  # any with the vote, so that pages are segmented with it
         write_ensemble_folder(tmp, models / source / "model", trees / source / "gbt",
                               {**rule_meta(setting), "heuristic": setting[1]})
         ex = load_extractor("ensemble", tmp, device="cpu")
@@ -242,18 +245,36 @@ def nested_choice(grid: dict[Setting, dict[str, tuple[float, float]]], vote: boo
     return {**chosen, ZH: chosen["daniel"]}
 
 
-def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dict[str, tuple[float, float]]]) -> None:
+def write_ensemble(folder: Path, model: Path, gbt: Path, grid: dict[Setting, dict[str, tuple[float, float]]],
+                   ship: tuple[Setting, Setting] | None = None) -> None:
     """An ensemble folder of MODEL and GBT with the blend chosen over all folds (and, as `without_vote`, the best
-    setting without the vote); its metrics say where the blend comes from."""
+    setting without the vote), or the two settings of `ship` (`--ship`: each must be in the grid); its metrics say
+    where the blend comes from."""
     from bodyblocks.training.tune import write_ensemble_folder
 
-    chosen, plain = best(grid, SOURCES), best(grid, SOURCES, vote=False)
+    chosen, plain = ship if ship else (best(grid, SOURCES), best(grid, SOURCES, vote=False))
+    for s in (chosen, plain):
+        if s not in grid:
+            raise ValueError(f"--ship: {s} is not a setting of the grid in {folder}'s run (score it first: --grid)")
+    how = ("the best mean token F1 over the leave-one-source-out folds' test pages" if not ship else
+           f"given (--ship), not the grid's best over all folds {best(grid, SOURCES)}")
     loso = {f: list(grid[chosen][f]) for f in (*SOURCES, ZH)}
     write_ensemble_folder(folder, model, gbt, {
         **rule_meta(chosen), "heuristic": chosen[1], "without_vote": rule_meta(plain),
-        "metrics": {"chosen_by": "benchmarks/loso_blend.py: the best mean token F1 over the leave-one-source-out "
-                                 "folds' test pages", "loso_token_f1_acc90": loso,
+        "metrics": {"chosen_by": f"benchmarks/loso_blend.py: {how}", "setting": list(chosen),
+                    "loso_token_f1_acc90": loso,
                     "without_vote_loso_token_f1_acc90": {f: list(grid[plain][f]) for f in (*SOURCES, ZH)}}})
+
+
+def ship_values(text: str) -> tuple[Setting, Setting]:
+    """`--ship W,H,T,O,C;W,0,T,O,C`: the setting with the vote and the one without it (ValueError otherwise)."""
+    try:
+        pair = tuple(tuple(float(v) for v in part.split(",")) for part in text.split(";"))
+    except ValueError:
+        pair = ()
+    if len(pair) != 2 or any(len(s) != len(GRID) for s in pair) or pair[1][1] != 0.0 or pair[0][1] == 0.0:
+        raise ValueError(f"--ship {text}: expected W,H,T,O,C;W,0,T,O,C (the setting with the vote, then one without)")
+    return pair  # type: ignore[return-value]
 
 
 # ------------------------------------------------------------------------------------------- 3. report
@@ -301,8 +322,9 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "folds, each less its test pages from a site of the source (by registrable domain; and those with no host), "
         "so no page of a source, nor of its sites, takes part in choosing the blend it is scored with. Mean over the "
         "six folds; daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay "
-        "of five settings on every fold, and the container step's share and inner threshold are what every fold's "
-        "validation tuning chose: the choice within the grid is blind to each fold, the grid itself not wholly.",
+        "of five settings on every fold, the container step's share and inner threshold are what every fold's "
+        "validation tuning chose, and the core's share was set after a replay of the core on every fold: the choice "
+        "within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
@@ -320,8 +342,9 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
     for peer, rows in peers.items():
         if all(f in rows for f in cols):
             lines.append(f"| {peer} | " + " | ".join(_fmt(rows[f]) for f in cols) + f" | {_fmt(mean(rows))} |")
-    lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold; the container step's "
-              f"share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the rescue {RESCUE}):", ""]
+    lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold, container's core: 0 "
+              f"none; the container step's share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the core's "
+              f"share {CORE_SHARE}, the rescue {RESCUE}):", ""]
     for f in SOURCES:
         lines.append(f"- fold {f}: {nested[f]}; without the vote {plain[f]}")
     no_vote = best(grid, SOURCES, vote=False)
@@ -356,9 +379,15 @@ def main() -> int:
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
     ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
     ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")
+    ap.add_argument("--ship", metavar="W,H,T,O,C;W,0,T,O,C",
+                    help="--ensemble: these two settings (with the vote; without it) instead of the grid's best")
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
+    try:
+        ship = ship_values(args.ship) if args.ship else None
+    except ValueError as e:
+        ap.error(str(e))
     CAPTIONS["on"] = not args.no_captions
     try:
         GRID.update(grid_values(args.grid))
@@ -368,13 +397,17 @@ def main() -> int:
         load_parts(args.out, args.models, args.trees, tuple(args.parts_only))
         return 0
     grid_path = args.out / "grid.pkl"
-    done = pickle.loads(grid_path.read_bytes()) if grid_path.exists() else {}
+    done = {(*s, 0.0)[:5]: row for s, row in pickle.loads(grid_path.read_bytes()).items()} if grid_path.exists() else {}
+    # (a cache written before the core was a key of the grid: its settings are without one)
     grid = done
     if not args.report_only:
         grid = grid_scores(load_parts(args.out, args.models, args.trees), done)
         write_atomic(grid_path, pickle.dumps(grid))
     if args.ensemble:
-        write_ensemble(args.ensemble, args.model, args.gbt, grid)
+        try:
+            write_ensemble(args.ensemble, args.model, args.gbt, grid, ship)
+        except ValueError as e:
+            ap.error(str(e))
     text = report(grid, args.peers, args)
     print(text)
     write_report(args.doc, text)

@@ -372,6 +372,25 @@ def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None
         load_extractor("gbt", folder)
 
 
+def test_a_checkpoint_container_of_three_or_five_numbers_loads_and_four_does_not(tmp_path: Path) -> None:
+    from bodyblocks.inference.checkpoints import load_extractor, shipped
+
+    if shipped("gbt") is None:
+        pytest.skip("checkpoints/gbt is not shipped in this checkout")
+    import shutil
+
+    folder = tmp_path / "gbt"
+    shutil.copytree(shipped("gbt"), folder)
+    meta = json.loads((folder / "config.json").read_text())
+    meta["container"] = [0.8, 0.3, 0.6, 0.7, 0.3]
+    (folder / "config.json").write_text(json.dumps(meta))
+    assert load_extractor("gbt", folder).rule.container == (0.8, 0.3, 0.6, 0.7, 0.3)
+    meta["container"] = [0.8, 0.3, 0.6, 0.7]
+    (folder / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="'container' must be null or three or five numbers"):
+        load_extractor("gbt", folder)
+
+
 def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
     """A hub-style folder with a pickled pytorch_model.bin is refused, whatever torch.load would do."""
     import torch

@@ -6,8 +6,27 @@ from benchmarks import loso_blend
 
 def test_settings_leave_the_trees_a_share():
     settings = loso_blend.settings()
-    assert settings and all(w + h < 1.0 for w, h, _, _ in settings)
-    assert (0.2, 0.2, 0.45, 0.6) in settings  # the shipped ensemble's blend
+    assert settings and all(w + h < 1.0 for w, h, *_ in settings)
+    assert (0.2, 0.2, 0.45, 0.6, 0.7) in settings  # the shipped ensemble's blend
+    assert (0.2, 0.2, 0.45, 0.6, 0.0) in settings  # the same without the container's core
+
+
+def test_a_setting_with_a_core_puts_it_in_the_container_step():
+    from bodyblocks.inference.decision import DecisionRule
+
+    assert loso_blend.rule_meta((0.2, 0.2, 0.45, 0.6, 0.0))["container"] == [0.6, 0.3, 0.6]
+    meta = loso_blend.rule_meta((0.2, 0.2, 0.45, 0.6, 0.7))
+    assert meta["container"] == [0.6, 0.3, 0.6, 0.7, loso_blend.CORE_SHARE]
+    assert DecisionRule.from_meta(meta).container == (0.6, 0.3, 0.6, 0.7, loso_blend.CORE_SHARE)
+
+
+def test_ship_values_parse_and_refuse():
+    assert loso_blend.ship_values("0.2,0.2,0.45,0.6,0.7;0.5,0,0.5,0.6,0") == (
+        (0.2, 0.2, 0.45, 0.6, 0.7), (0.5, 0.0, 0.5, 0.6, 0.0))
+    for bad in ("0.2,0.2,0.45,0.6,0.7", "0.2,0.2,0.45,0.6;0.5,0,0.5,0.6", "0.5,0,0.5,0.6,0;0.2,0.2,0.45,0.6,0.7",
+                "a,b;c,d"):
+        with pytest.raises(ValueError, match="--ship"):
+            loso_blend.ship_values(bad)
 
 
 def test_grid_values_parse_and_refuse(monkeypatch):
@@ -16,11 +35,11 @@ def test_grid_values_parse_and_refuse(monkeypatch):
         with pytest.raises(ValueError, match="--grid"):
             loso_blend.grid_values([bad])
     monkeypatch.setattr(loso_blend, "GRID", {**loso_blend.GRID, **loso_blend.grid_values(["weight=0"])})
-    assert {w for w, _, _, _ in loso_blend.settings()} == {0.0}
+    assert {w for w, *_ in loso_blend.settings()} == {0.0}
 
 
 def test_each_fold_is_scored_with_the_setting_best_on_the_other_folds():
-    a, b, c = (0.2, 0.2, 0.45, 0.6), (0.3, 0.1, 0.5, 0.5), (0.2, 0.0, 0.4, 0.5)  # c: without the vote
+    a, b, c = (0.2, 0.2, 0.45, 0.6, 0.7), (0.3, 0.1, 0.5, 0.5, 0.0), (0.2, 0.0, 0.4, 0.5, 0.7)  # c: without the vote
     folds = loso_blend.SOURCES
     grid = {a: {f: (0.80, 0.5) for f in folds}, b: {f: (0.81, 0.5) for f in folds}, c: {f: (0.90, 0.9) for f in folds}}
     grid[a]["dragnet"] = (0.99, 0.9)  # a wins on dragnet by far: best over all folds, yet not dragnet's own choice
@@ -37,7 +56,7 @@ def test_each_fold_is_scored_with_the_setting_best_on_the_other_folds():
 
 
 def test_the_nested_choice_is_blind_to_the_left_out_sources_sites():
-    a, b = (0.2, 0.2, 0.45, 0.7), (0.4, 0.1, 0.5, 0.6)
+    a, b = (0.2, 0.2, 0.45, 0.7, 0.0), (0.4, 0.1, 0.5, 0.6, 0.7)
     w = loso_blend.without
     grid = {  # on all of fold x's pages a wins; on those not of a site of fold s, b does
         a: {"x": (0.95, 0.9), "y": (0.80, 0.7), w("x", "s"): (0.70, 0.5), w("y", "s"): (0.80, 0.7)},
@@ -72,7 +91,7 @@ def test_loso_reads_each_tool_with_and_without_its_headline(tmp_path):
 def test_grid_scores_each_fold_less_the_pages_of_each_other_folds_sites(monkeypatch):
     from bodyblocks.training.hosts import Unseen
 
-    a, b = (0.2, 0.2, 0.45, 0.7), (0.4, 0.1, 0.5, 0.6)
+    a, b = (0.2, 0.2, 0.45, 0.7, 0.0), (0.4, 0.1, 0.5, 0.6, 0.7)
     gold = "the harbour wall works begin in may"
     parts = {"x": [{"gold": gold, "lang": "en"}] * 3, "s": [{"gold": gold, "lang": "en"}]}
     domains = {"x": ["bbc.co.uk", None, "nytimes.com"], "s": ["bbc.co.uk"]}

@@ -25,7 +25,7 @@ def _parts() -> dict:
 
 def test_each_step_off_changes_only_what_it_names_and_is_restored():
     parts = _parts()
-    settings = {s: (0.2, 0.2, 0.5, 0.7) for s in loso_blend.SOURCES}
+    settings = {s: (0.2, 0.2, 0.5, 0.7, 0.7) for s in loso_blend.SOURCES}
     labels = {s: [role_ablation.page_roles(p) for p in pages] for s, pages in parts.items()}
     every = role_ablation.replay(parts, settings, labels, None)
     assert every["not_gold"] == 0 and every["folds"]["wcxb-dev"][0] > 0.99  # its gold: the paragraphs alone

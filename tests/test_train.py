@@ -218,6 +218,33 @@ def test_container_step_fills_the_article_and_drops_strays() -> None:
     assert DecisionRule.from_meta({"container": [0.6, 0.1, 0.8]}, threshold=0.4).container is None  # by hand: off
 
 
+
+def test_container_core_keeps_a_doubtful_sidebar_from_pulling_the_container_up() -> None:
+    import numpy as np
+
+    from bodyblocks.inference.decision import DecisionRule, core_mask
+    from bodyblocks.types import Block
+
+    # an article (div[2]/div[1], sure) beside a sidebar of doubtful prose (div[2]/div[2]) under one wrapper
+    spots = [f"/html[1]/body[1]/div[2]/div[1]/p[{k}]" for k in range(1, 4)] + \
+        [f"/html[1]/body[1]/div[2]/div[2]/p[{k}]" for k in range(1, 4)] + ["/html[1]/body[1]/div[3]/p[1]"]
+    blocks = [Block(i, "x" * 40, "p", "html/body/div/div/p", xp, 4, text_len=40) for i, xp in enumerate(spots)]
+    probs = np.array([0.95, 0.9, 0.92, 0.6, 0.65, 0.55, 0.1])
+    plain = DecisionRule(0.5, 0.5, container=(0.6, 0.3, 0.7)).keep(probs, blocks)
+    assert list(np.flatnonzero(plain)) == [0, 1, 2, 3, 4, 5]  # the container found is the wrapper: sidebar kept
+    cored = DecisionRule(0.5, 0.5, container=(0.6, 0.3, 0.7, 0.8, 0.3)).keep(probs, blocks)
+    assert list(np.flatnonzero(cored)) == [0, 1, 2]
+    # a core too small to stand for the kept text (one sure block of six): the container comes from what is kept
+    thin = np.array([0.95, 0.6, 0.6, 0.6, 0.65, 0.55, 0.1])
+    keep = thin >= 0.5
+    assert core_mask(blocks, thin, keep, 0.8, 0.3) is keep
+    assert list(np.flatnonzero(DecisionRule(0.5, 0.5, container=(0.6, 0.3, 0.7, 0.8, 0.3)).keep(thin, blocks))) \
+        == [0, 1, 2, 3, 4, 5]
+    assert DecisionRule.from_meta({"threshold": 0.5, "container": [0.6, 0.3, 0.7, 0.8, 0.3]}).container == \
+        (0.6, 0.3, 0.7, 0.8, 0.3)
+    with pytest.raises(ValueError, match="container"):
+        DecisionRule(0.5, 0.5, container=(0.6, 0.3, 0.7, 0.8))
+
 def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
     import numpy as np
 

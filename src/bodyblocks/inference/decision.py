@@ -10,8 +10,11 @@
      what steps 1-2 keep (the deepest element holding `share` of the kept characters) and the choice is
      redone around it: inside it blocks at or above `inside` are kept, outside it only those at or above
      `outside`. This fills the holes a block-by-block decision leaves in the article and drops strays far
-     from it (a related-links box, a caption in the sidebar); the leave-one-source-out blend grid
-     (docs/GENERALIZATION.md) chooses its outer threshold;
+     from it (a related-links box, a caption in the sidebar). With a core (`core`, `core_share`) the
+     container is found from the confident blocks alone (P(body) >= core) when they hold at least
+     `core_share` of the kept characters: a sidebar of doubtful prose kept beside the article then no longer
+     pulls the container up to the page's wrapper. The leave-one-source-out blend grid
+     (docs/GENERALIZATION.md) chooses the outer threshold and the core;
   3b. headline (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
      block that best matches the page's title (title_match) is kept, so that a headline just under the
      threshold is not lost where the convention counts it as body;
@@ -164,11 +167,23 @@ def keep_around(keep: np.ndarray, probs: np.ndarray, inside: np.ndarray, low: fl
     return (inside & (keep | (probs >= low))) | (~inside & (probs >= high))
 
 
+def core_mask(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, core: float, core_share: float
+              ) -> np.ndarray:
+    """Step 3's core: the blocks at or above `core` when they hold at least `core_share` of the kept blocks'
+    characters (and some), else `keep`."""
+    confident = probs >= core
+    chars = np.fromiter((b.text_len for b in blocks), np.float64, len(blocks))
+    held = float(chars @ confident)
+    return confident if held > 0 and held >= core_share * float(chars @ keep) else keep
+
+
 def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
-                   container: tuple[float, float, float]) -> np.ndarray:
-    """Step 3: `keep` redone around the main container; container = (share, inside, outside)."""
-    share, inside, outside = container
-    main = main_container(blocks, keep, share)
+                   container: tuple[float, ...]) -> np.ndarray:
+    """Step 3: `keep` redone around the main container; container = (share, inside, outside) or (share, inside,
+    outside, core, core_share): the container found from the core (core_mask)."""
+    share, inside, outside = container[:3]
+    found = keep if len(container) == 3 else core_mask(blocks, probs, keep, container[3], container[4])
+    main = main_container(blocks, found, share)
     if main is None:
         return keep
     return keep_around(keep, probs, inside_mask(blocks, main), inside, outside)
@@ -240,7 +255,7 @@ class DecisionRule:
     threshold: float
     confident: float
     rescue: float | None = None
-    container: tuple[float, float, float] | None = None  # step 3: (share, inside, outside); None: no step 3
+    container: tuple[float, ...] | None = None  # step 3: (share, inside, outside[, core, core_share]); None: no step 3
     headline: bool = False  # step 3b: keep the block that matches the page's title
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
@@ -248,8 +263,9 @@ class DecisionRule:
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
         if self.container is not None:
-            if len(self.container) != 3:
-                raise ValueError(f"decision rule: container is (share, inside, outside), got {self.container!r}")
+            if len(self.container) not in (3, 5):
+                raise ValueError(f"decision rule: container is (share, inside, outside[, core, core_share]), got "
+                                 f"{self.container!r}")
             values += list(self.container)
         if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in values):  # NaN fails both
             raise ValueError(f"decision rule: threshold, confident, rescue and the container's values must be "

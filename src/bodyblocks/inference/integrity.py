@@ -209,7 +209,7 @@ RULE_KEYS = ("threshold", "confident", "rescue")
 
 def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[str] = ()) -> None:
     """The decision rule's values of a config.json: threshold, confident, rescue numbers in [0, 1] (confident
-    and rescue may be null), container null or three numbers; `required`: keys that must be there."""
+    and rescue may be null), container null or three or five numbers; `required`: keys that must be there."""
     where = Path(folder) / "config.json"
     for key in required:
         if key not in meta:
@@ -221,9 +221,10 @@ def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[s
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
             raise CheckpointError(f"{where}: {key!r} must be a number between 0 and 1, not {value!r}")
     box = meta.get("container")
-    if box is not None and not (isinstance(box, list) and len(box) == 3 and all(
+    if box is not None and not (isinstance(box, list) and len(box) in (3, 5) and all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in box)):
-        raise CheckpointError(f"{where}: 'container' must be null or three numbers, not {box!r}")
+        raise CheckpointError(f"{where}: 'container' must be null or three or five numbers (share, inside, outside"
+                              f"[, core, core_share]), not {box!r}")
 
 
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
