@@ -38,3 +38,7 @@ def test_each_step_off_changes_only_what_it_names_and_is_restored():
     assert decision.headline_block.__name__ == "headline_block"  # the patches are undone
     assert roles.byline_blocks.__name__ == "byline_blocks"
     assert captions["folds"]["wcxb-dev"][0] < every["folds"]["wcxb-dev"][0]
+    assert captions["by_source"]["wcxb-dev"] == [captions["kept"] // 6, caption]  # each fold's own counts
+    text = role_ablation.table({"ensemble, every step": every, "ensemble, without captions": captions}, "b")
+    by_fold = text.split("The same share by left-out source")[1]
+    assert "| ensemble, every step | 0.00% |" in by_fold and "without captions" not in by_fold
