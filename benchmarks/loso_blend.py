@@ -237,6 +237,15 @@ def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, 
     return max((s for s in grid if (s[1] > 0) == vote), key=key)
 
 
+def missing_kind(grid: dict[Setting, dict[str, tuple[float, float]]]) -> str | None:
+    """What the report and `--ensemble` lack in `grid`: settings with the vote or without it (None: both there)."""
+    kinds = {s[1] > 0 for s in grid}
+    if kinds == {True, False}:
+        return None
+    lack = "with the vote" if False in kinds else ("without the vote (vote=0)" if True in kinds else "of any kind")
+    return f"the grid holds no setting {lack}: the report and --ensemble need both (--grid vote=0,...)"
+
+
 def nested_choice(grid: dict[Setting, dict[str, tuple[float, float]]], vote: bool = True) -> dict[str, Setting]:
     """Each fold's setting: the best over the *other* folds (`best`), each scored without its pages of a site of
     the fold (`blind_to`), so no page of a source or of its sites takes part in choosing the blend it is scored
@@ -403,6 +412,9 @@ def main() -> int:
     if not args.report_only:
         grid = grid_scores(load_parts(args.out, args.models, args.trees), done)
         write_atomic(grid_path, pickle.dumps(grid))
+    lack = missing_kind(grid)
+    if lack:
+        ap.error(f"{lack}; the scores so far are in {grid_path}")
     if args.ensemble:
         try:
             write_ensemble(args.ensemble, args.model, args.gbt, grid, ship)

@@ -110,3 +110,11 @@ def test_grid_scores_each_fold_less_the_pages_of_each_other_folds_sites(monkeypa
     assert grid[a][w("x", "s")] == (0.0, 0.0) and grid[b][w("x", "s")] == (1.0, 1.0)  # nytimes.com's page alone
     assert loso_blend.best(grid, ("x",), blind_to="s") == b
     assert loso_blend.grid_scores(parts, grid) == grid  # every key there: nothing scored again
+
+
+def test_a_grid_without_one_kind_of_setting_is_named_not_a_traceback():
+    row = {f: (0.8, 0.5) for f in loso_blend.SOURCES}
+    assert loso_blend.missing_kind({(0.2, 0.2, 0.45, 0.6, 0.7): row, (0.5, 0.0, 0.5, 0.6, 0.0): row}) is None
+    assert "without the vote" in loso_blend.missing_kind({(0.2, 0.2, 0.45, 0.6, 0.7): row})
+    assert "with the vote" in loso_blend.missing_kind({(0.5, 0.0, 0.5, 0.6, 0.0): row})
+    assert "of any kind" in loso_blend.missing_kind({})
