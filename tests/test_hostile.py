@@ -356,37 +356,36 @@ def test_a_decision_rule_out_of_range_is_refused(value: object) -> None:
             DecisionRule.from_meta({"threshold": 0.5, "rescue": value})
 
 
-def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor, shipped
+def _shipped_gbt_with(tmp_path: Path, **changes: object) -> Path:
+    """A copy of the shipped trees' folder whose config.json has `changes` (skips when none is shipped)."""
+    import shutil
+
+    from bodyblocks.inference.checkpoints import shipped
 
     if shipped("gbt") is None:
         pytest.skip("checkpoints/gbt is not shipped in this checkout")
-    import shutil
-
     folder = tmp_path / "gbt"
-    shutil.copytree(shipped("gbt"), folder)
+    if not folder.exists():
+        shutil.copytree(shipped("gbt"), folder)
     meta = json.loads((folder / "config.json").read_text())
-    meta["threshold"] = float("nan")
-    (folder / "config.json").write_text(json.dumps(meta))
+    (folder / "config.json").write_text(json.dumps({**meta, **changes}))
+    return folder
+
+
+def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None:
+    from bodyblocks.inference.checkpoints import load_extractor
+
+    folder = _shipped_gbt_with(tmp_path, threshold=float("nan"))
     with pytest.raises(ValueError, match="'threshold' must be a number between 0 and 1, not nan"):
         load_extractor("gbt", folder)
 
 
 def test_a_checkpoint_container_of_three_or_five_numbers_loads_and_four_does_not(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor, shipped
+    from bodyblocks.inference.checkpoints import load_extractor
 
-    if shipped("gbt") is None:
-        pytest.skip("checkpoints/gbt is not shipped in this checkout")
-    import shutil
-
-    folder = tmp_path / "gbt"
-    shutil.copytree(shipped("gbt"), folder)
-    meta = json.loads((folder / "config.json").read_text())
-    meta["container"] = [0.8, 0.3, 0.6, 0.7, 0.3]
-    (folder / "config.json").write_text(json.dumps(meta))
+    folder = _shipped_gbt_with(tmp_path, container=[0.8, 0.3, 0.6, 0.7, 0.3])
     assert load_extractor("gbt", folder).rule.container == (0.8, 0.3, 0.6, 0.7, 0.3)
-    meta["container"] = [0.8, 0.3, 0.6, 0.7]
-    (folder / "config.json").write_text(json.dumps(meta))
+    _shipped_gbt_with(tmp_path, container=[0.8, 0.3, 0.6, 0.7])
     with pytest.raises(ValueError, match="'container' must be null or three or five numbers"):
         load_extractor("gbt", folder)
 
