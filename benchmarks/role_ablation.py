@@ -17,8 +17,8 @@ nested choice: chosen on the *other* folds), first with every step on, then with
 and the same with the trees alone (the model's and the vote's weights 0, the fold's threshold). Per row: token F1
 / acc@0.9 on each fold's test pages under its source's own gold convention (evaluate.scored_text: what a source's
 gold holds besides the body put back), their mean over the six folds, and, pooled over every fold's pages (and
-by fold), the share of the characters kept as body (Extraction.kept) in blocks not in the gold (training/labels.align_blocks
-against the gold text), then that share by the block's role (training/roles.block_roles, from the gold text's
+by fold), the share of the characters kept as body (Extraction.kept) in blocks not in the gold
+(training/labels.align_blocks against the gold text), then that share by the block's role (training/roles.block_roles, from the gold text's
 alignment; L3S-GN1's own block classes and wcxb-dev's listing pages are not read here).
 """
 
@@ -90,9 +90,8 @@ def replay(parts: dict[str, list[dict[str, Any]]], settings: dict[str, Any], lab
            step: str | None, trees: bool = False) -> dict[str, Any]:
     """One row: each fold's (token F1, acc@0.9) and the kept characters by gold label and role."""
     folds: dict[str, tuple[float, float]] = {}
-    kept = not_gold = 0
     by_role: Counter[str] = Counter()
-    by_source: dict[str, list[int]] = {}
+    by_source: dict[str, list[int]] = {}  # kept characters, those not in the gold
     with step_off(step) as change:
         for source in SOURCES:
             setting = settings[source]
@@ -115,15 +114,14 @@ def replay(parts: dict[str, list[dict[str, Any]]], settings: dict[str, Any], lab
                 mine = by_source.setdefault(source, [0, 0])
                 for i in d[1].kept or []:
                     n = page["doc"].blocks[i].text_len
-                    kept += n
                     mine[0] += n
                     if not gold[i]:
-                        not_gold += n
                         mine[1] += n
                         by_role[role[i]] += n
             s = summarize(scores)
             folds[source] = (float(s["token_f1"]), float(s["acc@0.90"]))
-    return {"folds": folds, "kept": kept, "not_gold": not_gold, "by_role": dict(by_role), "by_source": by_source}
+    return {"folds": folds, "kept": sum(k for k, _ in by_source.values()),
+            "not_gold": sum(n for _, n in by_source.values()), "by_role": dict(by_role), "by_source": by_source}
 
 
 def table(rows: dict[str, dict[str, Any]], blend: Path) -> str:
