@@ -18,8 +18,9 @@ and the same with the trees alone (the model's and the vote's weights 0, the fol
 / acc@0.9 on each fold's test pages under its source's own gold convention (evaluate.scored_text: what a source's
 gold holds besides the body put back), their mean over the six folds, and, pooled over every fold's pages (and
 by fold), the share of the characters kept as body (Extraction.kept) in blocks not in the gold
-(training/labels.align_blocks against the gold text), then that share by the block's role (training/roles.block_roles, from the gold text's
-alignment; L3S-GN1's own block classes and wcxb-dev's listing pages are not read here).
+(training/labels.align_blocks against the gold text), then that share by the block's role
+(training/roles.block_roles, from the gold text's alignment; L3S-GN1's own block classes and wcxb-dev's listing
+pages are not read here).
 """
 
 from __future__ import annotations
