@@ -61,6 +61,9 @@ PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its head
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
+# the decision rule's vote lift of every setting with the vote: its share and weight (inference/decision.py, step 3a)
+LIFT = (0.2, 0.35)
+RULE_VERSION = 2  # of the rest of the decision rule, in the grid's cache (2: threads of repeated posts)
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
     "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
@@ -97,9 +100,10 @@ def settings() -> list[Setting]:
 
 def rule_meta(setting: Setting) -> dict[str, Any]:
     """The decision rule of a setting as an ensemble's config.json holds it (its blend's model weight included)."""
-    w, _, t, outside, core = setting
+    w, h, t, outside, core = setting
     box = [*CONTAINER, max(outside, t)] + ([core, CORE_SHARE] if core else [])
-    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": box, "confident": max(t, 0.5)}
+    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": box, "confident": max(t, 0.5),
+            **({"lift": list(LIFT)} if h and LIFT else {})}
 
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
@@ -215,6 +219,31 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
         if k % 10 == 9:
             log(f"{k + 1} of {len(settings())} settings")
     return out
+
+
+def rule_key() -> dict[str, Any]:
+    """What a cached setting's scores depend on beyond the setting itself: the vote lift, the caption step and
+    RULE_VERSION (the rest of the decision rule)."""
+    return {"lift": list(LIFT), "captions": CAPTIONS["on"], "version": RULE_VERSION}
+
+
+def load_grid(path: Path) -> dict[Setting, dict[str, tuple[float, float]]]:
+    """The cached scores of grid.pkl ({} when there is none). Scores cached under another vote lift alone are kept
+    for the settings without the vote, which it does not touch; under any other difference of rule_key, none. An
+    older cache (a bare dict of settings, of four numbers before the core) was scored under version 1 with
+    captions and without the lift."""
+    if not path.exists():
+        return {}
+    cached = pickle.loads(path.read_bytes())
+    old = {"lift": None, "captions": True, "version": 1}
+    rule, scores = (cached["rule"], cached["scores"]) if "rule" in cached else (old, cached)
+    scores = {(*s, 0.0)[:len(GRID)]: row for s, row in scores.items()}
+    if rule == rule_key():
+        return scores
+    lift_only = {**rule, "lift": list(LIFT)} == rule_key()
+    kept = {s: row for s, row in scores.items() if not s[1]} if lift_only else {}
+    log(f"{path}: scored under another decision rule ({rule}); {len(kept)} of {len(scores)} settings kept")
+    return kept
 
 
 def _summary(scores: list[Any]) -> tuple[float, float] | None:
@@ -352,8 +381,9 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         if all(f in rows for f in cols):
             lines.append(f"| {peer} | " + " | ".join(_fmt(rows[f]) for f in cols) + f" | {_fmt(mean(rows))} |")
     lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold, container's core: 0 "
-              f"none; the container step's share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the core's "
-              f"share {CORE_SHARE}, the rescue {RESCUE}):", ""]
+              "none; the container step's share and inner threshold are "
+              f"{CONTAINER[0]} and {CONTAINER[1]}, the core's share {CORE_SHARE}, the vote lift's (share, weight) "
+              f"{LIFT} with the vote, the rescue {RESCUE}):", ""]
     for f in SOURCES:
         lines.append(f"- fold {f}: {nested[f]}; without the vote {plain[f]}")
     no_vote = best(grid, SOURCES, vote=False)
@@ -406,12 +436,10 @@ def main() -> int:
         load_parts(args.out, args.models, args.trees, tuple(args.parts_only))
         return 0
     grid_path = args.out / "grid.pkl"
-    done = {(*s, 0.0)[:5]: row for s, row in pickle.loads(grid_path.read_bytes()).items()} if grid_path.exists() else {}
-    # (a cache written before the core was a key of the grid: its settings are without one)
-    grid = done
+    grid = done = load_grid(grid_path)
     if not args.report_only:
         grid = grid_scores(load_parts(args.out, args.models, args.trees), done)
-        write_atomic(grid_path, pickle.dumps(grid))
+        write_atomic(grid_path, pickle.dumps({"rule": rule_key(), "scores": grid}))
     lack = missing_kind(grid)
     if lack:
         ap.error(f"{lack}; the scores so far are in {grid_path}")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import arguments, write_report
-from benchmarks.loso_blend import SOURCES, nested_choice, page_decision, rule_of
+from benchmarks.loso_blend import SOURCES, load_grid, nested_choice, page_decision, rule_of
 from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.inference import decision, roles
 from bodyblocks.metrics import score_page, summarize
@@ -163,7 +163,9 @@ def main() -> int:
     ap.add_argument("--blend", type=Path, default=Path("runs/loso-blend"), help="a loso_blend run (parts/, grid.pkl)")
     ap.add_argument("--steps", nargs="*", default=list(STEPS), choices=STEPS, help="the steps turned off, a row each")
     args = ap.parse_args()
-    grid = pickle.loads((args.blend / "grid.pkl").read_bytes())
+    grid = load_grid(args.blend / "grid.pkl")
+    if not grid:
+        ap.error(f"{args.blend / 'grid.pkl'}: no scores under today's decision rule (run benchmarks.loso_blend first)")
     settings = nested_choice(grid)
     parts = {s: pickle.loads((args.blend / "parts" / f"{s}.pkl").read_bytes()) for s in SOURCES}
     labels = {s: [page_roles(p) for p in pages] for s, pages in parts.items()}

@@ -74,6 +74,48 @@ def test_a_page_of_posts_in_comment_containers_keeps_the_doubted_ones_too() -> N
     assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Reply {i}" for i in range(6)]
 
 
+def _forum(posts: int = 6, first: str = "") -> str:
+    """A thread whose software names no comment container: each post an <article> with its author and its text in
+    article.message-body/div.bbWrapper (the first one apart, in the thread's header)."""
+    def post(i: int) -> str:
+        return (f"<article class='message'><div class='user'>user{i}</div><div class='meta'>#{i + 2} · Aug {i + 5}"
+                f"</div><article class='message-body'><div class='bbWrapper'>Post {i}: a hardtail is a fine first "
+                f"bike, spend the rest of the money on a good fork and decent brakes.</div></article></article>")
+    op = ("<div class='thread-head'><article class='message-body'><div class='bbWrapper'>" + (first or
+          "Opening post: I am choosing my first mountain bike and would like your advice on frames and forks.")
+          + "</div></article></div>")
+    return (f"<html><head><title>Which bike?</title></head><body><h1>Which bike?</h1><main>{op}"
+            f"<div class='thread-posts'>{''.join(post(i) for i in range(posts))}</div></main>"
+            "<footer>Contact</footer></body></html>")
+
+
+def test_a_thread_of_repeated_posts_outside_comment_containers_keeps_them_in_order() -> None:
+    # the model keeps the opening post only; the replies sit in no comment container (the forum names none)
+    ex = _decide(_forum(), {"thread-head": 0.9, "message/article": 0.2})
+    lines = ex.text.splitlines()
+    assert lines[0].startswith("Opening post") and [x.split(":")[0] for x in lines[1:]] == [f"Post {i}"
+                                                                                           for i in range(6)]
+    assert "user0" not in ex.text and "Aug 5" not in ex.text  # authors and dates stay out
+    # one reply is no thread (posts in at least kinds.MIN_POSTS elements), nor a page that keeps an article
+    assert kinds.MIN_POSTS == 3
+    one = _decide(_forum(posts=1), {"thread-head": 0.9, "message/article": 0.2}).text
+    assert one.startswith("Opening post") and "Post 0" not in one
+    long = " ".join(["An article of its own, long enough to be one."] * 60)  # over kinds.REPEAT_KEPT
+    assert "Post 0" not in _decide(_forum(first=long), {"thread-head": 0.9, "message/article": 0.2}).text
+
+
+def test_an_articles_paragraphs_under_one_element_are_no_repeated_posts() -> None:
+    paras = "".join(f"<p>Paragraph {i}: the council met on Tuesday to discuss the new bus routes in town.</p>"
+                    for i in range(8))
+    html = (f"<html><body><h1>Buses</h1><main><div class='story'>{paras}</div>"
+            "<aside><p>Related: the old routes, in a box of its own beside the story.</p></aside></main></body></html>")
+    doc = segment(html)
+    probs = np.array([0.9 if "div.story" in b.tag_path and b.text.startswith("Paragraph 0") else 0.3
+                      for b in doc.blocks], np.float32)
+    keep = probs >= 0.5
+    assert kinds.repeated_posts(doc.blocks, probs, keep, np.zeros(len(doc.blocks), bool)) is None
+
+
 def _page(title: str, body: str) -> str:
     return (f"<html><head><title>{title}</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"
             f"<li><a href='/news'>News</a></li></ul><main>{body}</main><footer>Copyright 2025</footer></body></html>")

@@ -3,6 +3,7 @@ error page, which has none.
 
     add_kind(doc, tree)                           # at segmentation: structured data naming a thread (doc.extra[KIND])
     thread_posts(doc, probs, keep, comments, outside, inside)  # a thread's posts (a mask), None on no thread
+    repeated_posts(blocks, probs, keep, comments)  # a thread whose posts sit in no comment container
     error_page(blocks, keep, title, headline)     # whether the page is an error or "not found" page
 
 Thread   the page's structured data says so (JSON-LD or microdata of type DiscussionForumPosting or QAPage: forum
@@ -14,6 +15,12 @@ Thread   the page's structured data says so (JSON-LD or microdata of type Discus
          when it is written (POST_CHARS characters a block on average, at most POST_LINKS link text, at least
          POST_DISTINCT of its texts different: not a row of "Reply" buttons, not the authors' names or dates) and
          the model leans to it (a kept block, or a mean P(body) of at least POST_PROB).
+         A thread whose software names no comment container (forums that write each post as an <article> or
+         an <li>): the page keeps less than REPEAT_KEPT characters, and some written group of blocks that
+         share the last REPEAT_KEY segments of their tag path ("article.message-body/div.bbWrapper",
+         "div.content/p") sits in at least MIN_POSTS different parent elements (posts, not the paragraphs of
+         one article) and holds all but MIN_ARTICLE of the kept characters; its posts are every such group the
+         model leans to (repeated_posts).
 Error    the title (the headline block, else the title channel) names an error ("404", "Page not found", "Error
          500", "Access denied", "页面不存在", "找不到", ...) and the kept text is short (ERROR_CHARS), or the kept
          text is short (SOFT_ERROR_CHARS) and says it (a soft 404: "The page you are looking for could not be
@@ -39,6 +46,9 @@ POST_DISTINCT = 0.6  # its share of different texts, at least
 POST_PROB = 0.1  # its mean P(body), at least (or one of its blocks kept)
 POST_SHARE = 0.25  # on a page named a thread by its structured data, the posts in comment containers hold at least
 # this share of the kept characters outside them (else: a Q&A page whose answers sit outside them, its comments out)
+REPEAT_KEY = 2  # tag path segments that name a post's text block in a repeated structure
+MIN_POSTS = 3  # a repeated group's blocks sit in this many different parent elements at least
+REPEAT_KEPT = 2000  # a page keeping this many characters or more is no thread of repeated posts (an article)
 ERROR_CHARS = 1000  # an error title's page keeps at most this many characters (white space excluded)
 SOFT_ERROR_CHARS = 400  # a page whose kept text says "not found" keeps at most this many
 
@@ -100,6 +110,21 @@ def _group_key(tag_path: str) -> str:
     return _DIGITS.sub("", tag_path)
 
 
+def _written(blocks: Sequence[Block], members: list[int]) -> bool:
+    """Whether a group of blocks is written text: POST_CHARS characters a block on average, at most POST_LINKS link
+    text, at least POST_DISTINCT of its texts different (not a row of "Reply" buttons, not names or dates)."""
+    chars = sum(blocks[i].text_len for i in members)
+    links = sum(blocks[i].link_len for i in members)
+    texts = {blocks[i].text.strip() for i in members}
+    n = len(members)
+    return chars >= POST_CHARS * n and links <= POST_LINKS * chars and len(texts) >= POST_DISTINCT * n
+
+
+def _leans(probs: np.ndarray, keep: np.ndarray, members: list[int]) -> bool:
+    """Whether the model leans to a group: one of its blocks kept, or a mean P(body) of at least POST_PROB."""
+    return bool(keep[members].any()) or float(np.mean(probs[members])) >= POST_PROB
+
+
 def post_groups(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, region: np.ndarray) -> np.ndarray:
     """The post text among the blocks of `region` (a thread's comment containers): tag-path groups that are written
     text the model leans to (module docstring). Returns a mask over the page's blocks."""
@@ -109,13 +134,31 @@ def post_groups(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, re
             groups.setdefault(_group_key(blocks[i].tag_path), []).append(int(i))
     posts = np.zeros(len(blocks), bool)
     for members in groups.values():
-        chars = sum(blocks[i].text_len for i in members)
-        links = sum(blocks[i].link_len for i in members)
-        texts = {blocks[i].text.strip() for i in members}
-        if chars < POST_CHARS * len(members) or links > POST_LINKS * chars or len(texts) < POST_DISTINCT * len(members):
-            continue
-        if keep[members].any() or float(np.mean(probs[members])) >= POST_PROB:
+        if _written(blocks, members) and _leans(probs, keep, members):
             posts[members] = True
+    return posts
+
+
+def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, comments: np.ndarray
+                   ) -> np.ndarray | None:
+    """The posts of a thread whose software names no comment container (module docstring), as a mask; None when
+    the page is no such thread. `comments`: the blocks in comment containers, left to thread_posts."""
+    chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
+    if chars[keep].sum() >= REPEAT_KEPT:
+        return None
+    groups: dict[str, list[int]] = {}
+    for i, block in enumerate(blocks):
+        if block.text_len and not comments[i]:
+            key = "/".join(_group_key(block.tag_path).split("/")[-REPEAT_KEY:])
+            groups.setdefault(key, []).append(i)
+    posts = np.zeros(len(blocks), bool)
+    for members in groups.values():
+        if len(members) < MIN_POSTS or len({blocks[i].xpath.rsplit("/", 1)[0] for i in members}) < MIN_POSTS:
+            continue
+        if _written(blocks, members) and _leans(probs, keep, members):
+            posts[members] = True
+    if not posts.any() or chars[keep & ~posts & ~comments].sum() >= MIN_ARTICLE:
+        return None
     return posts
 
 
@@ -125,17 +168,17 @@ def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: n
     then no body). `comments`: the blocks in comment containers; `outside` and `inside`: the kept characters
     outside and inside them. A thread: some of the kept text is in comment containers and less than MIN_ARTICLE
     outside them, or the page's structured data says so (add_kind) and its posts in comment containers hold more
-    text than the kept text outside them (a Q&A page whose answers sit outside them keeps its comments out)."""
-    if not comments.any():
-        return None
+    text than the kept text outside them (a Q&A page whose answers sit outside them keeps its comments out);
+    else a thread of repeated posts outside comment containers (repeated_posts)."""
     blocks = doc.blocks
-    if inside > 0 and outside < MIN_ARTICLE:
-        return post_groups(blocks, probs, keep, comments)
-    if doc.extra.get(KIND) != THREAD:
-        return None
-    posts = post_groups(blocks, probs, keep, comments)
-    held = sum(blocks[i].text_len for i in np.flatnonzero(posts))
-    return posts if held >= POST_SHARE * outside else None
+    if comments.any():
+        if inside > 0 and outside < MIN_ARTICLE:
+            return post_groups(blocks, probs, keep, comments)
+        if doc.extra.get(KIND) == THREAD:
+            posts = post_groups(blocks, probs, keep, comments)
+            if sum(blocks[i].text_len for i in np.flatnonzero(posts)) >= POST_SHARE * outside:
+                return posts
+    return repeated_posts(blocks, probs, keep, comments)
 
 
 # ------------------------------------------------------------------------------------------- errors
