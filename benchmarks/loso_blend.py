@@ -62,8 +62,8 @@ RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RES
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
 # the decision rule's vote lift of every setting with the vote: its share and weight (inference/decision.py, step 3a)
-LIFT = (0.2, 0.35)
-RULE_VERSION = 2  # of the rest of the decision rule, in the grid's cache (2: threads of repeated posts)
+LIFT: tuple[float, float] | None = (0.2, 0.35)  # (--no-lift: None, an ablation)
+RULE_VERSION = 1  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
     "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
@@ -72,7 +72,9 @@ GRID = {  # model weight, vote weight, threshold, container outer threshold, con
     "core": (0.0, 0.7),
 }
 Setting = tuple[float, float, float, float, float]
-CAPTIONS = {"on": True}  # the decision rule's caption step (--no-captions: off, an ablation)
+SHOWN: tuple[Setting, ...] = ((0.2, 0.2, 0.45, 0.6, 0.7),)  # the shipped ensemble's blend, always in the report
+# the decision rule's caption step and threads of repeated posts (--no-captions, --no-repeated-posts: off, ablations)
+STEPS = {"captions": True, "repeated_posts": True}
 
 
 def log(message: str) -> None:
@@ -108,7 +110,7 @@ def rule_meta(setting: Setting) -> dict[str, Any]:
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
     rule = DecisionRule.from_meta(rule_meta(setting))
-    return Blend(setting[0], setting[1]), rule if CAPTIONS["on"] else dataclasses.replace(rule, captions=False)
+    return Blend(setting[0], setting[1]), dataclasses.replace(rule, **STEPS)
 
 
 # ------------------------------------------------------------------------------------------- 1. parts
@@ -222,25 +224,25 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
 
 
 def rule_key() -> dict[str, Any]:
-    """What a cached setting's scores depend on beyond the setting itself: the vote lift, the caption step and
-    RULE_VERSION (the rest of the decision rule)."""
-    return {"lift": list(LIFT), "captions": CAPTIONS["on"], "version": RULE_VERSION}
+    """What a cached setting's scores depend on beyond the setting itself: the vote lift, the steps that can be
+    turned off (STEPS) and RULE_VERSION (the rest of the decision rule)."""
+    return {"lift": list(LIFT) if LIFT else None, **STEPS, "version": RULE_VERSION}
 
 
 def load_grid(path: Path) -> dict[Setting, dict[str, tuple[float, float]]]:
     """The cached scores of grid.pkl ({} when there is none). Scores cached under another vote lift alone are kept
     for the settings without the vote, which it does not touch; under any other difference of rule_key, none. An
-    older cache (a bare dict of settings, of four numbers before the core) was scored under version 1 with
-    captions and without the lift."""
+    older cache (a bare dict of settings, of four numbers before the core) was scored with captions, without the
+    lift and without threads of repeated posts."""
     if not path.exists():
         return {}
     cached = pickle.loads(path.read_bytes())
-    old = {"lift": None, "captions": True, "version": 1}
+    old = {"lift": None, "captions": True, "repeated_posts": False, "version": 1}
     rule, scores = (cached["rule"], cached["scores"]) if "rule" in cached else (old, cached)
     scores = {(*s, 0.0)[:len(GRID)]: row for s, row in scores.items()}
     if rule == rule_key():
         return scores
-    lift_only = {**rule, "lift": list(LIFT)} == rule_key()
+    lift_only = {**rule, "lift": rule_key()["lift"]} == rule_key()
     kept = {s: row for s, row in scores.items() if not s[1]} if lift_only else {}
     log(f"{path}: scored under another decision rule ({rule}); {len(kept)} of {len(scores)} settings kept")
     return kept
@@ -361,12 +363,13 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "so no page of a source, nor of its sites, takes part in choosing the blend it is scored with. Mean over the "
         "six folds; daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay "
         "of five settings on every fold, the container step's share and inner threshold are what every fold's "
-        "validation tuning chose, and the core's share was set after a replay of the core on every fold: the choice "
-        "within the grid is blind to each fold, the grid itself not wholly.",
+        "validation tuning chose, and the core's share and the vote lift's share and weight were set after a replay of "
+        "them on every fold: the choice within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
         + "".join(f"--grid {g} " for g in args.grid) + ("--no-captions " if args.no_captions else "")
+        + ("--no-lift " if args.no_lift else "") + ("--no-repeated-posts " if args.no_repeated_posts else "")
         + f"--out {args.out} --doc {args.doc}`",
         "",
         *([args.note, ""] if args.note else []),
@@ -391,10 +394,12 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
                  f"{_fmt(mean({f: grid[shipped][f] for f in SOURCES}))}; without the vote {no_vote}, mean "
                  f"{_fmt(mean({f: grid[no_vote][f] for f in SOURCES}))}")
     ranked = sorted(grid, key=lambda s: -float(np.mean([grid[s][f][0] for f in SOURCES])))[:8]
-    lines += ["", "The grid's best settings over all folds (not LOSO figures: chosen on these pages):", "",
+    shown = [s for s in SHOWN if s in grid and s not in ranked]
+    lines += ["", "The grid's best settings over all folds (not LOSO figures: chosen on these pages)"
+              + (", then the shipped ensemble's setting" if shown else "") + ":", "",
               "| setting | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
-    for s in ranked:
-        lines.append(f"| {s} | " + " | ".join(_fmt(grid[s][f]) for f in SOURCES)
+    for s in ranked + shown:
+        lines.append(f"| {s}{' (shipped)' if s in SHOWN else ''} | " + " | ".join(_fmt(grid[s][f]) for f in SOURCES)
                      + f" | {_fmt(mean({f: grid[s][f] for f in SOURCES}))} |")
     return "\n".join(lines) + "\n"
 
@@ -415,6 +420,9 @@ def main() -> int:
     ap.add_argument("--no-captions", action="store_true",
                     help="the decision rule without its caption step (captions stay in the body): an ablation; reuse "
                          "another run's parts/ by copying them into --out")
+    ap.add_argument("--no-lift", action="store_true", help="the decision rule without its vote lift: an ablation")
+    ap.add_argument("--no-repeated-posts", action="store_true",
+                    help="the decision rule without threads of repeated posts outside comment containers: an ablation")
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
     ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
     ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")
@@ -423,11 +431,15 @@ def main() -> int:
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
+    if args.ensemble and (args.no_captions or args.no_lift or args.no_repeated_posts):
+        ap.error("--ensemble writes the shipped rule: not with --no-captions, --no-lift or --no-repeated-posts")
     try:
         ship = ship_values(args.ship) if args.ship else None
     except ValueError as e:
         ap.error(str(e))
-    CAPTIONS["on"] = not args.no_captions
+    global LIFT
+    STEPS.update(captions=not args.no_captions, repeated_posts=not args.no_repeated_posts)
+    LIFT = None if args.no_lift else LIFT
     try:
         GRID.update(grid_values(args.grid))
     except ValueError as e:

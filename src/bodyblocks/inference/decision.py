@@ -269,6 +269,7 @@ class DecisionRule:
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
     lift: tuple[float, float] | None = None  # step 3a: (share, weight); None: no step 3a
+    repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers (an ablation's off)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -341,10 +342,13 @@ class DecisionRule:
         if self.lift is None or vote is None or len(vote) != len(probs):
             return probs, keep
         share, weight = self.lift
-        links = np.fromiter((b.link_density for b in doc.blocks), np.float32, len(doc.blocks))
-        marked = (np.asarray(vote) > 0.5) & (links <= LIFT_LINKS)
+        kept = chars[keep].sum()
+        marked = np.asarray(vote) > 0.5
+        if kept >= share * chars[marked].sum():  # (so also of the marked blocks of little link text)
+            return probs, keep
+        marked &= np.fromiter((b.link_density <= LIFT_LINKS for b in doc.blocks), bool, len(doc.blocks))
         voted = int(chars[marked].sum())
-        if not voted or chars[keep].sum() >= share * voted:
+        if not voted or kept >= share * voted:
             return probs, keep
         moved = ((1.0 - weight) * probs + weight * marked).astype(np.float32)
         return moved, self.keep(moved, doc.blocks, doc.title).copy()
@@ -359,7 +363,7 @@ class DecisionRule:
         chosen = int(chars[keep].sum())
         comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
         in_posts = int(chars[keep & comments].sum())
-        posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts)
+        posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts, self.repeated_posts)
         said: list[int] = []
         if posts is not None:
             keep |= posts  # a thread: its posts, in order

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,13 @@ def post_groups(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, re
     return posts
 
 
+@lru_cache(maxsize=1 << 14)
+def _repeat_key(tag_path: str) -> str:
+    """The last REPEAT_KEY segments of a tag path, less their id and class tokens holding digits (a page's blocks
+    share a few hundred tag paths)."""
+    return "/".join(_group_key(tag_path).split("/")[-REPEAT_KEY:])
+
+
 def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, comments: np.ndarray
                    ) -> np.ndarray | None:
     """The posts of a thread whose software names no comment container (module docstring), as a mask; None when
@@ -147,10 +155,9 @@ def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
     if chars[keep].sum() >= REPEAT_KEPT:
         return None
     groups: dict[str, list[int]] = {}
-    for i, block in enumerate(blocks):
-        if block.text_len and not comments[i]:
-            key = "/".join(_group_key(block.tag_path).split("/")[-REPEAT_KEY:])
-            groups.setdefault(key, []).append(i)
+    for i, (block, comment) in enumerate(zip(blocks, comments.tolist(), strict=True)):
+        if block.text_len and not comment:
+            groups.setdefault(_repeat_key(block.tag_path), []).append(i)
     posts = np.zeros(len(blocks), bool)
     for members in groups.values():
         if len(members) < MIN_POSTS or len({blocks[i].xpath.rsplit("/", 1)[0] for i in members}) < MIN_POSTS:
@@ -163,13 +170,13 @@ def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
 
 
 def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray, outside: int,
-                 inside: int) -> np.ndarray | None:
+                 inside: int, repeated: bool = True) -> np.ndarray | None:
     """The posts of a thread to keep (a mask), or None when the page is no thread (its comment containers are
     then no body). `comments`: the blocks in comment containers; `outside` and `inside`: the kept characters
     outside and inside them. A thread: some of the kept text is in comment containers and less than MIN_ARTICLE
     outside them, or the page's structured data says so (add_kind) and its posts in comment containers hold more
     text than the kept text outside them (a Q&A page whose answers sit outside them keeps its comments out);
-    else a thread of repeated posts outside comment containers (repeated_posts)."""
+    else (`repeated`) a thread of repeated posts outside comment containers (repeated_posts)."""
     blocks = doc.blocks
     if comments.any():
         if inside > 0 and outside < MIN_ARTICLE:
@@ -178,7 +185,7 @@ def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: n
             posts = post_groups(blocks, probs, keep, comments)
             if sum(blocks[i].text_len for i in np.flatnonzero(posts)) >= POST_SHARE * outside:
                 return posts
-    return repeated_posts(blocks, probs, keep, comments)
+    return repeated_posts(blocks, probs, keep, comments) if repeated else None
 
 
 # ------------------------------------------------------------------------------------------- errors
