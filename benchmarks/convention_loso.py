@@ -39,15 +39,15 @@ def main() -> int:
     ap = arguments(__doc__, write=True)
     ap.add_argument("--runs", type=Path, nargs="+", required=True, help="loso_blend folders with parts/")
     ap.add_argument("--setting", default="0.2,0.2,0.45,0.7",
-                    help="model weight, vote weight, threshold, outside[, core[, lift]] (0 or left out: none)")
+                    help="model weight, vote weight, threshold, outside[, core] (core 0 or left out: none)")
     args = ap.parse_args()
     try:
         setting = tuple(float(x) for x in args.setting.split(","))
     except ValueError:
-        ap.error(f"--setting {args.setting}: four to six numbers")
-    if len(setting) not in (4, 5, 6):
-        ap.error("--setting: four to six numbers")
-    setting = (*setting, 0.0, 0.0)[:6]
+        ap.error(f"--setting {args.setting}: four or five numbers")
+    if len(setting) not in (4, 5):
+        ap.error("--setting: four or five numbers")
+    setting = (*setting, 0.0)[:5]
     folds = [s for s in SOURCES if all((r / "parts" / f"{s}.pkl").exists() for r in args.runs)]
     if not folds:
         ap.error("no fold is in every run")

@@ -61,8 +61,6 @@ PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its head
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
-# the decision rule's vote lift of every setting with the vote: its share and weight (inference/decision.py, step 3a)
-LIFT: tuple[float, float] | None = (0.2, 0.35)  # (--no-lift: None, an ablation)
 RULE_VERSION = 1  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
@@ -102,10 +100,9 @@ def settings() -> list[Setting]:
 
 def rule_meta(setting: Setting) -> dict[str, Any]:
     """The decision rule of a setting as an ensemble's config.json holds it (its blend's model weight included)."""
-    w, h, t, outside, core = setting
+    w, _, t, outside, core = setting
     box = [*CONTAINER, max(outside, t)] + ([core, CORE_SHARE] if core else [])
-    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": box, "confident": max(t, 0.5),
-            **({"lift": list(LIFT)} if h and LIFT else {})}
+    return {"weight": w, "threshold": t, "rescue": RESCUE, "container": box, "confident": max(t, 0.5)}
 
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
@@ -224,28 +221,24 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
 
 
 def rule_key() -> dict[str, Any]:
-    """What a cached setting's scores depend on beyond the setting itself: the vote lift, the steps that can be
-    turned off (STEPS) and RULE_VERSION (the rest of the decision rule)."""
-    return {"lift": list(LIFT) if LIFT else None, **STEPS, "version": RULE_VERSION}
+    """What a cached setting's scores depend on beyond the setting itself: the steps that can be turned off (STEPS)
+    and RULE_VERSION (the rest of the decision rule)."""
+    return {**STEPS, "version": RULE_VERSION}
 
 
 def load_grid(path: Path) -> dict[Setting, dict[str, tuple[float, float]]]:
-    """The cached scores of grid.pkl ({} when there is none). Scores cached under another vote lift alone are kept
-    for the settings without the vote, which it does not touch; under any other difference of rule_key, none. An
-    older cache (a bare dict of settings, of four numbers before the core) was scored with captions, without the
-    lift and without threads of repeated posts."""
+    """The cached scores of grid.pkl: {} when there is none or its scores were made under another rule_key (an
+    older cache, a bare dict of settings, of four numbers before the core, was scored with captions and without
+    threads of repeated posts)."""
     if not path.exists():
         return {}
     cached = pickle.loads(path.read_bytes())
-    old = {"lift": None, "captions": True, "repeated_posts": False, "version": 1}
+    old = {"captions": True, "repeated_posts": False, "version": 1}
     rule, scores = (cached["rule"], cached["scores"]) if "rule" in cached else (old, cached)
-    scores = {(*s, 0.0)[:len(GRID)]: row for s, row in scores.items()}
-    if rule == rule_key():
-        return scores
-    lift_only = {**rule, "lift": rule_key()["lift"]} == rule_key()
-    kept = {s: row for s, row in scores.items() if not s[1]} if lift_only else {}
-    log(f"{path}: scored under another decision rule ({rule}); {len(kept)} of {len(scores)} settings kept")
-    return kept
+    if rule != rule_key():
+        log(f"{path}: scored under another decision rule ({rule}); its {len(scores)} settings are scored again")
+        return {}
+    return {(*s, 0.0)[:len(GRID)]: row for s, row in scores.items()}
 
 
 def _summary(scores: list[Any]) -> tuple[float, float] | None:
@@ -363,13 +356,13 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "so no page of a source, nor of its sites, takes part in choosing the blend it is scored with. Mean over the "
         "six folds; daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay "
         "of five settings on every fold, the container step's share and inner threshold are what every fold's "
-        "validation tuning chose, and the core's share and the vote lift's share and weight were set after a replay of "
-        "them on every fold: the choice within the grid is blind to each fold, the grid itself not wholly.",
+        "validation tuning chose, and the core's share was set after a replay of the core on every fold: the choice "
+        "within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
         + "".join(f"--grid {g} " for g in args.grid) + ("--no-captions " if args.no_captions else "")
-        + ("--no-lift " if args.no_lift else "") + ("--no-repeated-posts " if args.no_repeated_posts else "")
+        + ("--no-repeated-posts " if args.no_repeated_posts else "")
         + f"--out {args.out} --doc {args.doc}`",
         "",
         *([args.note, ""] if args.note else []),
@@ -384,9 +377,8 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         if all(f in rows for f in cols):
             lines.append(f"| {peer} | " + " | ".join(_fmt(rows[f]) for f in cols) + f" | {_fmt(mean(rows))} |")
     lines += ["", "Settings (model weight, vote weight, threshold, container's outer threshold, container's core: 0 "
-              "none; the container step's share and inner threshold are "
-              f"{CONTAINER[0]} and {CONTAINER[1]}, the core's share {CORE_SHARE}, the vote lift's (share, weight) "
-              f"{LIFT} with the vote, the rescue {RESCUE}):", ""]
+              f"none; the container step's share and inner threshold are {CONTAINER[0]} and {CONTAINER[1]}, the core's "
+              f"share {CORE_SHARE}, the rescue {RESCUE}):", ""]
     for f in SOURCES:
         lines.append(f"- fold {f}: {nested[f]}; without the vote {plain[f]}")
     no_vote = best(grid, SOURCES, vote=False)
@@ -420,7 +412,6 @@ def main() -> int:
     ap.add_argument("--no-captions", action="store_true",
                     help="the decision rule without its caption step (captions stay in the body): an ablation; reuse "
                          "another run's parts/ by copying them into --out")
-    ap.add_argument("--no-lift", action="store_true", help="the decision rule without its vote lift: an ablation")
     ap.add_argument("--no-repeated-posts", action="store_true",
                     help="the decision rule without threads of repeated posts outside comment containers: an ablation")
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
@@ -431,15 +422,13 @@ def main() -> int:
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
-    if args.ensemble and (args.no_captions or args.no_lift or args.no_repeated_posts):
-        ap.error("--ensemble writes the shipped rule: not with --no-captions, --no-lift or --no-repeated-posts")
+    if args.ensemble and (args.no_captions or args.no_repeated_posts):
+        ap.error("--ensemble writes the shipped rule: not with --no-captions or --no-repeated-posts")
     try:
         ship = ship_values(args.ship) if args.ship else None
     except ValueError as e:
         ap.error(str(e))
-    global LIFT
     STEPS.update(captions=not args.no_captions, repeated_posts=not args.no_repeated_posts)
-    LIFT = None if args.no_lift else LIFT
     try:
         GRID.update(grid_values(args.grid))
     except ValueError as e:

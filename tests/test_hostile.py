@@ -390,17 +390,6 @@ def test_a_checkpoint_container_of_three_or_five_numbers_loads_and_four_does_not
         load_extractor("gbt", folder)
 
 
-def test_a_checkpoint_lift_of_two_numbers_in_0_1_loads_and_others_do_not(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor
-
-    folder = _shipped_gbt_with(tmp_path, lift=[0.35, 0.35])
-    assert load_extractor("gbt", folder).rule.lift == (0.35, 0.35)
-    for bad in ([0.35], [0.35, 1.5], 0.35, [0.35, True]):
-        _shipped_gbt_with(tmp_path, lift=bad)
-        with pytest.raises(ValueError, match="'lift' must be null or two numbers between 0 and 1"):
-            load_extractor("gbt", folder)
-
-
 def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
     """A hub-style folder with a pickled pytorch_model.bin is refused, whatever torch.load would do."""
     import torch

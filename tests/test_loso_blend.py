@@ -20,14 +20,7 @@ def test_a_setting_with_a_core_puts_it_in_the_container_step():
     assert DecisionRule.from_meta(meta).container == (0.6, 0.3, 0.6, 0.7, loso_blend.CORE_SHARE)
 
 
-def test_every_setting_with_the_vote_has_the_lift_and_none_without_it():
-    from bodyblocks.inference.decision import DecisionRule
-
-    assert DecisionRule.from_meta(loso_blend.rule_meta((0.2, 0.2, 0.45, 0.6, 0.7))).lift == loso_blend.LIFT
-    assert "lift" not in loso_blend.rule_meta((0.5, 0.0, 0.5, 0.6, 0.0))
-
-
-def test_a_cache_scored_under_another_rule_keeps_only_what_that_rule_does_not_touch(tmp_path, monkeypatch):
+def test_a_cache_scored_under_another_rule_is_scored_again(tmp_path, monkeypatch):
     import pickle
 
     row = {"wcxb-dev": (0.8, 0.5)}
@@ -35,15 +28,22 @@ def test_a_cache_scored_under_another_rule_keeps_only_what_that_rule_does_not_to
     scores = {(0.2, 0.2, 0.45, 0.6, 0.7): row, (0.5, 0.0, 0.5, 0.6, 0.0): row}
     path.write_bytes(pickle.dumps({"rule": loso_blend.rule_key(), "scores": scores}))
     assert loso_blend.load_grid(path) == scores
-    path.write_bytes(pickle.dumps({"rule": {**loso_blend.rule_key(), "lift": None}, "scores": scores}))
-    assert loso_blend.load_grid(path) == {(0.5, 0.0, 0.5, 0.6, 0.0): row}  # the lift touches no setting without a vote
-    for other in ({"captions": False}, {"version": 0}):
+    for other in ({"captions": False}, {"repeated_posts": False}, {"version": 0}):
         path.write_bytes(pickle.dumps({"rule": {**loso_blend.rule_key(), **other}, "scores": scores}))
         assert loso_blend.load_grid(path) == {}
-    path.write_bytes(pickle.dumps({(0.2, 0.2, 0.45, 0.6): row, (0.5, 0.0, 0.5, 0.6): row}))  # old: a bare dict
-    monkeypatch.setattr(loso_blend, "RULE_VERSION", 1)
-    assert loso_blend.load_grid(path) == {(0.5, 0.0, 0.5, 0.6, 0.0): row}
+    path.write_bytes(pickle.dumps({(0.2, 0.2, 0.45, 0.6): row}))  # older: a bare dict, four numbers before the core
+    assert loso_blend.load_grid(path) == {}  # scored without threads of repeated posts
+    monkeypatch.setitem(loso_blend.STEPS, "repeated_posts", False)
+    assert loso_blend.load_grid(path) == {(0.2, 0.2, 0.45, 0.6, 0.0): row}
     assert loso_blend.load_grid(tmp_path / "none.pkl") == {}
+
+
+def test_the_ablation_steps_reach_the_rule(monkeypatch):
+    assert loso_blend.rule_of((0.2, 0.2, 0.45, 0.6, 0.7))[1].repeated_posts
+    monkeypatch.setitem(loso_blend.STEPS, "repeated_posts", False)
+    monkeypatch.setitem(loso_blend.STEPS, "captions", False)
+    rule = loso_blend.rule_of((0.2, 0.2, 0.45, 0.6, 0.7))[1]
+    assert not rule.repeated_posts and not rule.captions
 
 
 def test_ship_values_parse_and_refuse():

@@ -245,35 +245,6 @@ def test_container_core_keeps_a_doubtful_sidebar_from_pulling_the_container_up()
     with pytest.raises(ValueError, match="container"):
         DecisionRule(0.5, 0.5, container=(0.6, 0.3, 0.7, 0.8))
 
-def test_vote_lift_moves_a_page_the_model_missed_toward_the_vote_and_only_that_page() -> None:
-    import numpy as np
-
-    from bodyblocks.inference.decision import DecisionRule
-    from bodyblocks.inference.vote import VOTE
-    from bodyblocks.types import Block, Document
-
-    spots = ["/html[1]/body[1]/div[1]/a[1]"] + [f"/html[1]/body[1]/main[1]/p[{k}]" for k in range(1, 6)] + \
-        ["/html[1]/body[1]/main[1]/ul[1]"]
-    blocks = [Block(i, "x" * 40, "p", "html/body/main/p", xp, 3, text_len=40) for i, xp in enumerate(spots)]
-    blocks[6] = Block(6, "y" * 40, "ul", "html/body/main/ul", spots[6], 3, text_len=40, link_len=40, link_density=1.0)
-    vote = np.array([0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=np.float32)  # a menu in the vote's span too
-    missed = np.array([0.05, 0.3, 0.6, 0.3, 0.25, 0.3, 0.4], dtype=np.float32)  # one of five voted prose blocks
-    rule = DecisionRule(0.5, 0.5, lift=(0.35, 0.35))
-    ex = rule.decide(Document(blocks, extra={VOTE: vote}), missed, "ensemble")
-    assert ex.kept == [1, 2, 3, 4, 5] and ex.probabilities[1] == pytest.approx(0.65 * 0.3 + 0.35)
-    assert ex.probabilities[6] == pytest.approx(0.65 * 0.4)  # the menu, all link text, is not lifted
-    assert DecisionRule(0.5, 0.5).decide(Document(blocks, extra={VOTE: vote}), missed, "ensemble").kept == [2]
-    assert rule.decide(Document(blocks), missed, "ensemble").kept == [2]  # no vote, no lift
-    sure = np.array([0.05, 0.9, 0.8, 0.2, 0.1, 0.1, 0.1], dtype=np.float32)  # two of five kept: 40 % of the vote's
-    assert rule.decide(Document(blocks, extra={VOTE: vote}), sure, "ensemble").kept == [1, 2]
-    assert DecisionRule.from_meta({"threshold": 0.5, "lift": [0.35, 0.35]}, threshold=0.4).lift == (0.35, 0.35)
-    for bad in ((0.35,), (0.35, 1.2)):
-        with pytest.raises(ValueError, match="lift"):
-            DecisionRule(0.5, 0.5, lift=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="lift"):
-        DecisionRule.from_meta({"threshold": 0.5, "lift": 0.35})
-
-
 def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
     import numpy as np
 

@@ -145,7 +145,6 @@ def ensemble_settings(folder: str | Path, vote: bool = True) -> dict[str, Any]:
         if "without_vote" not in meta:
             raise ValueError(f"{folder}: no settings without the vote (re-tune with `bodyblocks tune`)")
         meta.update(meta["without_vote"], heuristic=0.0)
-        meta.pop("lift", None)  # the vote lift moves P(body) toward a vote there is not
     return meta
 
 

@@ -15,12 +15,6 @@
      `core_share` of the kept characters: a sidebar of doubtful prose kept beside the article then no longer
      pulls the container up to the page's wrapper. The leave-one-source-out blend grid
      (docs/GENERALIZATION.md) chooses the outer threshold and the core;
-  3a. vote lift (`lift`: share, weight; an ensemble with the heuristic's vote): where steps 1-3 keep less than
-     `share` of the characters the heuristic's vote marks (Document.extra[VOTE]) in blocks of at most LIFT_LINKS
-     link text, the model is taken to have missed a page unlike those it learnt from (a product guide, a service
-     page, a listing), so the P(body) of those blocks moves toward the vote by `weight` (P -> (1 - weight) P +
-     weight; every other block's by the same factor toward 0) and steps 1-3 are redone; the Extraction's
-     probabilities are the moved ones;
   3b. headline (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
      block that best matches the page's title (title_match) is kept, so that a headline just under the
      threshold is not lost where the convention counts it as body;
@@ -61,7 +55,6 @@ import numpy as np
 
 from bodyblocks.inference import kinds, roles
 from bodyblocks.inference.prominence import PROMINENT, shown_headline
-from bodyblocks.inference.vote import VOTE
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
@@ -71,7 +64,6 @@ HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's te
 BEFORE_HEADLINE = 0.1
 MIN_ARTICLE = kinds.MIN_ARTICLE  # step 7: kept characters outside comment containers that make an article
 CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than this are the page's content
-LIFT_LINKS = 0.3  # step 3a: a block with more link text than this share is not lifted (a menu the vote spans)
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -268,57 +260,48 @@ class DecisionRule:
     headline: bool = False  # step 3b: keep the block that matches the page's title
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
-    lift: tuple[float, float] | None = None  # step 3a: (share, weight); None: no step 3a
     repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers (an ablation's off)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
-        if self.lift is not None:
-            if len(self.lift) != 2:
-                raise ValueError(f"decision rule: lift is (share, weight), got {self.lift!r}")
-            values += list(self.lift)
         if self.container is not None:
             if len(self.container) not in (3, 5):
                 raise ValueError(f"decision rule: container is (share, inside, outside[, core, core_share]), got "
                                  f"{self.container!r}")
             values += list(self.container)
         if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in values):  # NaN fails both
-            raise ValueError(f"decision rule: threshold, confident, rescue, the container's and the lift's values "
-                             f"must be numbers in [0, 1], got {self.threshold!r}, {self.confident!r}, {self.rescue!r}, "
-                             f"{self.container!r}, {self.lift!r}")
+            raise ValueError(f"decision rule: threshold, confident, rescue and the container's values must be "
+                             f"numbers in [0, 1], got {self.threshold!r}, {self.confident!r}, {self.rescue!r}, "
+                             f"{self.container!r}")
 
     @classmethod
     def resolve(cls, tuned_threshold: float, tuned_confident: float | None, tuned_rescue: float | None,
                 threshold: float | None = None, confident: float | None = None,
                 rescue: float | None = None, tuned_container: Sequence[float] | None = None,
-                headline: bool = False, comments: bool = False, lift: Sequence[float] | None = None
-                ) -> DecisionRule:
+                headline: bool = False, comments: bool = False) -> DecisionRule:
         """The values given, else the tuned ones.
 
         `confident` defaults to the threshold in use when nothing was tuned for it. The tuned rescue and
         container step belong to the tuned threshold: a threshold given by hand turns them off (the rescue
-        stays when one is given too). The vote lift belongs to the blend and stays.
+        stays when one is given too).
         """
-        if lift is not None and not isinstance(lift, Sequence):
-            raise ValueError(f"decision rule: lift is (share, weight), got {lift!r}")
         t = float(threshold if threshold is not None else tuned_threshold)
         c = float(confident if confident is not None else (tuned_confident if tuned_confident is not None else t))
         tuned = tuned_rescue if threshold is None else None
         box = tuple(float(v) for v in tuned_container) if tuned_container is not None and threshold is None else None
         return cls(t, c, rescue if rescue is not None else (float(tuned) if tuned is not None else None),
-                   box, bool(headline), bool(comments),  # type: ignore[arg-type]
-                   lift=tuple(float(v) for v in lift) if lift is not None else None)  # type: ignore[arg-type]
+                   box, bool(headline), bool(comments))  # type: ignore[arg-type]
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], threshold: float | None = None, confident: float | None = None,
                   rescue: float | None = None, comments: bool = False) -> DecisionRule:
-        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline,
-        lift); `comments`: keep the comments (step 7)."""
+        """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline);
+        `comments`: keep the comments (step 7)."""
         headline = meta.get("headline", False)
         if not isinstance(headline, bool):
             raise ValueError(f"decision rule: headline must be true or false, got {headline!r}")
         return cls.resolve(meta.get("threshold", DEFAULT_THRESHOLD), meta.get("confident"), meta.get("rescue"),
-                           threshold, confident, rescue, meta.get("container"), headline, comments, meta.get("lift"))
+                           threshold, confident, rescue, meta.get("container"), headline, comments)
 
     def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None, title: str = "") -> np.ndarray:
         """Steps 1-3b (3 and 3b when the rule has them and the blocks, and for 3b the title, are given): the kept
@@ -333,32 +316,11 @@ class DecisionRule:
                 keep[head] = True
         return keep
 
-    def lifted(self, doc: Document, probs: np.ndarray, keep: np.ndarray, chars: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """Step 3a: (P(body), kept mask), moved toward the heuristic's vote where steps 1-3 keep less than the
-        lift's share of what the vote marks in blocks of little link text; as they are without a lift, a vote or
-        a shortfall."""
-        vote = doc.extra.get(VOTE)
-        if self.lift is None or vote is None or len(vote) != len(probs):
-            return probs, keep
-        share, weight = self.lift
-        kept = chars[keep].sum()
-        marked = np.asarray(vote) > 0.5
-        if kept >= share * chars[marked].sum():  # (so also of the marked blocks of little link text)
-            return probs, keep
-        marked &= np.fromiter((b.link_density <= LIFT_LINKS for b in doc.blocks), bool, len(doc.blocks))
-        voted = int(chars[marked].sum())
-        if not voted or kept >= share * voted:
-            return probs, keep
-        moved = ((1.0 - weight) * probs + weight * marked).astype(np.float32)
-        return moved, self.keep(moved, doc.blocks, doc.title).copy()
-
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
         """Steps 1-7 on one page: its Extraction by the extractor called `name`."""
         blocks = doc.blocks
         keep = self.keep(probs, blocks, doc.title).copy()
         chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
-        probs, keep = self.lifted(doc, probs, keep, chars)
         comments = np.fromiter((roles.in_comments(b) for b in blocks), bool, len(blocks))
         chosen = int(chars[keep].sum())
         comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0

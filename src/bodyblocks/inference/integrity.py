@@ -209,8 +209,7 @@ RULE_KEYS = ("threshold", "confident", "rescue")
 
 def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[str] = ()) -> None:
     """The decision rule's values of a config.json: threshold, confident, rescue numbers in [0, 1] (confident
-    and rescue may be null), container null or three or five numbers, lift null or two numbers in [0, 1];
-    `required`: keys that must be there."""
+    and rescue may be null), container null or three or five numbers; `required`: keys that must be there."""
     where = Path(folder) / "config.json"
     for key in required:
         if key not in meta:
@@ -226,11 +225,6 @@ def check_rule(folder: str | Path, meta: Mapping[str, Any], required: Iterable[s
             isinstance(v, int | float) and not isinstance(v, bool) for v in box)):
         raise CheckpointError(f"{where}: 'container' must be null or three or five numbers (share, inside, outside"
                               f"[, core, core_share]), not {box!r}")
-    lift = meta.get("lift")
-    if lift is not None and not (isinstance(lift, list) and len(lift) == 2 and all(
-            isinstance(v, int | float) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in lift)):
-        raise CheckpointError(f"{where}: 'lift' must be null or two numbers between 0 and 1 (share, weight), "
-                              f"not {lift!r}")
 
 
 ENSEMBLE_FORMAT = 1  # of an ensemble folder's config.json
