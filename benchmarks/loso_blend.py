@@ -356,8 +356,8 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "so no page of a source, nor of its sites, takes part in choosing the blend it is scored with. Mean over the "
         "six folds; daniel's Chinese pages apart (not in the mean). The grid's ranges were set after a first replay "
         "of five settings on every fold, the container step's share and inner threshold are what every fold's "
-        "validation tuning chose, and the core's share was set after a replay of the core on every fold: the choice "
-        "within the grid is blind to each fold, the grid itself not wholly.",
+        "validation tuning chose, and the core's share and the thresholds of threads of repeated posts were set after "
+        "a replay of them on every fold: the choice within the grid is blind to each fold, the grid itself not wholly.",
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
