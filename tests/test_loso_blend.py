@@ -144,3 +144,22 @@ def test_a_grid_without_one_kind_of_setting_is_named_not_a_traceback():
     assert "without the vote" in loso_blend.missing_kind({(0.2, 0.2, 0.45, 0.6, 0.7): row})
     assert "with the vote" in loso_blend.missing_kind({(0.5, 0.0, 0.5, 0.6, 0.0): row})
     assert "of any kind" in loso_blend.missing_kind({})
+
+
+def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tmp_path):
+    import argparse
+
+    folds = (*loso_blend.SOURCES, loso_blend.ZH)
+    shipped = loso_blend.SHOWN[0]
+    others = [(w, 0.2, t, 0.6, 0.7) for w in (0.3, 0.4, 0.5) for t in (0.4, 0.45, 0.5)]  # nine, each above it
+    grid = {s: {f: (0.9, 0.8) for f in folds} for s in others}
+    grid[shipped] = {f: (0.5, 0.4) for f in folds}
+    grid[(0.5, 0.0, 0.5, 0.6, 0.0)] = {f: (0.7, 0.6) for f in folds}
+    for row in grid.values():
+        row.update({loso_blend.without(g, f): row[g] for f in loso_blend.SOURCES for g in loso_blend.SOURCES
+                    if g != f})
+    args = argparse.Namespace(models="m", trees="t", peers=tmp_path, grid=[], no_captions=False,
+                              no_repeated_posts=False, out="o", doc="d", note="")
+    text = loso_blend.report(grid, tmp_path, args)
+    assert f"| {shipped} (shipped) | 0.500 / 0.400 |" in text
+    assert text.count("(shipped)") == 1
