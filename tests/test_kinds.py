@@ -104,6 +104,17 @@ def test_a_thread_of_repeated_posts_outside_comment_containers_keeps_them_in_ord
     assert "Post 0" not in _decide(_forum(first=long), {"thread-head": 0.9, "message/article": 0.2}).text
 
 
+def test_a_thread_of_repeated_posts_keeps_a_comment_container_out() -> None:
+    # a comment box beside the posts (the model kept it): the posts are the body, the box's text a comment (the
+    # opening post holds over kinds.MIN_ARTICLE characters, so the comment box alone does not make the thread)
+    first = "Opening post: I am choosing my first mountain bike and would like your advice on frames and forks. " * 3
+    box = "<div id='comments'><p>A reader's comment on the forum's new layout, kept by the model though it is no post."
+    html = _forum(first=first).replace("</main>", box + "</p></div></main>")
+    ex = _decide(html, {"thread-head": 0.9, "message/article": 0.2, "comments": 0.9})
+    assert "Post 5" in ex.text and "reader's comment" not in ex.text
+    assert ex.comments == ["A reader's comment on the forum's new layout, kept by the model though it is no post."]
+
+
 def test_an_articles_paragraphs_under_one_element_are_no_repeated_posts() -> None:
     paras = "".join(f"<p>Paragraph {i}: the council met on Tuesday to discuss the new bus routes in town.</p>"
                     for i in range(8))

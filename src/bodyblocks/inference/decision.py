@@ -30,8 +30,8 @@
      Extraction.comments (roles.is_comment_text: no headings, names or link lines), unless the rule keeps
      comments (`--comments`) or the page is a thread (kinds.py: less than
      MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page, or posts
-     repeated in no comment container: kinds.repeated_posts), whose posts are the body, in order: kept, also
-     those the model doubted; bylines/datelines next to the headline
+     repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out), whose posts
+     are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
      go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
      to Extraction.standfirst; short promo lines and a short link-only last block (a button: "Follow", "关注")
      are dropped; kept captions and photo credits (roles.is_caption) go to Extraction.captions (`captions`),
@@ -329,9 +329,11 @@ class DecisionRule:
         said: list[int] = []
         if posts is not None:
             keep |= posts  # a thread: its posts, in order
-        elif not self.comments:
+        # an article with comments, or a thread whose posts lie outside comment containers (kinds.repeated_posts):
+        # the body alone, the comments a field of their own
+        if not self.comments and (posts is None or (posts.any() and not (posts & comments).any())):
             said = [int(i) for i in np.flatnonzero(comments) if roles.is_comment_text(blocks[i])]
-            keep &= ~comments  # an article with comments: the article alone, its comments a field of their own
+            keep &= ~comments
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
             keep[head] = False
