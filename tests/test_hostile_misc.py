@@ -145,6 +145,23 @@ def test_ctrl_c_to_the_process_group_prints_no_worker_traceback(tmp_path: Path) 
     assert sum(status == 130 for status, _ in runs) >= 4, runs
 
 
+def test_the_command_ignores_ctrl_c_once_its_work_is_done(monkeypatch) -> None:
+    # a Ctrl-C while the interpreter exits would end the process by the signal (exit -2, no word of it): the
+    # console entry point returns main's status with SIGINT ignored from then on
+    import signal
+
+    import bodyblocks.cli as cli
+
+    monkeypatch.setattr(cli, "main", lambda: 7)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        assert cli.console() == 7
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 # ------------------------------------------------------------------------------------------ annotate
 def test_annotate_never_rewrites_pages_jsonl_and_every_record_is_kept(tmp_path: Path) -> None:
     from bodyblocks.annotate.store import AnnotationStore

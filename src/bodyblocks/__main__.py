@@ -2,6 +2,6 @@
 
 import sys
 
-from bodyblocks.cli import main
+from bodyblocks.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -65,8 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
 USAGE_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, KeyError)
 
 
+def console() -> int:
+    """The `bodyblocks` command (and `python -m bodyblocks`): main(), then Ctrl-C ignored while the interpreter
+    exits. What the command did is written by then; a Ctrl-C during the exit (a process group's, an impatient
+    user's) would otherwise end the process by the signal, with no word of it."""
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `bodyblocks` console script."""
+    """The command line's work: parse `argv`, run the subcommand, its exit status (what `console` runs)."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     unknown = unknown_option(parser, argv)
