@@ -124,7 +124,8 @@ def test_an_articles_paragraphs_under_one_element_are_no_repeated_posts() -> Non
     probs = np.array([0.9 if "div.story" in b.tag_path and b.text.startswith("Paragraph 0") else 0.3
                       for b in doc.blocks], np.float32)
     keep = probs >= 0.5
-    assert kinds.repeated_posts(doc.blocks, probs, keep, np.zeros(len(doc.blocks), bool)) is None
+    kept = sum(b.text_len for b, k in zip(doc.blocks, keep, strict=True) if k)
+    assert kinds.repeated_posts(doc.blocks, probs, keep, np.zeros(len(doc.blocks), bool), kept) is None
 
 
 def _page(title: str, body: str) -> str:

@@ -3,7 +3,7 @@ error page, which has none.
 
     add_kind(doc, tree)                           # at segmentation: structured data naming a thread (doc.extra[KIND])
     thread_posts(doc, probs, keep, comments, outside, inside)  # a thread's posts (a mask), None on no thread
-    repeated_posts(blocks, probs, keep, comments)  # a thread whose posts sit in no comment container
+    repeated_posts(blocks, probs, keep, comments, kept)  # a thread whose posts sit in no comment container
     error_page(blocks, keep, title, headline)     # whether the page is an error or "not found" page
 
 Thread   the page's structured data says so (JSON-LD or microdata of type DiscussionForumPosting or QAPage: forum
@@ -147,12 +147,12 @@ def _repeat_key(tag_path: str) -> str:
     return "/".join(_group_key(tag_path).split("/")[-REPEAT_KEY:])
 
 
-def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, comments: np.ndarray
+def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray, comments: np.ndarray, kept: int
                    ) -> np.ndarray | None:
     """The posts of a thread whose software names no comment container (module docstring), as a mask; None when
-    the page is no such thread. `comments`: the blocks in comment containers, left to thread_posts."""
-    chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
-    if chars[keep].sum() >= REPEAT_KEPT:
+    the page is no such thread. `comments`: the blocks in comment containers, left to thread_posts; `kept`: the
+    kept characters (the decision rule's count, not made again here)."""
+    if kept >= REPEAT_KEPT:
         return None
     groups: dict[str, list[int]] = {}
     for i, (block, comment) in enumerate(zip(blocks, comments.tolist(), strict=True)):
@@ -164,7 +164,7 @@ def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
             continue
         if _written(blocks, members) and _leans(probs, keep, members):
             posts[members] = True
-    if not posts.any() or chars[keep & ~posts & ~comments].sum() >= MIN_ARTICLE:
+    if not posts.any() or sum(blocks[i].text_len for i in np.flatnonzero(keep & ~posts & ~comments)) >= MIN_ARTICLE:
         return None
     return posts
 
@@ -185,7 +185,7 @@ def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: n
             posts = post_groups(blocks, probs, keep, comments)
             if sum(blocks[i].text_len for i in np.flatnonzero(posts)) >= POST_SHARE * outside:
                 return posts
-    return repeated_posts(blocks, probs, keep, comments) if repeated else None
+    return repeated_posts(blocks, probs, keep, comments, outside + inside) if repeated else None
 
 
 # ------------------------------------------------------------------------------------------- errors
