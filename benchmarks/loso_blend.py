@@ -50,7 +50,7 @@ from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
 from bodyblocks.inference.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
-from bodyblocks.runtime.files import write_atomic
+from bodyblocks.runtime.files import REPO_ROOT, write_atomic
 from bodyblocks.training.datasets import GoldConvention, gold_convention, resolve_dataset, site_of
 from bodyblocks.training.hosts import registrable, unseen_sites
 from bodyblocks.types import Extraction
@@ -70,7 +70,7 @@ GRID = {  # model weight, vote weight, threshold, container outer threshold, con
     "core": (0.0, 0.7),
 }
 Setting = tuple[float, float, float, float, float]
-SHOWN: tuple[Setting, ...] = ((0.2, 0.2, 0.45, 0.6, 0.7),)  # the shipped ensemble's blend, always in the report
+SHIPPED = REPO_ROOT / "checkpoints" / "ensemble" / "config.json"  # its metrics.setting: the blend in every report
 # the decision rule's caption step and threads of repeated posts (--no-captions, --no-repeated-posts: off, ablations)
 STEPS = {"captions": True, "repeated_posts": True}
 
@@ -332,6 +332,16 @@ def peer_rows(loso: Path) -> dict[str, dict[str, tuple[float, float]]]:
     return out
 
 
+def shipped_setting() -> Setting | None:
+    """The shipped ensemble's blend, as `--ensemble` recorded it in its config.json (metrics.setting); None where
+    there is none (a folder written before the record, or none at all)."""
+    try:
+        setting = json.loads(SHIPPED.read_text(encoding="utf-8"))["metrics"]["setting"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return tuple(float(v) for v in setting) if len(setting) == len(GRID) else None  # type: ignore[return-value]
+
+
 def _fmt(pair: tuple[float, float]) -> str:
     return f"{pair[0]:.3f} / {pair[1]:.3f}"
 
@@ -386,12 +396,13 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
                  f"{_fmt(mean({f: grid[shipped][f] for f in SOURCES}))}; without the vote {no_vote}, mean "
                  f"{_fmt(mean({f: grid[no_vote][f] for f in SOURCES}))}")
     ranked = sorted(grid, key=lambda s: -float(np.mean([grid[s][f][0] for f in SOURCES])))[:8]
-    shown = [s for s in SHOWN if s in grid and s not in ranked]
+    ship = shipped_setting()
+    shown = [ship] if ship in grid and ship not in ranked else []
     lines += ["", "The grid's best settings over all folds (not LOSO figures: chosen on these pages)"
               + (", then the shipped ensemble's setting" if shown else "") + ":", "",
               "| setting | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
     for s in ranked + shown:
-        lines.append(f"| {s}{' (shipped)' if s in SHOWN else ''} | " + " | ".join(_fmt(grid[s][f]) for f in SOURCES)
+        lines.append(f"| {s}{' (shipped)' if s == ship else ''} | " + " | ".join(_fmt(grid[s][f]) for f in SOURCES)
                      + f" | {_fmt(mean({f: grid[s][f] for f in SOURCES}))} |")
     return "\n".join(lines) + "\n"
 

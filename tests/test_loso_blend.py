@@ -146,11 +146,12 @@ def test_a_grid_without_one_kind_of_setting_is_named_not_a_traceback():
     assert "of any kind" in loso_blend.missing_kind({})
 
 
-def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tmp_path):
+def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tmp_path, monkeypatch):
     import argparse
 
+    assert loso_blend.shipped_setting() == (0.2, 0.2, 0.45, 0.6, 0.7)  # checkpoints/ensemble's recorded blend
     folds = (*loso_blend.SOURCES, loso_blend.ZH)
-    shipped = loso_blend.SHOWN[0]
+    shipped = (0.2, 0.2, 0.45, 0.6, 0.7)
     others = [(w, 0.2, t, 0.6, 0.7) for w in (0.3, 0.4, 0.5) for t in (0.4, 0.45, 0.5)]  # nine, each above it
     grid = {s: {f: (0.9, 0.8) for f in folds} for s in others}
     grid[shipped] = {f: (0.5, 0.4) for f in folds}
@@ -163,3 +164,5 @@ def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tm
     text = loso_blend.report(grid, tmp_path, args)
     assert f"| {shipped} (shipped) | 0.500 / 0.400 |" in text
     assert text.count("(shipped)") == 1
+    monkeypatch.setattr(loso_blend, "SHIPPED", tmp_path / "none.json")  # no record: no such row
+    assert "(shipped)" not in loso_blend.report(grid, tmp_path, args)
