@@ -201,6 +201,21 @@ def test_peers_find_the_article(name: str) -> None:
     assert PARAS[0] in ex.text and "Contact us" not in ex.text and ex.extractor == name
 
 
+def test_trafilatura_reports_its_comments_beside_the_same_body() -> None:
+    if "trafilatura" not in available_extractors():
+        pytest.skip("trafilatura is not installed")
+    from bodyblocks.baselines.peers import TrafilaturaExtractor
+
+    comments = ("<div id='comments'><h3>2 Comments</h3><ol class='commentlist'>"
+                "<li class='comment'><p>A reader here: this piece on the harbour works was worth a read.</p></li>"
+                "<li class='comment'><p>Another reader: the council should have asked the fishermen first.</p></li>"
+                "</ol></div>")
+    page = news_page(PARAS * 2).replace("</body>", comments + "</body>").encode("utf-8")
+    said, plain = TrafilaturaExtractor().extract(page), TrafilaturaExtractor(comments=False).extract(page)
+    assert said.text == plain.text and PARAS[0] in said.text and "A reader here" not in said.text
+    assert any("A reader here" in c for c in said.comments) and plain.comments == []
+
+
 @pytest.mark.parametrize("name", list(PEERS))
 def test_peers_bad_input(name: str) -> None:
     if name not in available_extractors():

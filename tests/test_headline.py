@@ -358,3 +358,78 @@ def test_front_matter_lists_are_quoted_yaml_strings_a_renderer_shows_as_text() -
                        "comments": []})
     assert fm.startswith("---\ncaptions:\n  - \"") and "<" not in fm and "](" not in fm and "comments" not in fm
     assert '  - "二"' in fm
+
+
+BLOG = (
+    "<html><head><title>Why the web needs forms</title></head><body><div id='sidebar'><h2>Archives</h2>"
+    "<ul><li><a href='/2007/03'>March 2007</a></li></ul></div><div class='content'><h3>Why the web needs forms</h3>"
+    f"{PARAS}<p class='posted'>Posted by Kathy on March 20, 2007</p><h2>{{heading}}</h2>"
+    "<p>Great post, I agree with every word of it and I will send it to my team.</p>"
+    "<p class='by'>Posted by: atmos | Mar 20, 2007</p>"
+    "<p>I do not agree: forms are the worst part of the web, and the post says too little on why.</p>"
+    "</div></body></html>"
+)
+
+
+def _blog(heading: str, rule: DecisionRule = RULE) -> Extraction:
+    """The rule on a blog whose comments are siblings of the post's paragraphs (no container names them), every
+    block in the post's element at P(body) 0.9."""
+    doc = segment(BLOG.replace("{heading}", heading))
+    probs = np.array([0.9 if "div.content" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    return rule.decide(doc, probs, "test")
+
+
+@pytest.mark.parametrize("heading", ["Comments", "3 Responses to “Why the web needs forms”", "Leave a Reply",
+                                     "Reader comments", "网友评论"])
+def test_a_comments_heading_takes_what_follows_it_out_of_the_body(heading: str) -> None:
+    ex = _blog(heading)
+    assert ex.text.splitlines()[0].startswith("Paragraph 0") and heading not in ex.text
+    assert "Great post" not in ex.text and "I do not agree" not in ex.text
+    assert ex.comments == ["Great post, I agree with every word of it and I will send it to my team.",
+                           "Posted by: atmos | Mar 20, 2007",
+                           "I do not agree: forms are the worst part of the web, and the post says too little on why."]
+    off = _blog(heading, DecisionRule(threshold=0.5, confident=0.5, comment_headings=False))  # the step off
+    assert "Great post" in off.text and off.comments == []
+
+
+@pytest.mark.parametrize("heading", ["Discussion", "Results", "Responses", "76 Replies", "Comments on the council's"
+                                     " harbour plan came from residents, traders and the port authority"])
+def test_other_headings_start_no_comments(heading: str) -> None:
+    # a paper's "Discussion", a forum's "76 Replies" (a thread's replies are its body), a long heading
+    assert "Great post" in _blog(heading).text
+
+
+def test_a_comments_heading_by_its_id_and_no_comments_link() -> None:
+    by_id = _blog("Thoughts from readers").text  # a heading the text list lacks, but its element's id names it
+    assert "Great post" in by_id
+    doc = segment(BLOG.replace("<h2>{heading}</h2>", "<h2 id='comments'>Thoughts from readers</h2>"))
+    probs = np.array([0.9 if "div.content" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    assert "Great post" not in RULE.decide(doc, probs, "test").text
+    # "12 Comments" as a link in the post's meta line is no heading: the post after it stays
+    link = BLOG.replace("<h2>{heading}</h2>", "").replace(
+        "<h3>Why the web needs forms</h3>", "<h3>Why the web needs forms</h3><p class='comments'>"
+        "<a href='#c'>12 Comments</a></p>")
+    doc = segment(link)
+    probs = np.array([0.9 if "div.content" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    assert RULE.decide(doc, probs, "test").text.splitlines()[0].startswith("Paragraph 0")
+
+
+def test_a_gold_that_holds_comments_gets_every_tools_comments_back_after_the_body() -> None:
+    ours = _decide(ARTICLE)
+    assert scored_text(ours, GoldConvention(comments=True)).splitlines()[-2:] == [
+        "Great article, thanks for writing it up.", "I disagree with most of it, but it was an interesting read."]
+    assert "Great article" not in scored_text(ours, GoldConvention(title=True))
+    peer = Extraction("Body.\nA reader: nice.", title="T", comments=["A reader: nice.", "Another reader: no."])
+    assert scored_text(peer, GoldConvention(comments=True)) == "Body.\nA reader: nice.\nAnother reader: no."
+    assert scored_text(peer, GoldConvention()) == "Body.\nA reader: nice."  # one already in its body: once
+    assert gold_convention("cleaneval-en").comments and not gold_convention("dragnet").comments
+
+
+def test_a_comment_kicker_above_the_article_heads_no_comments() -> None:
+    # an opinion piece's kicker "Comment" in the article's own element, before its first kept block
+    html = BLOG.replace("<h3>Why the web needs forms</h3>", "<h2>Comment</h2><h3>Why the web needs forms</h3>")
+    doc = segment(html.replace("{heading}", "Comments"))
+    probs = np.array([0.9 if "div.content" in b.tag_path and b.text != "Comment" else 0.1 for b in doc.blocks],
+                     np.float32)
+    ex = RULE.decide(doc, probs, "test")
+    assert "Paragraph 0" in ex.text and "Great post" not in ex.text  # the comments after the post still go

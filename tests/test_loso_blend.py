@@ -3,6 +3,8 @@
 import pytest
 from benchmarks import loso_blend
 
+from bodyblocks.training.datasets import GoldConvention
+
 
 def test_settings_leave_the_trees_a_share():
     settings = loso_blend.settings()
@@ -28,13 +30,16 @@ def test_a_cache_scored_under_another_rule_is_scored_again(tmp_path, monkeypatch
     scores = {(0.2, 0.2, 0.45, 0.6, 0.7): row, (0.5, 0.0, 0.5, 0.6, 0.0): row}
     path.write_bytes(pickle.dumps({"rule": loso_blend.rule_key(), "scores": scores}))
     assert loso_blend.load_grid(path) == scores
-    for other in ({"captions": False}, {"repeated_posts": False}, {"version": 0}):
+    conventions = {**loso_blend.rule_key()["conventions"], "cleaneval-en": GoldConvention(True, True, True)._asdict()}
+    for other in ({"captions": False}, {"repeated_posts": False}, {"comment_headings": False}, {"version": 0},
+                  {"conventions": conventions}):  # a step, the rule or what a source's gold holds changed
         path.write_bytes(pickle.dumps({"rule": {**loso_blend.rule_key(), **other}, "scores": scores}))
         assert loso_blend.load_grid(path) == {}
-    path.write_bytes(pickle.dumps({(0.2, 0.2, 0.45, 0.6): row}))  # older: a bare dict, four numbers before the core
-    assert loso_blend.load_grid(path) == {}  # scored without threads of repeated posts
-    monkeypatch.setitem(loso_blend.STEPS, "repeated_posts", False)
-    assert loso_blend.load_grid(path) == {(0.2, 0.2, 0.45, 0.6, 0.0): row}
+    monkeypatch.setitem(loso_blend.STEPS, "comment_headings", False)  # an ablation's run keeps its own cache
+    path.write_bytes(pickle.dumps({"rule": loso_blend.rule_key(), "scores": scores}))
+    assert loso_blend.load_grid(path) == scores
+    path.write_bytes(pickle.dumps({(0.2, 0.2, 0.45, 0.6): row}))  # older: a bare dict, scored under no known rule
+    assert loso_blend.load_grid(path) == {}
     assert loso_blend.load_grid(tmp_path / "none.pkl") == {}
 
 
@@ -42,8 +47,9 @@ def test_the_ablation_steps_reach_the_rule(monkeypatch):
     assert loso_blend.rule_of((0.2, 0.2, 0.45, 0.6, 0.7))[1].repeated_posts
     monkeypatch.setitem(loso_blend.STEPS, "repeated_posts", False)
     monkeypatch.setitem(loso_blend.STEPS, "captions", False)
+    monkeypatch.setitem(loso_blend.STEPS, "comment_headings", False)
     rule = loso_blend.rule_of((0.2, 0.2, 0.45, 0.6, 0.7))[1]
-    assert not rule.repeated_posts and not rule.captions
+    assert not rule.repeated_posts and not rule.captions and not rule.comment_headings
 
 
 def test_ship_values_parse_and_refuse():
@@ -160,9 +166,18 @@ def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tm
         row.update({loso_blend.without(g, f): row[g] for f in loso_blend.SOURCES for g in loso_blend.SOURCES
                     if g != f})
     args = argparse.Namespace(models="m", trees="t", peers=tmp_path, grid=[], no_captions=False,
-                              no_repeated_posts=False, out="o", doc="d", note="")
+                              no_repeated_posts=False, no_comment_headings=False, out="o", doc="d", note="")
     text = loso_blend.report(grid, tmp_path, args)
     assert f"| {shipped} (shipped) | 0.500 / 0.400 |" in text
     assert text.count("(shipped)") == 1
     monkeypatch.setattr(loso_blend, "SHIPPED", tmp_path / "none.json")  # no record: no such row
     assert "(shipped)" not in loso_blend.report(grid, tmp_path, args)
+
+
+def test_a_blend_is_chosen_by_token_f1_and_acc_at_0_9_together():
+    a, b = (0.2, 0.2, 0.45, 0.6, 0.7), (0.4, 0.1, 0.4, 0.7, 0.7)
+    grid = {a: {"x": (0.804, 0.570)}, b: {"x": (0.806, 0.515)}}  # b: a hair better F1, far worse at 0.9
+    assert loso_blend.best(grid, ("x",)) == a
+    grid[b]["x"] = (0.804, 0.570)  # a tie of both: token F1 breaks it, then the grid's order
+    grid[a]["x"] = (0.803, 0.571)
+    assert loso_blend.best(grid, ("x",)) == b

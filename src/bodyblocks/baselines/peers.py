@@ -7,6 +7,7 @@ that a batch records them per page instead of crashing; "no content found" is an
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import re
@@ -43,11 +44,13 @@ def _lines(text: str | None) -> str:
     return "\n".join(c for c in (clean_line(x) for x in (text or "").splitlines()) if c)
 
 
-def _done(name: str, text: str, title: str | None, decoded: Decoded, author: str | None = None) -> Extraction:
-    """The Extraction of a peer's output (its author, where it gives one, as Extraction.author)."""
+def _done(name: str, text: str, title: str | None, decoded: Decoded, author: str | None = None,
+          comments: str = "") -> Extraction:
+    """The Extraction of a peer's output (its author, where it gives one, as Extraction.author; its readers'
+    comments, one per line, as Extraction.comments)."""
     return Extraction(
         text, clean_line(title or ""), name, decoded.encoding, no_body=not text, replaced=decoded.replaced,
-        author=clean_line(author or "") or None,
+        author=clean_line(author or "") or None, comments=_lines(comments).splitlines(),
     )
 
 
@@ -68,13 +71,18 @@ def trafilatura_title_author(tree: object) -> tuple[str | None, str | None]:
 
 class TrafilaturaExtractor:
     """trafilatura.bare_extraction without comments, with tables; its title and author as its metadata step finds
-    them (trafilatura_title_author).
+    them (trafilatura_title_author); with `comments` (the default) the readers' comments its own comment step finds
+    (a second bare_extraction with include_comments=True) as Extraction.comments, beside the same body.
 
-    with_metadata=True would also search dates, which takes six times as long (measured on dragnet) and does not
-    change the text, so only the title and author are asked for.
+    The body is always the one without comments: with them trafilatura also reads a page it takes for a forum
+    differently (its posts become the body). with_metadata=True would also search dates, which takes six times as
+    long (measured on dragnet) and does not change the text, so only the title and author are asked for.
     """
 
     name = "trafilatura"
+
+    def __init__(self, comments: bool = True) -> None:
+        self.comments = comments
 
     def extract(self, html: str | bytes, url: str | None = None) -> Extraction:
         """trafilatura's text, one paragraph per line."""
@@ -87,10 +95,14 @@ class TrafilaturaExtractor:
             if tree is None:
                 return _done(self.name, "", None, decoded)
             title, author = trafilatura_title_author(tree)
-            doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, include_tables=True)
+            doc = trafilatura.bare_extraction(copy.deepcopy(tree) if self.comments else tree, url=url,
+                                              include_comments=False, include_tables=True)
+            said = trafilatura.bare_extraction(tree, url=url, include_comments=True, include_tables=True) if (
+                self.comments and doc is not None) else None
         except Exception as exc:  # noqa: BLE001 - any failure inside the peer is recorded, not fatal
             raise PeerError(f"trafilatura: {type(exc).__name__}: {exc}") from exc
-        return _done(self.name, _lines(doc.text) if doc is not None else "", title, decoded, author)
+        text = _lines(doc.text) if doc is not None else ""
+        return _done(self.name, text, title, decoded, author, (said.comments or "") if said is not None else "")
 
 
 class ReadabilityExtractor:

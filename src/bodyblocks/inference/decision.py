@@ -261,6 +261,7 @@ class DecisionRule:
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
     repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers (an ablation's off)
+    comment_headings: bool = True  # step 7: a section under a comments heading is a comment container (roles)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -332,6 +333,8 @@ class DecisionRule:
         # an article with comments, or a thread whose posts lie outside comment containers (kinds.repeated_posts):
         # the body alone, the comments a field of their own
         if not self.comments and (posts is None or (posts.any() and not (posts & comments).any())):
+            if posts is None and self.comment_headings and keep.any():  # an article: under a comments heading too
+                comments = comments | roles.comment_sections(blocks, int(np.argmax(keep)))
             said = [int(i) for i in np.flatnonzero(comments) if roles.is_comment_text(blocks[i])]
             keep &= ~comments
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None

@@ -7,6 +7,7 @@ promo line, the captions, the comments. The decision rule (decision.py) takes th
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
+    comment_sections(blocks, after)       # the blocks under a comments heading ("3 Responses", h2#comments)
     is_comment_text(block)                # a comment's own text there (not a name, a date, a "Reply" link)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
 
@@ -26,7 +27,12 @@ ancestors, segment.py), so they read the same on every site:
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
            link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
-  comments the block or an ancestor below <body> has an id or class token naming a comment thread;
+  comments the block or an ancestor below <body> has an id or class token naming a comment thread; or it is, or
+           follows in the same parent element, a comments heading after the article's first kept block: at most COMMENT_HEADING_CHARS characters, less
+           than half of them link text, and either its own element's id or class names a comment thread
+           (h2#comments, div.comments-title) or it is an <h1>..<h6> reading "Comments", "3 Responses to …",
+           "Leave a Reply", "Reader comments", "评论", "网友评论", "留言" (a blog whose comments are siblings of
+           its post's paragraphs, under no container of their own; not on a thread, whose replies are its body);
   standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
            most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
            news dateline ("LONDON (Reuters) -", "本报讯"), and followed by at least STANDFIRST_BODY kept characters
@@ -258,6 +264,49 @@ def is_comment_text(block: Block) -> bool:
     """Whether a block in a comment container is a comment's text: no heading, at least COMMENT_CHARS, less than
     half of it link text."""
     return block.text_len >= COMMENT_CHARS and not block.heading_level and block.link_density < 0.5
+
+
+COMMENT_HEADING_CHARS = 60  # a comments heading, at most ("37 Responses to “Why the web needs …”")
+_COMMENT_HEADING = re.compile(
+    r"(?:\d+|no|one|two|three)?\s*(?:(?:reader|user|visitor)s?'?\s+)?comments?\b"
+    r"|(?:\d+|one|two|three)\s+responses?\b|responses?\s+to\b"
+    r"|(?:leave|post|add|write|submit)\s+(?:a|your)\s+(?:comment|reply|response)"
+    r"|(?:网友|读者|用户|发表|我要|全部)?(?:评论|留言)",
+    re.IGNORECASE)
+
+
+def comment_heading(block: Block) -> bool:
+    """Whether the block heads readers' comments (module docstring: comments)."""
+    if block.text_len > COMMENT_HEADING_CHARS or block.link_density >= 0.5 or not block.text_len:
+        return False
+    if block.heading_level and _COMMENT_HEADING.match(block.text.strip()) is not None:
+        return True
+    return _own_names_comments(block.tag_path)
+
+
+@lru_cache(maxsize=1 << 16)
+def _own_names_comments(tag_path: str) -> bool:
+    """Whether the last segment of a tag path (the block's own element) has an id or class naming comments."""
+    return _COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
+
+
+def comment_sections(blocks: Sequence[Block], after: int = -1) -> np.ndarray:
+    """The blocks that are a comments heading (comment_heading) after block `after` (the article's first kept block:
+    a kicker "Comment" above an opinion piece heads no comments) or follow one in its parent element, as a mask."""
+    out = np.zeros(len(blocks), bool)
+    i = after + 1
+    while i < len(blocks):
+        if blocks[i].text_len <= COMMENT_HEADING_CHARS and comment_heading(blocks[i]):
+            cut = blocks[i].xpath.rfind("/")
+            parent = blocks[i].xpath[: cut + 1] if cut > 0 else "/"
+            j = i + 1
+            while j < len(blocks) and blocks[j].xpath.startswith(parent):
+                j += 1
+            out[i:j] = True
+            i = j
+        else:
+            i += 1
+    return out
 
 
 def in_comments(block: Block) -> bool:
