@@ -433,3 +433,15 @@ def test_a_comment_kicker_above_the_article_heads_no_comments() -> None:
                      np.float32)
     ex = RULE.decide(doc, probs, "test")
     assert "Paragraph 0" in ex.text and "Great post" not in ex.text  # the comments after the post still go
+
+
+@pytest.mark.parametrize("line", ["Comments", "Comments (12)", "12 comments", "Leave a comment", "网友评论"])
+def test_a_line_that_is_only_a_comments_heading_heads_comments_whatever_its_element(line: str) -> None:
+    # a styled <div> heading (no <h2>, no id or class naming comments) over readers' comments in the post's element
+    doc = segment(BLOG.replace("<h2>{heading}</h2>", f"<div class='yvhd'>{line}</div>"))
+    probs = np.array([0.9 if "div.content" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    ex = RULE.decide(doc, probs, "test")
+    assert "Paragraph 0" in ex.text and "Great post" not in ex.text and ex.comments[0].startswith("Great post")
+    # a line that says more than that is text ("Comments are closed on this story, as on every story" stays)
+    doc = segment(BLOG.replace("<h2>{heading}</h2>", f"<div class='yvhd'>{line} were many, and all of them kind</div>"))
+    assert "Great post" in RULE.decide(doc, probs[: len(doc.blocks)], "test").text

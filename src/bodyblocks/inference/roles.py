@@ -28,11 +28,13 @@ ancestors, segment.py), so they read the same on every site:
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
            link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
   comments the block or an ancestor below <body> has an id or class token naming a comment thread; or it is, or
-           follows in the same parent element, a comments heading after the article's first kept block: at most COMMENT_HEADING_CHARS characters, less
-           than half of them link text, and either its own element's id or class names a comment thread
-           (h2#comments, div.comments-title) or it is an <h1>..<h6> reading "Comments", "3 Responses to …",
-           "Leave a Reply", "Reader comments", "评论", "网友评论", "留言" (a blog whose comments are siblings of
-           its post's paragraphs, under no container of their own; not on a thread, whose replies are its body);
+           follows in the same parent element, a comments heading after the article's first kept block: at most
+           COMMENT_HEADING_CHARS characters, less than half of them link text, and either its own element's id or
+           class names a comment thread (h2#comments, div.comments-title), or it is an <h1>..<h6> reading
+           "Comments", "3 Responses to …", "Leave a Reply", "Reader comments", "评论", "网友评论", "留言", or its
+           whole text is such a heading whatever its element ("Comments (12)" in a styled <div>) (a blog whose
+           comments are siblings of its post's paragraphs, under no container of their own; not on a thread, whose
+           replies are its body);
   standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
            most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
            news dateline ("LONDON (Reuters) -", "本报讯"), and followed by at least STANDFIRST_BODY kept characters
@@ -274,14 +276,21 @@ _COMMENT_HEADING = re.compile(
     r"|(?:网友|读者|用户|发表|我要|全部)?(?:评论|留言)",
     re.IGNORECASE)
 
+# a line that is nothing but a comments heading, whatever element holds it (a styled <div>: "Comments", "Comments (12)")
+_COMMENT_LINE = re.compile(
+    r"(?:\d+\s+)?(?:(?:reader|user|visitor)s?'?\s+)?comments?(?:\s*\(\d+\))?\s*:?|(?:\d+|one)\s+responses?"
+    r"|leave\s+a\s+(?:comment|reply)|(?:网友|读者|用户|发表|全部)?评论(?:\s*\(\d+\))?|留言",
+    re.IGNORECASE)
+
 
 def comment_heading(block: Block) -> bool:
     """Whether the block heads readers' comments (module docstring: comments)."""
     if block.text_len > COMMENT_HEADING_CHARS or block.link_density >= 0.5 or not block.text_len:
         return False
-    if block.heading_level and _COMMENT_HEADING.match(block.text.strip()) is not None:
+    text = block.text.strip()
+    if block.heading_level and _COMMENT_HEADING.match(text) is not None:
         return True
-    return _own_names_comments(block.tag_path)
+    return _COMMENT_LINE.fullmatch(text) is not None or _own_names_comments(block.tag_path)
 
 
 @lru_cache(maxsize=1 << 16)
