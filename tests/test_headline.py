@@ -380,7 +380,7 @@ def _blog(heading: str, rule: DecisionRule = RULE) -> Extraction:
 
 
 @pytest.mark.parametrize("heading", ["Comments", "3 Responses to “Why the web needs forms”", "Leave a Reply",
-                                     "Reader comments", "网友评论"])
+                                     "Reader comments", "网友评论", "One thought on “Why the web needs forms”"])
 def test_a_comments_heading_takes_what_follows_it_out_of_the_body(heading: str) -> None:
     ex = _blog(heading)
     assert ex.text.splitlines()[0].startswith("Paragraph 0") and heading not in ex.text
@@ -392,10 +392,12 @@ def test_a_comments_heading_takes_what_follows_it_out_of_the_body(heading: str) 
     assert "Great post" in off.text and off.comments == []
 
 
-@pytest.mark.parametrize("heading", ["Discussion", "Results", "Responses", "76 Replies", "Comments on the council's"
+@pytest.mark.parametrize("heading", ["Discussion", "Results", "Responses", "76 Replies", "Comments on the draft law",
+                                     "Comment is free", "Comments on the council's"
                                      " harbour plan came from residents, traders and the port authority"])
 def test_other_headings_start_no_comments(heading: str) -> None:
-    # a paper's "Discussion", a forum's "76 Replies" (a thread's replies are its body), a long heading
+    # a paper's "Discussion", a forum's "76 Replies" (a thread's replies are its body), a section of the article
+    # about comments (no count, no quoted title), a long heading
     assert "Great post" in _blog(heading).text
 
 
@@ -421,7 +423,9 @@ def test_a_gold_that_holds_comments_gets_every_tools_comments_back_after_the_bod
     assert "Great article" not in scored_text(ours, GoldConvention(title=True))
     peer = Extraction("Body.\nA reader: nice.", title="T", comments=["A reader: nice.", "Another reader: no."])
     assert scored_text(peer, GoldConvention(comments=True)) == "Body.\nA reader: nice.\nAnother reader: no."
-    assert scored_text(peer, GoldConvention()) == "Body.\nA reader: nice."  # one already in its body: once
+    assert scored_text(peer, GoldConvention()) == "Body.\nA reader: nice."  # a gold without comments: none back
+    said = Extraction("Body says thanks!", title="T", comments=["thanks!"])  # a line of its own, not a substring
+    assert scored_text(said, GoldConvention(comments=True)) == "Body says thanks!\nthanks!"
     assert gold_convention("cleaneval-en").comments and not gold_convention("dragnet").comments
 
 
@@ -445,3 +449,38 @@ def test_a_line_that_is_only_a_comments_heading_heads_comments_whatever_its_elem
     # a line that says more than that is text ("Comments are closed on this story, as on every story" stays)
     doc = segment(BLOG.replace("<h2>{heading}</h2>", f"<div class='yvhd'>{line} were many, and all of them kind</div>"))
     assert "Great post" in RULE.decide(doc, probs[: len(doc.blocks)], "test").text
+
+
+def _flat(html: str, low: tuple[str, ...] = ()) -> Extraction:
+    """The rule on a page whose blocks have P(body) 0.9, those whose text starts with one of `low` 0.1."""
+    doc = segment(html)
+    probs = np.array([0.1 if b.text.startswith(low) else 0.9 for b in doc.blocks], np.float32) if low else np.full(
+        len(doc.blocks), 0.9, np.float32)
+    return RULE.decide(doc, probs, "test")
+
+
+def test_a_comments_heading_needs_the_article_before_it_and_ends_at_the_next_heading() -> None:
+    paras = "".join(f"<p>Paragraph {i} of the harbour story, with enough words to read as body text here.</p>"
+                    for i in range(4))
+    kicker = (f"<html><body><div class='article'><h1>港口工程开工</h1><div class='column'>评论</div>{paras}</div>"
+              "</body></html>")
+    assert "Paragraph 3" in _flat(kicker).text  # a column's kicker under the headline: no article before it
+    meta = kicker.replace("<div class='column'>评论</div>", "<p>2 comments</p>")
+    assert "Paragraph 3" in _flat(meta).text
+    tutorial = (f"<html><body><main><h1>Python syntax</h1><h2>Indentation</h2>{paras}<h2>Comments</h2>"
+                "<p>A comment starts with a hash sign and runs to the end of the line in Python.</p>"
+                "<h2>Variables</h2><p>A variable is created the moment you first assign a value to it in Python.</p>"
+                "</main></body></html>")
+    assert "A variable is created" in _flat(tutorial).text  # the section ends at the next heading of its level
+    ministry = kicker.replace("<div class='column'>评论</div>", "").replace(
+        "</div></body>", "<h2>No comment from the ministry</h2><p>The ministry did not answer our questions.</p>"
+        "</div></body>")
+    assert "did not answer" in _flat(ministry).text
+
+
+def test_a_footer_under_a_comments_heading_is_no_comment() -> None:
+    html = (f"<html><body><h1>Harbour works begin</h1>{PARAS}<h2>Comments</h2>"
+            "<p>Great post, I agree with every word of it and I will send it to my team.</p>"
+            "<p>Copyright 2025 City Times. All rights reserved.</p></body></html>")
+    ex = _flat(html, low=("Copyright",))
+    assert ex.comments == ["Great post, I agree with every word of it and I will send it to my team."]

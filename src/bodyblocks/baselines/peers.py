@@ -97,12 +97,19 @@ class TrafilaturaExtractor:
             title, author = trafilatura_title_author(tree)
             doc = trafilatura.bare_extraction(copy.deepcopy(tree) if self.comments else tree, url=url,
                                               include_comments=False, include_tables=True)
-            said = trafilatura.bare_extraction(tree, url=url, include_comments=True, include_tables=True) if (
-                self.comments and doc is not None) else None
         except Exception as exc:  # noqa: BLE001 - any failure inside the peer is recorded, not fatal
             raise PeerError(f"trafilatura: {type(exc).__name__}: {exc}") from exc
+        said = ""
+        if self.comments and doc is not None:
+            try:
+                said = trafilatura.bare_extraction(tree, url=url, include_comments=True, include_tables=True)
+                said = (said.comments or "") if said is not None else ""
+            except Exception as exc:  # noqa: BLE001 - the body stands without its comments
+                logging.getLogger(__name__).warning("trafilatura's comment pass failed: %s: %s",
+                                                    type(exc).__name__, exc)
+                said = ""
         text = _lines(doc.text) if doc is not None else ""
-        return _done(self.name, text, title, decoded, author, (said.comments or "") if said is not None else "")
+        return _done(self.name, text, title, decoded, author, said)
 
 
 class ReadabilityExtractor:

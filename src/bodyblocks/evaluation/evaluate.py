@@ -157,7 +157,7 @@ def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str
     tool (the peers, the heuristic) reports a title, and perhaps an author, beside its body: the title is put first
     unless the body opens with it (its first OPENING_LINES lines hold it), the author after it unless the body holds
     it already. Where the gold holds readers' comments, every tool's Extraction.comments (ours; trafilatura's own)
-    follow the body, each unless the body holds it already."""
+    follow the body, each unless a line of the body is that comment already."""
     convention = convention or GoldConvention()
     if ex.blocks is not None or ex.headline is not None:
         lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
@@ -173,7 +173,7 @@ def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str
         if convention.byline and ex.author and _squeeze(ex.author) not in _squeeze(ex.text):
             lines.append(ex.author)
     if convention.comments and ex.comments:
-        body = _squeeze(ex.text)
+        body = {_squeeze(line) for line in ex.text.splitlines()}
         ex = replace(ex, text="\n".join([ex.text, *(c for c in ex.comments if _squeeze(c) not in body)]).strip("\n"))
     return "\n".join([*lines, ex.text]) if lines and ex.text else "\n".join(lines) or ex.text
 

@@ -73,6 +73,11 @@ _SPACE = re.compile(r"\s+")
 _SITE_SEPARATOR = re.compile(r"(\s+[|｜–—»:-]\s+|\s*[_｜|]\s*|\s+::\s+)")
 
 
+# a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is at least
+# this (a footer that shares the comments' parent element is none)
+SECTION_HEARD = 0.15
+
+
 def _parent(xpath: str) -> str:
     """The xpath of an element's parent ("" for the root, /html[1], and above)."""
     cut = xpath.rfind("/")
@@ -333,9 +338,12 @@ class DecisionRule:
         # an article with comments, or a thread whose posts lie outside comment containers (kinds.repeated_posts):
         # the body alone, the comments a field of their own
         if not self.comments and (posts is None or (posts.any() and not (posts & comments).any())):
-            if posts is None and self.comment_headings and keep.any():  # an article: under a comments heading too
-                comments = comments | roles.comment_sections(blocks, int(np.argmax(keep)))
-            said = [int(i) for i in np.flatnonzero(comments) if roles.is_comment_text(blocks[i])]
+            heard = comments.copy()  # the comments reported: all in containers; under a heading, those not dismissed
+            if posts is None and self.comment_headings:  # an article: the sections under a comments heading too
+                sections = roles.comment_sections(blocks, keep) & ~comments
+                comments = comments | sections
+                heard |= sections & (keep | (probs >= SECTION_HEARD))
+            said = [int(i) for i in np.flatnonzero(heard) if roles.is_comment_text(blocks[i])]
             keep &= ~comments
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body

@@ -7,7 +7,7 @@ promo line, the captions, the comments. The decision rule (decision.py) takes th
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
-    comment_sections(blocks, after)       # the blocks under a comments heading ("3 Responses", h2#comments)
+    comment_sections(blocks, keep)        # the blocks under a comments heading ("3 Responses", h2#comments)
     is_comment_text(block)                # a comment's own text there (not a name, a date, a "Reply" link)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
 
@@ -27,14 +27,15 @@ ancestors, segment.py), so they read the same on every site:
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
            link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
-  comments the block or an ancestor below <body> has an id or class token naming a comment thread; or it is, or
-           follows in the same parent element, a comments heading after the article's first kept block: at most
-           COMMENT_HEADING_CHARS characters, less than half of them link text, and either its own element's id or
-           class names a comment thread (h2#comments, div.comments-title), or it is an <h1>..<h6> reading
-           "Comments", "3 Responses to …", "Leave a Reply", "Reader comments", "评论", "网友评论", "留言", or its
-           whole text is such a heading whatever its element ("Comments (12)" in a styled <div>) (a blog whose
-           comments are siblings of its post's paragraphs, under no container of their own; not on a thread, whose
-           replies are its body);
+  comments the block or an ancestor below <body> has an id or class token naming a comment thread; or, on an
+           article, it is or follows a comments heading (comment_sections: at least ARTICLE_BEFORE_COMMENTS kept
+           characters before it; the blocks after it in its parent element, up to the next heading of its level or
+           above): at most COMMENT_HEADING_CHARS characters, less than half of them link text, and either its own
+           element's id or class names a comment thread (h2#comments, div.comments), or it is an <h1>..<h6> opening
+           with a counted or quoted comments title or a reply form's ("3 Responses to …", "One thought on “…”",
+           "Leave a Reply", "网友评论"), or its whole text is a comments heading whatever its element ("Comments",
+           "Comments (12)", "Reader comments", "评论") (a blog whose comments are siblings of its post's
+           paragraphs, under no container of their own; not on a thread, whose replies are its body);
   standfirst the first kept block after the headline (bylines left out), of STANDFIRST_CHARS characters, with at
            most STANDFIRST_LINKS link text, no list item, table cell, <h1>, figure or caption, not opening with a
            news dateline ("LONDON (Reuters) -", "本报讯"), and followed by at least STANDFIRST_BODY kept characters
@@ -269,17 +270,19 @@ def is_comment_text(block: Block) -> bool:
 
 
 COMMENT_HEADING_CHARS = 60  # a comments heading, at most ("37 Responses to “Why the web needs …”")
+# a heading (<h1>..<h6>) that opens with a counted or quoted comments title, or a reply form's ("3 Responses to …",
+# "One thought on “…”", "Comments on “…”", "Leave a Reply Cancel reply", "网友评论（12）"); not a section heading of
+# the article itself ("Comments on the draft law", "Comment is free", "Responses")
 _COMMENT_HEADING = re.compile(
-    r"(?:\d+|no|one|two|three)?\s*(?:(?:reader|user|visitor)s?'?\s+)?comments?\b"
-    r"|(?:\d+|one|two|three)\s+responses?\b|responses?\s+to\b"
+    r"(?:\d+|one)\s+(?:comments?|responses?|thoughts?)\b|(?:no|two|three)\s+(?:comments|responses|thoughts)\b"
+    r"|(?:comments?|responses?|thoughts?)\s+(?:on|to)\s+[“\"'‘«„]"
     r"|(?:leave|post|add|write|submit)\s+(?:a|your)\s+(?:comment|reply|response)"
-    r"|(?:网友|读者|用户|发表|我要|全部)?(?:评论|留言)",
+    r"|(?:网友|读者|用户|发表|我要|全部)(?:评论|留言)",
     re.IGNORECASE)
-
-# a line that is nothing but a comments heading, whatever element holds it (a styled <div>: "Comments", "Comments (12)")
+# a line that is nothing but a comments heading, whatever element holds it (a styled <div>: "Comments (12)")
 _COMMENT_LINE = re.compile(
-    r"(?:\d+\s+)?(?:(?:reader|user|visitor)s?'?\s+)?comments?(?:\s*\(\d+\))?\s*:?|(?:\d+|one)\s+responses?"
-    r"|leave\s+a\s+(?:comment|reply)|(?:网友|读者|用户|发表|全部)?评论(?:\s*\(\d+\))?|留言",
+    r"(?:(?:reader|user|visitor)s?'?\s+)?comments(?:\s*\(\d+\))?\s*:?|\d+\s+comments?|(?:\d+|one)\s+responses?"
+    r"|leave\s+a\s+(?:comment|reply)|(?:网友|读者|用户|发表|全部)?(?:评论|留言)(?:\s*[（(]\d+[)）])?\s*[:：]?",
     re.IGNORECASE)
 
 
@@ -299,22 +302,34 @@ def _own_names_comments(tag_path: str) -> bool:
     return _COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
 
 
-def comment_sections(blocks: Sequence[Block], after: int = -1) -> np.ndarray:
-    """The blocks that are a comments heading (comment_heading) after block `after` (the article's first kept block:
-    a kicker "Comment" above an opinion piece heads no comments) or follow one in its parent element, as a mask."""
+ARTICLE_BEFORE_COMMENTS = 200  # kept characters before a comments heading, at least (a kicker or a meta line is none)
+
+
+def comment_sections(blocks: Sequence[Block], keep: np.ndarray) -> np.ndarray:
+    """The comment sections of an article, as a mask: a comments heading (comment_heading) with at least
+    ARTICLE_BEFORE_COMMENTS kept characters of the article before it (a kicker "Comment" or a "2 comments" meta line
+    under the headline heads none), and the blocks after it in its parent element, up to the next heading of its level
+    or above that is no comments heading (a tutorial's "Comments" section ends at its "Variables"; a line's level:
+    any heading's)."""
     out = np.zeros(len(blocks), bool)
-    i = after + 1
+    before = 0
+    i = 0
     while i < len(blocks):
-        if blocks[i].text_len <= COMMENT_HEADING_CHARS and comment_heading(blocks[i]):
-            cut = blocks[i].xpath.rfind("/")
-            parent = blocks[i].xpath[: cut + 1] if cut > 0 else "/"
+        block = blocks[i]
+        if before >= ARTICLE_BEFORE_COMMENTS and block.text_len <= COMMENT_HEADING_CHARS and comment_heading(block):
+            cut = block.xpath.rfind("/")
+            parent = block.xpath[: cut + 1] if cut > 0 else "/"
+            level = block.heading_level or 6
             j = i + 1
-            while j < len(blocks) and blocks[j].xpath.startswith(parent):
+            while j < len(blocks) and blocks[j].xpath.startswith(parent) and not (
+                    0 < blocks[j].heading_level <= level and not comment_heading(blocks[j])):
                 j += 1
             out[i:j] = True
             i = j
-        else:
-            i += 1
+            continue
+        if keep[i]:
+            before += block.text_len
+        i += 1
     return out
 
 
