@@ -259,12 +259,15 @@ def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, 
     (`vote`) or those without it; `blind_to`: each fold scored without its pages of a site of that fold (the nested
     choice for it)."""
     names = [without(f, blind_to) if blind_to else f for f in folds]
+    return max((s for s in grid if (s[1] > 0) == vote), key=lambda s: objective(grid[s], names))
 
-    def key(s: Setting) -> tuple[float, float]:
-        rows = [grid[s][f] for f in names if grid[s][f] is not None]  # (a fold with no page left: out of the mean)
-        f1, acc = float(np.mean([r[0] for r in rows])), float(np.mean([r[1] for r in rows]))
-        return (round(f1 + acc, 6), f1)
-    return max((s for s in grid if (s[1] > 0) == vote), key=key)
+
+def objective(row: dict[str, tuple[float, float] | None], names: list[str] | tuple[str, ...]) -> tuple[float, float]:
+    """A setting's OBJECTIVE over the folds `names` of its grid row, then its mean token F1 (for ties); a fold with
+    no page left is out of the means."""
+    rows = [row[f] for f in names if row[f] is not None]
+    f1, acc = float(np.mean([r[0] for r in rows])), float(np.mean([r[1] for r in rows]))
+    return (round(f1 + acc, 6), f1)
 
 
 def missing_kind(grid: dict[Setting, dict[str, tuple[float, float]]]) -> str | None:
@@ -378,9 +381,8 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
         "",
         f"Command: `python -m benchmarks.loso_blend --models {args.models} --trees {args.trees} "
         + (f"--peers {args.peers} " if args.peers != Path("runs/loso") else "")
-        + "".join(f"--grid {g} " for g in args.grid) + ("--no-captions " if args.no_captions else "")
-        + ("--no-repeated-posts " if args.no_repeated_posts else "")
-        + ("--no-comment-headings " if args.no_comment_headings else "")
+        + "".join(f"--grid {g} " for g in args.grid) + "".join(f"--no-{step.replace('_', '-')} "
+                                                               for step, on in STEPS.items() if not on)
         + f"--out {args.out} --doc {args.doc}`",
         "",
         *([args.note, ""] if args.note else []),
@@ -403,7 +405,7 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
     lines.append(f"- chosen over all six folds (for a model trained on every source): **{shipped}**, mean "
                  f"{_fmt(mean({f: grid[shipped][f] for f in SOURCES}))}; without the vote {no_vote}, mean "
                  f"{_fmt(mean({f: grid[no_vote][f] for f in SOURCES}))}")
-    ranked = sorted(grid, key=lambda s: -float(np.mean([sum(grid[s][f]) for f in SOURCES])))[:8]
+    ranked = sorted(grid, key=lambda s: objective(grid[s], SOURCES), reverse=True)[:8]
     ship = shipped_setting()
     shown = [ship] if ship in grid and ship not in ranked else []
     lines += ["", "The grid's best settings over all folds (not LOSO figures: chosen on these pages)"
@@ -443,15 +445,14 @@ def main() -> int:
     args = ap.parse_args()
     if args.ensemble and not (args.model and args.gbt):
         ap.error("--ensemble needs --model and --gbt")
-    if args.ensemble and (args.no_captions or args.no_repeated_posts or args.no_comment_headings):
-        ap.error("--ensemble writes the shipped rule: not with --no-captions, --no-repeated-posts or "
-                 "--no-comment-headings")
+    STEPS.update({step: not getattr(args, f"no_{step}") for step in STEPS})
+    if args.ensemble and not all(STEPS.values()):
+        ap.error("--ensemble writes the shipped rule: not with " + ", ".join(f"--no-{s.replace('_', '-')}"
+                                                                               for s in STEPS))
     try:
         ship = ship_values(args.ship) if args.ship else None
     except ValueError as e:
         ap.error(str(e))
-    STEPS.update(captions=not args.no_captions, repeated_posts=not args.no_repeated_posts,
-                 comment_headings=not args.no_comment_headings)
     try:
         GRID.update(grid_values(args.grid))
     except ValueError as e:

@@ -102,12 +102,12 @@ class TrafilaturaExtractor:
         said = ""
         if self.comments and doc is not None:
             try:
-                said = trafilatura.bare_extraction(tree, url=url, include_comments=True, include_tables=True)
-                said = (said.comments or "") if said is not None else ""
+                found = trafilatura.bare_extraction(tree, url=url, include_comments=True, include_tables=True)
             except Exception as exc:  # noqa: BLE001 - the body stands without its comments
                 logging.getLogger(__name__).warning("trafilatura's comment pass failed: %s: %s",
                                                     type(exc).__name__, exc)
-                said = ""
+            else:
+                said = (found.comments or "") if found is not None else ""
         text = _lines(doc.text) if doc is not None else ""
         return _done(self.name, text, title, decoded, author, said)
 

@@ -64,6 +64,9 @@ HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's te
 BEFORE_HEADLINE = 0.1
 MIN_ARTICLE = kinds.MIN_ARTICLE  # step 7: kept characters outside comment containers that make an article
 CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than this are the page's content
+# step 7: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
+# at least this (a footer that shares the comments' parent element is none)
+SECTION_HEARD = 0.15
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -71,11 +74,6 @@ _TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
 _SPACE = re.compile(r"\s+")
 # where a title's site name is cut off (a hyphen only with spaces around it: "Jean-Luc" is one word)
 _SITE_SEPARATOR = re.compile(r"(\s+[|｜–—»:-]\s+|\s*[_｜|]\s*|\s+::\s+)")
-
-
-# a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is at least
-# this (a footer that shares the comments' parent element is none)
-SECTION_HEARD = 0.15
 
 
 def _parent(xpath: str) -> str:
@@ -329,8 +327,8 @@ class DecisionRule:
         chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
         comments = np.fromiter((roles.in_comments(b) for b in blocks), bool, len(blocks))
         chosen = int(chars[keep].sum())
-        comment_share = chars[keep & comments].sum() / chosen if chosen else 0.0
         in_posts = int(chars[keep & comments].sum())
+        comment_share = in_posts / chosen if chosen else 0.0
         posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts, self.repeated_posts)
         said: list[int] = []
         if posts is not None:
