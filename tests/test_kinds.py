@@ -3,6 +3,7 @@ an error page comes back empty and flagged; a page whose article sits in <noscri
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -128,6 +129,30 @@ def test_an_articles_paragraphs_under_one_element_are_no_repeated_posts() -> Non
     assert kinds.repeated_posts(doc.blocks, probs, keep, np.zeros(len(doc.blocks), bool), kept) is None
 
 
+
+_MENU = "<div class='menu'>" + "".join(f"<div class='m'><p>Section {i}: the news and views of the day</p></div>"
+                                       for i in range(5)) + "</div>"
+_STORY = ("<div class='story'><p>Millions of children across the region already lack clean water, and a changing "
+          "climate will make it worse, the report says.</p></div>")
+_RESCUE = DecisionRule(threshold=0.5, confident=0.5, rescue=0.15)
+
+
+def test_menu_lines_the_model_half_leans_to_are_no_thread_on_a_page_that_keeps_only_its_headline() -> None:
+    # the headline is the one confident block; the article's paragraph sits under the threshold; the menu's
+    # repeated lines lean to body (P 0.12 >= kinds.POST_PROB) but hold none of the kept text: no thread of them
+    html = (f"<html><head><title>Children and the climate</title></head><body>{_MENU}<main><h1>Children and the "
+            f"climate</h1>{_STORY}</main></body></html>")
+    probs = {"main/h1": 0.9, "div.m/p": 0.12, "div.story": 0.4}
+    doc = segment(html)
+    p = np.array([next((v for k, v in probs.items() if k in b.tag_path), 0.05) for b in doc.blocks], np.float32)
+    keep = p >= 0.5
+    kept = sum(b.text_len for b, k in zip(doc.blocks, keep, strict=True) if k)
+    assert kinds.repeated_posts(doc.blocks, p, keep, np.zeros(len(doc.blocks), bool), kept) is None
+    ex = _decide(html, probs, _RESCUE)
+    assert ex.title == "Children and the climate" and ex.text.startswith("Millions of children")
+    assert "Section" not in ex.text and ex.low_confidence  # the rescue after the roles (decision.py, step 5b)
+    assert _decide(html, probs, dataclasses.replace(_RESCUE, role_rescue=False)).no_body
+
 def _page(title: str, body: str) -> str:
     return (f"<html><head><title>{title}</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"
             f"<li><a href='/news'>News</a></li></ul><main>{body}</main><footer>Copyright 2025</footer></body></html>")
@@ -143,6 +168,27 @@ def test_a_not_found_page_is_flagged_with_an_empty_body() -> None:
             ("City Times", "<p>Sorry, the page you are looking for could not be found. It may have moved.</p>")):
         ex = _decide(_page(title, body), {"/main": 0.9})
         assert ex.error_page and ex.no_body and ex.text == "" and ex.kept == [], title
+
+
+
+def test_an_error_pages_message_is_a_field_and_scored_back_where_the_gold_holds_it() -> None:
+    from bodyblocks.batch.outputs import render
+    from bodyblocks.evaluation.evaluate import scored_text
+    from bodyblocks.training.datasets import GoldConvention, gold_convention
+
+    ex = _decide(_page("Page not found | City Times", "<h1>Page not found</h1><p>Sorry, the page you asked for is "
+                                                      "gone; try the search box.</p>"), {"/main": 0.9})
+    message = "Sorry, the page you asked for is gone; try the search box."
+    assert ex.error_page and ex.text == "" and ex.error_text == message
+    assert json.loads(render(ex, "json", "p"))["error_text"] == ex.error_text
+    assert scored_text(ex, GoldConvention(errors=True)) == ex.error_text  # cleaneval-en's gold holds the message
+    assert scored_text(ex, GoldConvention(title=True, errors=True)) == f"{ex.title}\n{ex.error_text}"
+    assert scored_text(ex, GoldConvention()) == ""  # elsewhere the page has no body
+    peer = Extraction("Page not found. Try the search box.", title="Page not found")  # a peer keeps it as text
+    assert scored_text(peer, GoldConvention(errors=True)) == peer.text
+    assert gold_convention("cleaneval-en").errors and not gold_convention("wcxb-dev").errors
+    article = _decide(_page("City Times", "<p>" + "A long article paragraph. " * 20 + "</p>"), {"/main": 0.9})
+    assert article.text and article.error_text == ""
 
 
 def test_an_article_about_errors_is_no_error_page() -> None:

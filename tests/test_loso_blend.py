@@ -181,3 +181,18 @@ def test_a_blend_is_chosen_by_token_f1_and_acc_at_0_9_together():
     grid[b]["x"] = (0.804, 0.570)  # a tie of both: token F1 breaks it, then the grid's order
     grid[a]["x"] = (0.803, 0.571)
     assert loso_blend.best(grid, ("x",)) == b
+
+
+def test_a_blend_is_chosen_by_its_worst_shortfall_on_any_fold():
+    a, b = (0.2, 0.2, 0.45, 0.6, 0.7), (0.2, 0.1, 0.5, 0.7, 0.7)
+    # b: the better mean of token F1 plus acc@0.9 over x, y, z, by being best on two folds, but 0.09 behind on z
+    grid = {a: {"x": (0.90, 0.80), "y": (0.90, 0.80), "z": (0.80, 0.57)},
+            b: {"x": (0.92, 0.83), "y": (0.92, 0.83), "z": (0.76, 0.52)}}
+    tops = loso_blend.fold_tops(grid, [a, b], ("x", "y", "z"))
+    assert tops == {"x": pytest.approx(1.75), "y": pytest.approx(1.75), "z": pytest.approx(1.37)}
+    assert loso_blend.objective(grid[b], ("x", "y", "z"), tops)[1] > loso_blend.objective(grid[a], ("x", "y", "z"),
+                                                                                           tops)[1]
+    assert loso_blend.best(grid, ("x", "y", "z")) == a  # a: 0.05 short on x and y; b: 0.09 short on z
+    assert loso_blend.best(grid, ("x", "y")) == b  # without z, b is best everywhere
+    grid[a]["z"] = grid[b]["z"] = None  # a fold with no page left is out of the choice
+    assert loso_blend.best(grid, ("x", "y", "z")) == b

@@ -133,6 +133,37 @@ def test_rescue_rule_in_the_extractors_decision() -> None:
     assert DecisionRule.from_meta({}, rescue=0.1) == DecisionRule(0.5, 0.5, 0.1)
 
 
+
+def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.page.segment import segment
+
+    items = "".join(f"<li>Book {i}: a novel of the sea and of the people who live beside it</li>" for i in range(6))
+    html = ("<html><head><title>Best sellers in books</title></head><body><ul class='nav'><li><a href='/'>Home</a>"
+            f"</li></ul><main><h1>Best sellers in books</h1><ul class='items'>{items}</ul></main>"
+            "<footer>Copyright 2025</footer></body></html>")
+    doc = segment(html)
+    probs = np.array([0.9 if b.tag_path.endswith("main/h1") else 0.3 if "ul.items" in b.tag_path else 0.05
+                      for b in doc.blocks], np.float32)
+    rule = DecisionRule(0.5, 0.5, rescue=0.15)
+    # step 1 keeps the headline alone, which step 6 makes the title: no body block reached the threshold
+    ex = rule.decide(doc, probs, "m")
+    assert ex.title == "Best sellers in books"
+    assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Book {i}" for i in range(6)]
+    assert ex.low_confidence and not ex.no_body and ex.probabilities == [float(x) for x in probs]
+    assert ex.confidence == pytest.approx(0.3)
+    off = dataclasses.replace(rule, role_rescue=False).decide(doc, probs, "m")
+    assert off.no_body and off.title == "Best sellers in books"
+    assert DecisionRule(0.5, 0.5).decide(doc, probs, "m").no_body  # no rescue, none after the roles either
+    assert DecisionRule(0.5, 0.5, rescue=0.5).decide(doc, probs, "m").no_body  # a rescue at the threshold is none
+    # nothing else at the rescue's floor: still empty, never the navigation
+    probs[[i for i, b in enumerate(doc.blocks) if "ul.items" in b.tag_path]] = 0.1
+    assert rule.decide(doc, probs, "m").no_body
+
 def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path) -> None:
     cfg = debug_cfg(corpus, tmp_path / "run", "train.epochs=1")
     train(cfg, progress=False)

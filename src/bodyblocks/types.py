@@ -117,6 +117,7 @@ class Extraction:
     standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)
     guessed: bool = False  # the page's charset is a detector's guess of a single-byte one (Decoded.guessed): unsure
     error_page: bool = False  # an error or "not found" page (inference/kinds.py): no body, rather than its error text
+    error_text: str = ""  # an error page's message (the text it kept, out of text): "" on other pages
     # the article's figure captions and photo credits, in page order, left out of text (inference/roles.is_caption)
     captions: list[str] = field(default_factory=list)
     # readers' comments under the article, one per block in page order, left out of text (inference/roles.in_comments;

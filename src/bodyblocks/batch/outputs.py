@@ -68,7 +68,7 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         "byline": ex.byline or None, "captions": ex.captions, "comments": ex.comments,
         "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
-        "error_page": ex.error_page,
+        "error_page": ex.error_page, "error_text": ex.error_text or None,
     }
     if ex.blocks is not None:
         probs = ex.probabilities or [None] * len(ex.blocks)

@@ -157,8 +157,12 @@ def scored_text(ex: Extraction, convention: GoldConvention | None = None) -> str
     tool (the peers, the heuristic) reports a title, and perhaps an author, beside its body: the title is put first
     unless the body opens with it (its first OPENING_LINES lines hold it), the author after it unless the body holds
     it already. Where the gold holds readers' comments, every tool's Extraction.comments (ours; trafilatura's own)
-    follow the body, each unless a line of the body is that comment already."""
+    follow the body, each unless a line of the body is that comment already. Where it holds an error page's message,
+    a tool that flags the page (Extraction.error_page: ours) has its Extraction.error_text scored as its body (the
+    peers keep the message in their text)."""
     convention = convention or GoldConvention()
+    if convention.errors and ex.error_page and ex.error_text and not ex.text:
+        ex = replace(ex, text=ex.error_text)
     if ex.blocks is not None or ex.headline is not None:
         lines = [ex.title] if convention.title and ex.headline is not None and ex.title else []
         if convention.standfirst and ex.standfirst:

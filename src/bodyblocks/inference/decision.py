@@ -20,6 +20,12 @@
      threshold is not lost where the convention counts it as body;
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
   5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
+  5b. the rescue after the roles (`role_rescue`, with a rescue): where every block steps 1-3 kept turns out not
+     to be body (the headline, a byline, a caption: steps 6-7 take them all out), no body block
+     reached the threshold, so steps 1-8 run again with those blocks set aside (P(body) 0), up to ROLE_RESCUE
+     times: the rescue of step 2 then applies to the rest. A listing whose title was its one confident block,
+     or an article whose one paragraph sat just under the threshold beside its headline and source line, no
+     longer comes back empty; the result is flagged low_confidence when its best block is under `confident`;
   6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
      opening the kept text, else (no title channel) a short bold/large/title-class block at the body's top
      (prominence.py), is the page's title and not body (Extraction.headline names it); the kept blocks
@@ -41,14 +47,14 @@
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
-     says so) comes back empty, flagged error_page (and no_body).
+     says so) comes back empty, flagged error_page (and no_body), its message in Extraction.error_text.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -67,6 +73,7 @@ CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than
 # step 7: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
 # at least this (a footer that shares the comments' parent element is none)
 SECTION_HEARD = 0.15
+ROLE_RESCUE = 3  # step 5b: the rounds of blocks set aside, at most
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -265,6 +272,7 @@ class DecisionRule:
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
     repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers (an ablation's off)
     comment_headings: bool = True  # step 7: a section under a comments heading is a comment container (roles)
+    role_rescue: bool = True  # step 5b: the rescue after the roles (an ablation's off)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -321,7 +329,28 @@ class DecisionRule:
         return keep
 
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
-        """Steps 1-7 on one page: its Extraction by the extractor called `name`."""
+        """Steps 1-8 on one page: its Extraction by the extractor called `name` (step 5b: the rescue after the
+        roles, where nothing of what steps 1-3 kept stayed body)."""
+        extraction = self._decide(doc, probs, name)
+        if (extraction.kept or extraction.error_page or not self.role_rescue or self.rescue is None
+                or self.rescue >= self.threshold):
+            return extraction
+        rest = probs.copy()
+        for _ in range(ROLE_RESCUE):
+            aside = self.keep(rest, doc.blocks, doc.title)
+            if not aside.any() or not (rest >= self.threshold).any():
+                break  # nothing reached the threshold: step 2's rescue has had the rest
+            rest[aside] = 0.0
+            again = self._decide(doc, rest, name)
+            if again.kept:
+                return replace(again, probabilities=extraction.probabilities,
+                               confidence=float(np.mean(probs[again.kept])))
+            if again.error_page:
+                break
+        return extraction
+
+    def _decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
+        """Steps 1-8 on one page, without step 5b."""
         blocks = doc.blocks
         keep = self.keep(probs, blocks, doc.title).copy()
         chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
@@ -367,7 +396,8 @@ class DecisionRule:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
         shown = blocks[head].text if head is not None else ""
         error = bool(blocks) and kinds.error_page(blocks, keep, doc.title, shown)
-        if error:  # an error or "not found" page: no body, rather than its error text
+        message = "\n".join(blocks[i].text for i in kept) if error else ""
+        if error:  # an error or "not found" page: no body, rather than its error text (a field of its own)
             keep[:], kept, byline, standfirst, captions, said = False, [], [], None, [], []
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
@@ -379,6 +409,7 @@ class DecisionRule:
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
+            error_text=message,
             captions=[blocks[i].text for i in captions], caption_blocks=captions,
             comments=[blocks[i].text for i in said],
         )

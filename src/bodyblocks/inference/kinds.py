@@ -19,8 +19,9 @@ Thread   the page's structured data says so (JSON-LD or microdata of type Discus
          an <li>): the page keeps less than REPEAT_KEPT characters, and some written group of blocks that
          share the last REPEAT_KEY segments of their tag path ("article.message-body/div.bbWrapper",
          "div.content/p") sits in at least MIN_POSTS different parent elements (posts, not the paragraphs of
-         one article) and holds all but MIN_ARTICLE of the kept characters; its posts are every such group the
-         model leans to (repeated_posts).
+         one article) and holds all but MIN_ARTICLE of the kept characters, some of them at least (on a page that
+         keeps next to nothing, a group of menu lines is no thread); its posts are every such group the model
+         leans to (repeated_posts).
 Error    the title (the headline block, else the title channel) names an error ("404", "Page not found", "Error
          500", "Access denied", "页面不存在", "找不到", ...) and the kept text is short (ERROR_CHARS), or the kept
          text is short (SOFT_ERROR_CHARS) and says it (a soft 404: "The page you are looking for could not be
@@ -164,7 +165,9 @@ def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
             continue
         if _written(blocks, members) and _leans(probs, keep, members):
             posts[members] = True
-    if not posts.any() or sum(blocks[i].text_len for i in np.flatnonzero(keep & ~posts & ~comments)) >= MIN_ARTICLE:
+    if not (posts & keep).any():  # the posts hold none of the kept text: a page that keeps next to nothing
+        return None
+    if sum(blocks[i].text_len for i in np.flatnonzero(keep & ~posts & ~comments)) >= MIN_ARTICLE:
         return None
     return posts
 
