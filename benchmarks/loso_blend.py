@@ -62,7 +62,7 @@ PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its head
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
-RULE_VERSION = 5  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
+RULE_VERSION = 6  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
     "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
@@ -268,7 +268,8 @@ def best(grid: dict[Setting, dict[str, tuple[float, float]]], folds: tuple[str, 
 def fold_tops(grid: dict[Setting, dict[str, tuple[float, float]]], candidates: list[Setting],
               names: list[str] | tuple[str, ...]) -> dict[str, float]:
     """Each fold's best token F1 plus acc@0.9 among `candidates` (a fold with no page left is out)."""
-    return {f: max(sum(grid[s][f]) for s in candidates) for f in names if grid[candidates[0]][f] is not None}
+    return {f: max(sum(grid[s][f]) for s in candidates) for f in names  # type: ignore[arg-type]
+            if candidates and all(grid[s][f] is not None for s in candidates)}
 
 
 def objective(row: dict[str, tuple[float, float] | None], names: list[str] | tuple[str, ...],
@@ -277,7 +278,9 @@ def objective(row: dict[str, tuple[float, float] | None], names: list[str] | tup
     largest shortfall of token F1 plus acc@0.9 against a fold's best, then its mean token F1 plus acc@0.9, then its
     mean token F1 (for ties); a fold with no page left is out."""
     rows = [row[f] for f in names if row[f] is not None]
-    worst = max(tops[f] - sum(row[f]) for f in tops)  # type: ignore[arg-type]
+    worst = max((tops[f] - sum(row[f]) for f in tops), default=0.0)  # type: ignore[arg-type]
+    if not rows:
+        return (-round(worst, 6), 0.0, 0.0)
     f1, acc = float(np.mean([r[0] for r in rows])), float(np.mean([r[1] for r in rows]))
     return (-round(worst, 6), round(f1 + acc, 6), f1)
 
@@ -417,7 +420,7 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
     lines.append(f"- chosen over all six folds (for a model trained on every source): **{shipped}**, mean "
                  f"{_fmt(mean({f: grid[shipped][f] for f in SOURCES}))}; without the vote {no_vote}, mean "
                  f"{_fmt(mean({f: grid[no_vote][f] for f in SOURCES}))}")
-    tops = fold_tops(grid, list(grid), SOURCES)
+    tops = fold_tops(grid, [s for s in grid if s[1] > 0], SOURCES)  # the shipped choice's candidates
     ranked = sorted(grid, key=lambda s: objective(grid[s], SOURCES, tops), reverse=True)[:8]
     ship = shipped_setting()
     shown = [ship] if ship in grid and ship not in ranked else []

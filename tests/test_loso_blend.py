@@ -196,3 +196,6 @@ def test_a_blend_is_chosen_by_its_worst_shortfall_on_any_fold():
     assert loso_blend.best(grid, ("x", "y")) == b  # without z, b is best everywhere
     grid[a]["z"] = grid[b]["z"] = None  # a fold with no page left is out of the choice
     assert loso_blend.best(grid, ("x", "y", "z")) == b
+    grid[b]["z"] = (0.5, 0.5)  # ... also where another setting has it (the folds' grid keys are the same pages)
+    assert loso_blend.best(grid, ("x", "y", "z")) == b
+    assert loso_blend.best({a: {"z": None}, b: {"z": None}}, ("z",)) in (a, b)  # no fold left: no crash

@@ -164,6 +164,45 @@ def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
     probs[[i for i, b in enumerate(doc.blocks) if "ul.items" in b.tag_path]] = 0.1
     assert rule.decide(doc, probs, "m").no_body
 
+
+def test_the_rescue_after_the_roles_keeps_the_fields_and_no_stray_the_container_dropped() -> None:
+    import numpy as np
+
+    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.page.segment import segment
+
+    para = "<p>Millions of children across the region already lack clean water, and it will get worse, it says.</p>"
+    for title in ("City Times", "", "Children and the climate | City Times"):
+        html = (f"<html><head><title>{title}</title></head><body><main><h1>Children and the climate</h1>"
+                f"<p class='byline'>By Jane Doe, 3 May 2024</p>{para}</main><footer>Copyright 2025</footer>"
+                "</body></html>")
+        doc = segment(html)
+        probs = np.array([0.9 if b.tag_path.endswith("h1") or "byline" in b.tag_path
+                          else 0.4 if b.tag_path.endswith("main/p") else 0.05 for b in doc.blocks], np.float32)
+        ex = DecisionRule(0.5, 0.5, rescue=0.15).decide(doc, probs, "m")
+        assert ex.text.startswith("Millions of children") and ex.low_confidence, title
+        assert ex.title == "Children and the climate" and ex.byline == "By Jane Doe, 3 May 2024", title
+    # a sidebar line at 0.5 that the container step dropped is set aside too: the rescue takes the article
+    paras = "".join(f"<p>Paragraph {i} of the article tells of the river and of the town beside it.</p>"
+                    for i in range(4))
+    html = ("<html><head><title>The river town</title></head><body><header><h1>The river town</h1></header>"
+            f"<div class='wrap'><article class='story'>{paras}</article><aside class='side'><p>The weather for the "
+            "week ahead.</p></aside></div></body></html>")
+    doc = segment(html)
+    probs = np.array([0.9 if b.tag_path.endswith("h1") else 0.5 if "aside" in b.tag_path
+                      else 0.4 if "article" in b.tag_path else 0.05 for b in doc.blocks], np.float32)
+    ex = DecisionRule(0.45, 0.5, 0.15, container=(0.6, 0.3, 0.6, 0.7, 0.3)).decide(doc, probs, "m")
+    assert [line.split(" of")[0] for line in ex.text.splitlines()] == [f"Paragraph {i}" for i in range(4)]
+    # the headline set aside, the short text left says the page is not found: an error page, its message a field
+    html = ("<html><head><title>City Times</title></head><body><main><h1>We looked everywhere</h1><p>Sorry, the "
+            "page you are looking for could not be found.</p></main><footer>Copyright 2025</footer></body></html>")
+    doc = segment(html)
+    probs = np.array([0.9 if b.tag_path.endswith("h1") else 0.3 if b.tag_path.endswith("main/p") else 0.05
+                      for b in doc.blocks], np.float32)
+    ex = DecisionRule(0.5, 0.5, 0.15).decide(doc, probs, "m")
+    assert ex.error_page and ex.no_body and ex.text == ""
+    assert ex.error_text == "Sorry, the page you are looking for could not be found."
+
 def test_tune_command_rewrites_the_checkpoint_rule(corpus: Path, tmp_path: Path) -> None:
     cfg = debug_cfg(corpus, tmp_path / "run", "train.epochs=1")
     train(cfg, progress=False)

@@ -20,12 +20,13 @@
      threshold is not lost where the convention counts it as body;
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
   5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
-  5b. the rescue after the roles (`role_rescue`, with a rescue): where every block steps 1-3 kept turns out not
-     to be body (the headline, a byline, a caption: steps 6-7 take them all out), no body block
-     reached the threshold, so steps 1-8 run again with those blocks set aside (P(body) 0), up to ROLE_RESCUE
-     times: the rescue of step 2 then applies to the rest. A listing whose title was its one confident block,
-     or an article whose one paragraph sat just under the threshold beside its headline and source line, no
-     longer comes back empty; the result is flagged low_confidence when its best block is under `confident`;
+  5b. the rescue after the roles (`role_rescue`, with a rescue under the threshold), after step 8: where every
+     block steps 1-3 kept is taken out by steps 6-8 (the headline, a byline, a caption, a promo line, comments), no
+     body block reached the threshold, so steps 1-8 run again with those blocks, and every block at the
+     threshold, set aside (P(body) 0): the rescue of step 2 then applies to the rest. A listing whose title was
+     its one confident block, or an article whose one paragraph sat just under the threshold beside its headline
+     and source line, no longer comes back empty; the result keeps the first pass's headline, byline, standfirst
+     and captions, and is flagged low_confidence. A page the second pass finds to be an error page is one;
   6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
      opening the kept text, else (no title channel) a short bold/large/title-class block at the body's top
      (prominence.py), is the page's title and not body (Extraction.headline names it); the kept blocks
@@ -73,7 +74,6 @@ CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than
 # step 7: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
 # at least this (a footer that shares the comments' parent element is none)
 SECTION_HEARD = 0.15
-ROLE_RESCUE = 3  # step 5b: the rounds of blocks set aside, at most
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
@@ -333,21 +333,23 @@ class DecisionRule:
         roles, where nothing of what steps 1-3 kept stayed body)."""
         extraction = self._decide(doc, probs, name)
         if (extraction.kept or extraction.error_page or not self.role_rescue or self.rescue is None
-                or self.rescue >= self.threshold):
+                or self.rescue >= self.threshold or not (probs >= self.threshold).any()):
             return extraction
-        rest = probs.copy()
-        for _ in range(ROLE_RESCUE):
-            aside = self.keep(rest, doc.blocks, doc.title)
-            if not aside.any() or not (rest >= self.threshold).any():
-                break  # nothing reached the threshold: step 2's rescue has had the rest
-            rest[aside] = 0.0
-            again = self._decide(doc, rest, name)
-            if again.kept:
-                return replace(again, probabilities=extraction.probabilities,
-                               confidence=float(np.mean(probs[again.kept])))
-            if again.error_page:
-                break
-        return extraction
+        rest = probs.copy()  # what steps 1-3 kept, and every block at the threshold, set aside: step 2's rescue
+        rest[self.keep(probs, doc.blocks, doc.title) | (probs >= self.threshold)] = 0.0
+        again = self._decide(doc, rest, name)
+        if again.error_page:  # its short text says so, now that the headline is set aside
+            return replace(again, probabilities=extraction.probabilities, confidence=extraction.confidence)
+        if not again.kept:
+            return extraction
+        captions = sorted({*extraction.caption_blocks, *again.caption_blocks})
+        fields = dict(byline=extraction.byline or again.byline, standfirst=extraction.standfirst or again.standfirst,
+                      caption_blocks=captions, captions=[doc.blocks[i].text for i in captions],
+                      comments=again.comments or extraction.comments)
+        if extraction.headline is not None:  # the headline the first pass found (set aside, it is none now)
+            fields.update(title=extraction.title, headline=extraction.headline)
+        return replace(again, probabilities=extraction.probabilities, low_confidence=True,
+                       confidence=float(np.mean(probs[again.kept])), **fields)
 
     def _decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
         """Steps 1-8 on one page, without step 5b."""
