@@ -45,7 +45,7 @@ from bodyblocks.training.labels import align_blocks
 from bodyblocks.training.roles import ROLES, block_roles
 
 _SCORED: dict[tuple[str, str, str], Any] = {}
-STEPS = ("headline", "byline", "standfirst", "promo", "captions", "comments")
+STEPS = ("headline", "byline", "standfirst", "promo", "captions", "comments", "sidebar")
 SHOWN_ROLES = ("caption", "related", "promo", "share", "comment", "navigation", "byline", "headline", "other")
 
 
@@ -66,6 +66,8 @@ def step_off(step: str | None) -> Iterator[Callable[[decision.DecisionRule], dec
         rule_change = lambda r: dataclasses.replace(r, captions=False)  # noqa: E731
     elif step == "comments":
         rule_change = lambda r: dataclasses.replace(r, comments=True)  # noqa: E731
+    elif step == "sidebar":
+        rule_change = lambda r: dataclasses.replace(r, sidebars=False)  # noqa: E731
     elif step is not None:
         raise ValueError(f"unknown step {step!r}")
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]

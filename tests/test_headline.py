@@ -484,3 +484,28 @@ def test_a_footer_under_a_comments_heading_is_no_comment() -> None:
             "<p>Copyright 2025 City Times. All rights reserved.</p></body></html>")
     ex = _flat(html, low=("Copyright",))
     assert ex.comments == ["Great post, I agree with every word of it and I will send it to my team."]
+
+
+def test_a_sidebars_widgets_are_not_body() -> None:
+    import dataclasses
+
+    from bodyblocks.inference.roles import in_sidebar
+
+    widgets = "".join(f"<li class='widget widget_text' id='text-{i}'><h2 class='widgettitle'>Friends {i}</h2><div "
+                      f"class='textwidget'><p>Blurb {i}: this site is supported by a friend who writes about the "
+                      "harbour too.</p></div></li>" for i in range(3))
+    side = f"<div id='sidebar'><ul>{widgets}</ul></div>"
+    html = ARTICLE.replace("</main>", side + "</main>")  # the model half believes the blurbs: they sit in <main>
+    ex = _decide(html)
+    assert ex.text.splitlines()[0].startswith("Paragraph 0") and "Blurb" not in ex.text and "Friends" not in ex.text
+    assert "Blurb 0" in _decide(html, dataclasses.replace(RULE, sidebars=False)).text  # the step off: kept
+    # a whole class name, not a token of one: a theme's "content-sidebar-wrap" wraps the article too
+    wrapped = ARTICLE.replace("<main>", "<main><div class='content-sidebar-wrap'>").replace("</main>", "</div></main>")
+    assert "Paragraph 3" in _decide(wrapped).text
+    by_path = {b.text: b for b in segment(html).blocks}
+    assert in_sidebar(by_path["Friends 0"]) and not in_sidebar(by_path["Paragraph 0 of the harbour story, with "
+                                                                         "enough words to read as body text here."])
+    # widgets holding more than half of the kept text are the page's content: kept
+    few = ("<html><head><title>Links</title></head><body><main><p>Our friends.</p>"
+           f"{side}</main></body></html>")
+    assert "Blurb 2" in _decide(few).text

@@ -7,6 +7,7 @@ promo line, the captions, the comments. The decision rule (decision.py) takes th
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
+    in_sidebar(block)                     # inside a sidebar or a widget area (#sidebar, .widget, .widget-area)
     comment_sections(blocks, keep)        # the blocks under a comments heading ("3 Responses", h2#comments)
     is_comment_text(block)                # a comment's own text there (not a name, a date, a "Reply" link)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
@@ -101,6 +102,9 @@ _COMMENT_TOKEN = re.compile(
     r"|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+|respond|fb-comments"
     r"|(?:user|article|post|reader)-comments?)(?=[.#/]|$)",
     re.IGNORECASE)
+# an id or a whole class name (not a token of one: Genesis' "content-sidebar-wrap" wraps the article too) that names
+# a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget)
+_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area)(?=[.#/]|$)", re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
 # the words of an id or class token ("article-subhead" -> article, subhead; "introP" -> intro, p) that name a dek
 _DEK_WORDS = frozenset(
@@ -345,6 +349,18 @@ def _in_comments(tag_path: str) -> bool:
     below = tag_path[tag_path.find("/", body + 1):] if body >= 0 and tag_path.find("/", body + 1) >= 0 else (
         "" if body >= 0 else tag_path)
     return _COMMENT_TOKEN.search(below) is not None
+
+
+def in_sidebar(block: Block) -> bool:
+    """Whether the block sits in a sidebar or a widget area (an id or a whole class name below <body> names one)."""
+    return _in_sidebar(block.tag_path)
+
+
+@lru_cache(maxsize=1 << 16)
+def _in_sidebar(tag_path: str) -> bool:
+    """in_sidebar of a tag path: ids and class names below the body segment."""
+    body = tag_path.find("/body")
+    return _SIDEBAR.search(tag_path, body + 1 if body >= 0 else 0) is not None
 
 
 def page_descriptions(root: Any) -> tuple[str, ...]:
