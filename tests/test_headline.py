@@ -505,6 +505,10 @@ def test_a_sidebars_widgets_are_not_body() -> None:
     by_path = {b.text: b for b in segment(html).blocks}
     assert in_sidebar(by_path["Friends 0"]) and not in_sidebar(by_path["Paragraph 0 of the harbour story, with "
                                                                          "enough words to read as body text here."])
+    from bodyblocks.inference.roles import _in_sidebar
+
+    assert _in_sidebar("html/body/div#sidebar/ul/li.widget/p") and _in_sidebar("html/body/aside.widget-area/p")
+    assert not _in_sidebar("html/body.sidebar.home/main/p") and not _in_sidebar("html/body/div.widgettitle/p")
     # widgets holding more than half of the kept text are the page's content: kept
     few = ("<html><head><title>Links</title></head><body><main><p>Our friends.</p>"
            f"{side}</main></body></html>")

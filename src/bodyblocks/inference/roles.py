@@ -358,9 +358,11 @@ def in_sidebar(block: Block) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def _in_sidebar(tag_path: str) -> bool:
-    """in_sidebar of a tag path: ids and class names below the body segment."""
+    """in_sidebar of a tag path: ids and class names below the body segment (a theme's body class "sidebar" names
+    its layout, not a widget)."""
     body = tag_path.find("/body")
-    return _SIDEBAR.search(tag_path, body + 1 if body >= 0 else 0) is not None
+    start = tag_path.find("/", body + 1) if body >= 0 else 0
+    return start >= 0 and _SIDEBAR.search(tag_path, start) is not None
 
 
 def page_descriptions(root: Any) -> tuple[str, ...]:
