@@ -345,10 +345,8 @@ def in_comments(block: Block) -> bool:
 @lru_cache(maxsize=1 << 16)
 def _in_comments(tag_path: str) -> bool:
     """in_comments of a tag path (the blocks of a page share a few hundred): tokens below the body segment."""
-    body = tag_path.find("/body")
-    below = tag_path[tag_path.find("/", body + 1):] if body >= 0 and tag_path.find("/", body + 1) >= 0 else (
-        "" if body >= 0 else tag_path)
-    return _COMMENT_TOKEN.search(below) is not None
+    start = _below_body(tag_path)
+    return start >= 0 and _COMMENT_TOKEN.search(tag_path, start) is not None
 
 
 def in_sidebar(block: Block) -> bool:
@@ -360,9 +358,15 @@ def in_sidebar(block: Block) -> bool:
 def _in_sidebar(tag_path: str) -> bool:
     """in_sidebar of a tag path: ids and class names below the body segment (a theme's body class "sidebar" names
     its layout, not a widget)."""
-    body = tag_path.find("/body")
-    start = tag_path.find("/", body + 1) if body >= 0 else 0
+    start = _below_body(tag_path)
     return start >= 0 and _SIDEBAR.search(tag_path, start) is not None
+
+
+def _below_body(tag_path: str) -> int:
+    """Where a tag path's segments below the body segment start (the whole path without a body segment; -1: the
+    block is the body's own text, nothing below it)."""
+    body = tag_path.find("/body")
+    return tag_path.find("/", body + 1) if body >= 0 else 0
 
 
 def page_descriptions(root: Any) -> tuple[str, ...]:
