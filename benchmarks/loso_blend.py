@@ -62,7 +62,7 @@ PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its head
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
 CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
-RULE_VERSION = 7  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
+RULE_VERSION = 9  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),
     "vote": (0.0, 0.1, 0.2, 0.3),  # 0.0: the settings of an ensemble run without the vote (--no-vote)
@@ -79,9 +79,10 @@ Setting = tuple[float, float, float, float, float]
 OBJECTIVE = "the smallest worst shortfall of token F1 plus acc@0.9 on any fold against the grid's best there"
 SHIPPED = REPO_ROOT / "checkpoints" / "ensemble" / "config.json"  # its metrics.setting: the blend in every report
 # the decision rule's caption step, threads of repeated posts, comment sections found by their heading, the rescue
-# after the roles and the sidebar step (--no-captions, --no-repeated-posts, --no-comment-headings, --no-role-rescue,
-# --no-sidebars: off, ablations)
-STEPS = {"captions": True, "repeated_posts": True, "comment_headings": True, "role_rescue": True, "sidebars": True}
+# after the roles, the sidebar step and the key points step (--no-captions, --no-repeated-posts,
+# --no-comment-headings, --no-role-rescue, --no-sidebars, --no-key-points: off, ablations)
+STEPS = {"captions": True, "repeated_posts": True, "comment_headings": True, "role_rescue": True, "sidebars": True,
+         "key_points": True}
 
 
 def log(message: str) -> None:
@@ -459,6 +460,9 @@ def main() -> int:
     ap.add_argument("--no-sidebars", action="store_true",
                     help="the decision rule without its sidebar step (a sidebar's widgets stay in the body): an "
                          "ablation")
+    ap.add_argument("--no-key-points", action="store_true",
+                    help="the decision rule without its key points step (a story's key points box stays in the "
+                         "body): an ablation")
     ap.add_argument("--ensemble", type=Path, help="write an ensemble folder with the blend chosen over all folds")
     ap.add_argument("--model", type=Path, help="--ensemble: its model checkpoint")
     ap.add_argument("--gbt", type=Path, help="--ensemble: its trees checkpoint")

@@ -509,7 +509,49 @@ def test_a_sidebars_widgets_are_not_body() -> None:
 
     assert _in_sidebar("html/body/div#sidebar/ul/li.widget/p") and _in_sidebar("html/body/aside.widget-area/p")
     assert not _in_sidebar("html/body.sidebar.home/main/p") and not _in_sidebar("html/body/div.widgettitle/p")
+    # a news site's rail or right column
+    assert _in_sidebar("html/body/div#rightRail.rightRail/ul/li/p") and _in_sidebar("html/body/div.right-rail/p")
+    assert _in_sidebar("html/body/div#rightcol/div/p") and not _in_sidebar("html/body/div.guardrail/p")
     # widgets holding more than half of the kept text are the page's content: kept
     few = ("<html><head><title>Links</title></head><body><main><p>Our friends.</p>"
            f"{side}</main></body></html>")
     assert "Blurb 2" in _decide(few).text
+
+
+def test_a_storys_key_points_box_is_not_body() -> None:
+    import dataclasses
+
+    from bodyblocks.inference.roles import key_points
+
+    box = ("<div class='highlights'><div>STORY HIGHLIGHTS</div><ul><li>NEW: the harbour works start on Monday</li>"
+           "<li>The old bridge closes for a year</li></ul></div>")
+    html = ARTICLE.replace("<div class='byline'>By Ann Lee, May 3, 2025</div>",
+                           "<div class='byline'>By Ann Lee, May 3, 2025</div>" + box)
+    ex = _decide(html)
+    assert "HIGHLIGHTS" not in ex.text and "bridge closes" not in ex.text and "Paragraph 0" in ex.text
+    assert "bridge closes" in _decide(html, dataclasses.replace(RULE, key_points=False)).text  # the step off: kept
+    # a heading "Key points" over the article's own paragraphs heads no box: it stays, and so do they
+    section = ARTICLE.replace(PARAS, "<h2>Key points</h2>" + PARAS)
+    assert "Key points" in _decide(section).text
+    blocks = segment(html).blocks
+    marked = [b.text for b, m in zip(blocks, key_points(blocks), strict=True) if m]
+    assert marked == ["STORY HIGHLIGHTS", "NEW: the harbour works start on Monday", "The old bridge closes for a year"]
+    # a page that is its key points (more than half of what is kept): kept
+    alone = ("<html><head><title>Briefing</title></head><body><main><p>Today.</p>" + box + "</main></body></html>")
+    assert "bridge closes" in _decide(alone).text
+
+
+def test_a_blogs_trackbacks_are_comments() -> None:
+    from bodyblocks.inference.roles import in_comments
+
+    track = ("<div class='trackbacks'><h3 class='trackbacks-header'>TrackBack</h3><div class='trackbacks-info'><p>"
+             "TrackBack URL for this entry: http://www.example.com/services/trackback/6a00d8341c</p></div></div>")
+    html = ARTICLE.replace("<a href='/follow'>Follow</a>", track)
+    ex = _decide(html)
+    assert "TrackBack" not in ex.text and "Paragraph 3" in ex.text
+    by_text = {b.text: b for b in segment(html).blocks}
+    assert in_comments(by_text["TrackBack"])
+    from bodyblocks.inference.roles import _in_comments
+
+    assert _in_comments("html/body/div#content/ol.trackback_list/li") and _in_comments("html/body/ul/li.pingback/p")
+    assert not _in_comments("html/body/div.trackbackable/p")

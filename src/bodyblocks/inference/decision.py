@@ -40,12 +40,13 @@
      repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out), whose posts
      are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
      go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
-     to Extraction.standfirst; short promo lines, a short link-only last block (a button: "Follow", "关注") and
-     the widgets of a sidebar (roles.in_sidebar: #sidebar, .widget; unless they hold more than SIDEBAR_SHARE of
-     the kept characters) are dropped; kept captions and photo credits (roles.is_caption) go to
-     Extraction.captions (`captions`), unless they hold more than CAPTION_SHARE of the kept characters (a
-     gallery, a list of cards: its content), with the captions the model did not keep between the headline (or
-     the first kept block) and the last kept block, under their common element;
+     to Extraction.standfirst; short promo lines, a short link-only last block (a button: "Follow", "关注"), a
+     story's key points box (roles.key_points: "STORY HIGHLIGHTS" and its list; unless it holds more than
+     KEY_POINTS_SHARE of the kept characters) and the widgets of a sidebar (roles.in_sidebar: #sidebar, .widget;
+     unless they hold more than SIDEBAR_SHARE of the kept characters) are dropped; kept captions and photo
+     credits (roles.is_caption) go to Extraction.captions (`captions`), unless they hold more than CAPTION_SHARE
+     of the kept characters (a gallery, a list of cards: its content), with the captions the model did not keep
+     between the headline (or the first kept block) and the last kept block, under their common element;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
@@ -75,6 +76,7 @@ CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than
 # step 7: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
 # at least this (a footer that shares the comments' parent element is none)
 SECTION_HEARD = 0.15
+KEY_POINTS_SHARE = 0.5  # step 7: a key points box holding more of the kept characters than this is the page's
 SIDEBAR_SHARE = 0.5  # step 7: a sidebar's kept widgets holding more of the kept characters than this are the page's
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
@@ -276,6 +278,7 @@ class DecisionRule:
     comment_headings: bool = True  # step 7: a section under a comments heading is a comment container (roles)
     role_rescue: bool = True  # step 5b: the rescue after the roles (an ablation's off)
     sidebars: bool = True  # step 7: a sidebar's widgets out of the body (an ablation's off)
+    key_points: bool = True  # step 7: a story's key points box out of the body (an ablation's off)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -390,6 +393,10 @@ class DecisionRule:
         if standfirst is not None:
             keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
+        if self.key_points:  # a story's key points box ("STORY HIGHLIGHTS" and its list)
+            points = roles.key_points(blocks) & keep
+            if points.any() and chars[points].sum() <= KEY_POINTS_SHARE * chars[keep].sum():
+                keep &= ~points
         if self.sidebars:  # a blogroll, an "about us" box, a list of sponsors beside the article
             side = np.fromiter((k and roles.in_sidebar(b) for b, k in zip(blocks, keep, strict=True)), bool,
                                len(blocks))

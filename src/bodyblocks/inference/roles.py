@@ -7,7 +7,7 @@ promo line, the captions, the comments. The decision rule (decision.py) takes th
     is_promo(block)                       # "推广：…", "Advertisement", a short line in an ad-slot container
     is_caption(block)                     # a figure's caption or photo credit, a gallery's counted caption
     in_comments(block)                    # inside a comment container (#comments, .comment-list, disqus, respond)
-    in_sidebar(block)                     # inside a sidebar or a widget area (#sidebar, .widget, .widget-area)
+    in_sidebar(block)                     # inside a sidebar, a widget area or a rail (#sidebar, .widget, #rightRail)
     comment_sections(blocks, keep)        # the blocks under a comments heading ("3 Responses", h2#comments)
     is_comment_text(block)                # a comment's own text there (not a name, a date, a "Reply" link)
     page_descriptions(root)               # the page's <meta> descriptions, which the standfirst cue reads
@@ -21,6 +21,8 @@ ancestors, segment.py), so they read the same on every site:
            class cue with either, is a byline; a date alone is not (a heading such as "May 2005" stays);
   promo    at most PROMO_CHARS characters and starting with an advertising label, or in an element whose own
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
+  key points a story's key points box (key_points): a line that is its label ("STORY HIGHLIGHTS", "Key points",
+           "本文要点") and the list items right after it in the label's parent element;
   caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
            "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
            one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
@@ -28,7 +30,8 @@ ancestors, segment.py), so they read the same on every site:
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
            link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
-  comments the block or an ancestor below <body> has an id or class token naming a comment thread; or, on an
+  comments the block or an ancestor below <body> has an id or class token naming a comment thread (trackbacks and
+           pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback); or, on an
            article, it is or follows a comments heading (comment_sections: at least ARTICLE_BEFORE_COMMENTS kept
            characters before it; the blocks after it in its parent element, up to the next heading of its level or
            above): at most COMMENT_HEADING_CHARS characters, less than half of them link text, and either its own
@@ -100,11 +103,14 @@ _AD_CLASS = re.compile(r"(?:^|[-_ ])(?:ad|ads|advert\w*|sponsor\w*|promo\w*)(?:$
 _COMMENT_TOKEN = re.compile(
     r"[.#](?:comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area|s-section"
     r"|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+|respond|fb-comments"
-    r"|(?:user|article|post|reader)-comments?)(?=[.#/]|$)",
+    r"|(?:user|article|post|reader)-comments?|(?:track|ping)backs?(?:[-_]?(?:list|heading|header|title|link|area))?)"
+    r"(?=[.#/]|$)",
     re.IGNORECASE)
 # an id or a whole class name (not a token of one: Genesis' "content-sidebar-wrap" wraps the article too) that names
-# a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget)
-_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area)(?=[.#/]|$)", re.IGNORECASE)
+# a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget), or a news
+# site's rail or right column (div#rightRail, div.right-rail, div#rightcol)
+_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area|(?:right|left)?-?rail"
+                      r"|right-?(?:col|column|sidebar|side))(?=[.#/]|$)", re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
 # the words of an id or class token ("article-subhead" -> article, subhead; "introP" -> intro, p) that name a dek
 _DEK_WORDS = frozenset(
@@ -204,6 +210,34 @@ def is_promo(block: Block) -> bool:
         return True
     own = block.tag_path.rsplit("/", 1)[-1]
     return any(_AD_CLASS.search(t) for t in _tokens(own))
+
+
+KEY_POINTS_LABEL = 40  # a key points box's label, at most
+KEY_POINT_CHARS = 300  # each of its items, at most
+# a label that is a whole line: a story's key points box ("STORY HIGHLIGHTS", "Key points", "本文要点")
+_KEY_POINTS = re.compile(r"(?:story\s+)?highlights|key\s+(?:points|takeaways|facts)|at\s+a\s+glance"
+                         r"|(?:本文|内容|新闻)?要点", re.IGNORECASE)
+
+
+def key_points(blocks: Sequence[Block]) -> np.ndarray:
+    """A story's key points box, as a mask: a line that is its label ("STORY HIGHLIGHTS", "Key points", "本文要点"; at
+    most KEY_POINTS_LABEL characters, less than half of them link text) and the list items right after it in the
+    label's parent element, each of at most KEY_POINT_CHARS; a label with no such item after it (a section heading
+    over the article's own paragraphs) heads none."""
+    out = np.zeros(len(blocks), bool)
+    for i, block in enumerate(blocks):
+        if not 0 < block.text_len <= KEY_POINTS_LABEL or block.link_density >= 0.5 or block.is_list_item:
+            continue
+        if _KEY_POINTS.fullmatch(block.text.strip().rstrip(":：").strip()) is None:
+            continue
+        parent = block.xpath[: block.xpath.rfind("/") + 1]
+        j = i + 1
+        while j < len(blocks) and blocks[j].is_list_item and blocks[j].xpath.startswith(parent) \
+                and blocks[j].text_len <= KEY_POINT_CHARS:
+            j += 1
+        if j > i + 1:
+            out[i:j] = True
+    return out
 
 
 def gallery_counter(text: str) -> bool:
