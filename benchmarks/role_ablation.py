@@ -11,7 +11,7 @@ nested choice: chosen on the *other* folds), first with every step on, then with
   byline       bylines/datelines next to the headline stay (roles.byline_blocks)
   standfirst   the dek stays (roles.standfirst_block)
   promo        short ad-labelled lines stay (roles.is_promo)
-  key points   a story's key points box stays (DecisionRule.key_points off: roles.key_points)
+  key-points   a story's key points box stays (DecisionRule.key_points off: roles.key_points)
   captions     captions and photo credits stay (DecisionRule.captions off)
   comments     comment containers stay (DecisionRule.comments on, `--comments`)
   sidebar      a sidebar's widgets stay (DecisionRule.sidebars off)
@@ -47,7 +47,7 @@ from bodyblocks.training.labels import align_blocks
 from bodyblocks.training.roles import ROLES, block_roles
 
 _SCORED: dict[tuple[str, str, str], Any] = {}
-STEPS = ("headline", "byline", "standfirst", "promo", "key points", "captions", "comments", "sidebar")
+STEPS = ("headline", "byline", "standfirst", "promo", "key-points", "captions", "comments", "sidebar")
 SHOWN_ROLES = ("caption", "related", "promo", "share", "comment", "navigation", "byline", "headline", "other")
 
 
@@ -70,7 +70,7 @@ def step_off(step: str | None) -> Iterator[Callable[[decision.DecisionRule], dec
         rule_change = lambda r: dataclasses.replace(r, comments=True)  # noqa: E731
     elif step == "sidebar":
         rule_change = lambda r: dataclasses.replace(r, sidebars=False)  # noqa: E731
-    elif step == "key points":
+    elif step == "key-points":
         rule_change = lambda r: dataclasses.replace(r, key_points=False)  # noqa: E731
     elif step is not None:
         raise ValueError(f"unknown step {step!r}")

@@ -536,6 +536,12 @@ def test_a_storys_key_points_box_is_not_body() -> None:
     blocks = segment(html).blocks
     marked = [b.text for b, m in zip(blocks, key_points(blocks), strict=True) if m]
     assert marked == ["STORY HIGHLIGHTS", "NEW: the harbour works start on Monday", "The old bridge closes for a year"]
+    # a list with an item longer than a key point is the article's own: none of it is marked
+    long = ("<h3>Key points</h3><ul><li>Short point one.</li><li>" + "A long point of the article itself. " * 12
+            + "</li><li>Short point three.</li></ul>")
+    own = ARTICLE.replace(PARAS, PARAS + long)
+    assert "Short point one" in _decide(own).text and "Short point three" in _decide(own).text
+    assert not key_points(segment(own).blocks).any()
     # a page that is its key points (more than half of what is kept): kept
     alone = ("<html><head><title>Briefing</title></head><body><main><p>Today.</p>" + box + "</main></body></html>")
     assert "bridge closes" in _decide(alone).text
@@ -555,3 +561,8 @@ def test_a_blogs_trackbacks_are_comments() -> None:
 
     assert _in_comments("html/body/div#content/ol.trackback_list/li") and _in_comments("html/body/ul/li.pingback/p")
     assert not _in_comments("html/body/div.trackbackable/p")
+    # one trackback line inside the post heads no comments section: the paragraphs after it stay
+    line = "<p class='trackback'>Trackback: http://blog.example.com/tb/123</p>"
+    inside = ARTICLE.replace(PARAS, PARAS + line + PARAS.replace("Paragraph", "Later paragraph"))
+    ex = _decide(inside)
+    assert "Later paragraph 3" in ex.text and not any("Later paragraph" in c for c in ex.comments)

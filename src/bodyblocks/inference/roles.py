@@ -22,7 +22,7 @@ ancestors, segment.py), so they read the same on every site:
   promo    at most PROMO_CHARS characters and starting with an advertising label, or in an element whose own
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
   key points a story's key points box (key_points): a line that is its label ("STORY HIGHLIGHTS", "Key points",
-           "本文要点") and the list items right after it in the label's parent element;
+           "本文要点") and the run of short list items right after it under the label's parent element;
   caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
            "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
            one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
@@ -31,7 +31,8 @@ ancestors, segment.py), so they read the same on every site:
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
            link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
   comments the block or an ancestor below <body> has an id or class token naming a comment thread (trackbacks and
-           pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback); or, on an
+           pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback, though their own
+           names head no comments section); or, on an
            article, it is or follows a comments heading (comment_sections: at least ARTICLE_BEFORE_COMMENTS kept
            characters before it; the blocks after it in its parent element, up to the next heading of its level or
            above): at most COMMENT_HEADING_CHARS characters, less than half of them link text, and either its own
@@ -109,8 +110,8 @@ _COMMENT_TOKEN = re.compile(
 # an id or a whole class name (not a token of one: Genesis' "content-sidebar-wrap" wraps the article too) that names
 # a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget), or a news
 # site's rail or right column (div#rightRail, div.right-rail, div#rightcol)
-_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area|(?:right|left)?-?rail"
-                      r"|right-?(?:col|column|sidebar|side))(?=[.#/]|$)", re.IGNORECASE)
+_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area|(?:right|left)?[-_]?rail"
+                      r"|right[-_]?(?:col|column|sidebar))(?=[.#/]|$)", re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
 # the words of an id or class token ("article-subhead" -> article, subhead; "introP" -> intro, p) that name a dek
 _DEK_WORDS = frozenset(
@@ -215,15 +216,15 @@ def is_promo(block: Block) -> bool:
 KEY_POINTS_LABEL = 40  # a key points box's label, at most
 KEY_POINT_CHARS = 300  # each of its items, at most
 # a label that is a whole line: a story's key points box ("STORY HIGHLIGHTS", "Key points", "本文要点")
-_KEY_POINTS = re.compile(r"(?:story\s+)?highlights|key\s+(?:points|takeaways|facts)|at\s+a\s+glance"
-                         r"|(?:本文|内容|新闻)?要点", re.IGNORECASE)
+_KEY_POINTS = re.compile(r"(?:story\s+)?highlights|key\s+(?:points|takeaways)|(?:本文|内容|新闻)?要点", re.IGNORECASE)
 
 
 def key_points(blocks: Sequence[Block]) -> np.ndarray:
-    """A story's key points box, as a mask: a line that is its label ("STORY HIGHLIGHTS", "Key points", "本文要点"; at
-    most KEY_POINTS_LABEL characters, less than half of them link text) and the list items right after it in the
-    label's parent element, each of at most KEY_POINT_CHARS; a label with no such item after it (a section heading
-    over the article's own paragraphs) heads none."""
+    """A story's key points box, as a mask: a line that is its label ("STORY HIGHLIGHTS", "Highlights", "Key points",
+    "Key takeaways", "要点", "本文要点", "内容要点", "新闻要点"; at most KEY_POINTS_LABEL characters, less than half of
+    them link text, no list item) and the run of list items right after it under the label's parent element, when
+    every item is at most KEY_POINT_CHARS; a label with no such item after it (a section heading over the article's
+    own paragraphs), or whose list holds a longer item (the article's own list), heads none."""
     out = np.zeros(len(blocks), bool)
     for i, block in enumerate(blocks):
         if not 0 < block.text_len <= KEY_POINTS_LABEL or block.link_density >= 0.5 or block.is_list_item:
@@ -232,10 +233,9 @@ def key_points(blocks: Sequence[Block]) -> np.ndarray:
             continue
         parent = block.xpath[: block.xpath.rfind("/") + 1]
         j = i + 1
-        while j < len(blocks) and blocks[j].is_list_item and blocks[j].xpath.startswith(parent) \
-                and blocks[j].text_len <= KEY_POINT_CHARS:
+        while j < len(blocks) and blocks[j].is_list_item and blocks[j].xpath.startswith(parent):
             j += 1
-        if j > i + 1:
+        if j > i + 1 and all(b.text_len <= KEY_POINT_CHARS for b in blocks[i + 1: j]):
             out[i:j] = True
     return out
 
@@ -336,8 +336,10 @@ def comment_heading(block: Block) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def _own_names_comments(tag_path: str) -> bool:
-    """Whether the last segment of a tag path (the block's own element) has an id or class naming comments."""
-    return _COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
+    """Whether the last segment of a tag path (the block's own element) has an id or class naming comments; a
+    trackback's or pingback's name does not make it a comments heading (one "Trackback: <url>" line in a post)."""
+    return any(not m.group(0)[1:].lower().startswith(("track", "ping"))
+               for m in _COMMENT_TOKEN.finditer(tag_path, tag_path.rfind("/")))
 
 
 ARTICLE_BEFORE_COMMENTS = 200  # kept characters before a comments heading, at least (a kicker or a meta line is none)
@@ -384,7 +386,8 @@ def _in_comments(tag_path: str) -> bool:
 
 
 def in_sidebar(block: Block) -> bool:
-    """Whether the block sits in a sidebar or a widget area (an id or a whole class name below <body> names one)."""
+    """Whether the block sits in a sidebar, a widget area or a news site's rail or right column (an id or a whole
+    class name below <body> names one)."""
     return _in_sidebar(block.tag_path)
 
 
