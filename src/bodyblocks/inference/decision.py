@@ -204,6 +204,12 @@ def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
     return keep_around(keep, probs, inside_mask(blocks, main), inside, outside)
 
 
+def _minor(mask: np.ndarray, keep: np.ndarray, chars: np.ndarray, share: float) -> np.ndarray:
+    """`mask` (kept blocks of one role), or nothing where they hold more than `share` of the kept characters (then
+    they are the page's content: a page of widgets, a briefing that is its key points)."""
+    return mask if chars[mask].sum() <= share * chars[keep].sum() else np.zeros_like(mask)
+
+
 def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:
     """Step 3b: the index of the block that is the page's headline, or None. A block is a candidate when its
     text (white space removed) has a rapidfuzz ratio of at least HEADLINE_SIMILARITY to the title or to its
@@ -394,14 +400,11 @@ class DecisionRule:
             keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
         if self.key_points:  # a story's key points box ("STORY HIGHLIGHTS" and its list)
-            points = roles.key_points(blocks) & keep
-            if points.any() and chars[points].sum() <= KEY_POINTS_SHARE * chars[keep].sum():
-                keep &= ~points
+            keep &= ~_minor(roles.key_points(blocks) & keep, keep, chars, KEY_POINTS_SHARE)
         if self.sidebars:  # a blogroll, an "about us" box, a list of sponsors beside the article
             side = np.fromiter((k and roles.in_sidebar(b) for b, k in zip(blocks, keep, strict=True)), bool,
                                len(blocks))
-            if side.any() and chars[side].sum() <= SIDEBAR_SHARE * chars[keep].sum():
-                keep &= ~side
+            keep &= ~_minor(side, keep, chars, SIDEBAR_SHARE)
         captions = [int(i) for i in np.flatnonzero(keep) if roles.is_caption(blocks[i])] if self.captions else []
         if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
             captions = []  # a gallery or a list of cards: what reads as captions is the page's content

@@ -101,11 +101,14 @@ _PROMO_TEXT = re.compile(
     re.IGNORECASE)
 _AD_CLASS = re.compile(r"(?:^|[-_ ])(?:ad|ads|advert\w*|sponsor\w*|promo\w*)(?:$|[-_ ])", re.IGNORECASE)
 # an id or class token (between "." or "#" and the next ".", "#", "/" or the end) that names a comment thread
-_COMMENT_TOKEN = re.compile(
-    r"[.#](?:comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area|s-section"
-    r"|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+|respond|fb-comments"
-    r"|(?:user|article|post|reader)-comments?|(?:track|ping)backs?(?:[-_]?(?:list|heading|header|title|link|area))?)"
-    r"(?=[.#/]|$)",
+_COMMENT_NAMES = (r"comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area"
+                  r"|s-section|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+"
+                  r"|respond|fb-comments|(?:user|article|post|reader)-comments?")
+_COMMENT_TOKEN = re.compile(rf"[.#](?:{_COMMENT_NAMES})(?=[.#/]|$)", re.IGNORECASE)
+# a comment container's name: those, and a blog's trackbacks and pingbacks (replies from other blogs), whose own
+# names head no comments section (one "Trackback: <url>" line in a post: _own_names_comments reads _COMMENT_TOKEN)
+_COMMENT_CONTAINER = re.compile(
+    rf"[.#](?:{_COMMENT_NAMES}|(?:track|ping)backs?(?:[-_]?(?:list|heading|header|title|link|area))?)(?=[.#/]|$)",
     re.IGNORECASE)
 # an id or a whole class name (not a token of one: Genesis' "content-sidebar-wrap" wraps the article too) that names
 # a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget), or a news
@@ -336,10 +339,9 @@ def comment_heading(block: Block) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def _own_names_comments(tag_path: str) -> bool:
-    """Whether the last segment of a tag path (the block's own element) has an id or class naming comments; a
-    trackback's or pingback's name does not make it a comments heading (one "Trackback: <url>" line in a post)."""
-    return any(not m.group(0)[1:].lower().startswith(("track", "ping"))
-               for m in _COMMENT_TOKEN.finditer(tag_path, tag_path.rfind("/")))
+    """Whether the last segment of a tag path (the block's own element) has an id or class naming comments (not a
+    trackback's or pingback's: _COMMENT_CONTAINER)."""
+    return _COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
 
 
 ARTICLE_BEFORE_COMMENTS = 200  # kept characters before a comments heading, at least (a kicker or a meta line is none)
@@ -382,7 +384,7 @@ def in_comments(block: Block) -> bool:
 def _in_comments(tag_path: str) -> bool:
     """in_comments of a tag path (the blocks of a page share a few hundred): tokens below the body segment."""
     start = _below_body(tag_path)
-    return start >= 0 and _COMMENT_TOKEN.search(tag_path, start) is not None
+    return start >= 0 and _COMMENT_CONTAINER.search(tag_path, start) is not None
 
 
 def in_sidebar(block: Block) -> bool:
