@@ -48,7 +48,8 @@ from bodyblocks.training.roles import ROLES, block_roles
 
 _SCORED: dict[tuple[str, str, str], Any] = {}
 STEPS = ("headline", "byline", "standfirst", "promo", "key-points", "captions", "comments", "sidebar")
-SHOWN_ROLES = ("caption", "related", "promo", "share", "comment", "navigation", "byline", "headline", "other")
+SHOWN_ROLES = ("caption", "related", "promo", "share", "comment", "navigation", "sidebar", "key_points", "byline",
+               "headline", "other")
 
 
 @contextlib.contextmanager

@@ -162,8 +162,30 @@ def test_a_listing_pages_list_is_its_body() -> None:
     assert block_roles([item], [1], listing=True) == ["body"]
 
 
+def _item(text: str, path: str, xpath: str, index: int) -> Block:
+    n = len("".join(text.split()))
+    return Block(index, text, path.rsplit("/", 1)[-1].split(".")[0], path, xpath, 3, text_len=n,
+                 is_list_item=path.rsplit("/", 1)[-1].startswith("li"))
+
+
+def test_a_sidebars_widgets_and_a_key_points_box_are_no_body() -> None:
+    story = [_item(PARAS[i], "html/body/div.main/div.story/p", f"/html[1]/body[1]/div[1]/div[1]/p[{i + 1}]", i)
+             for i in range(3)]
+    about = _item("We are two friends who cook every weekend and write it all down.",
+                  "html/body/div#sidebar/div.widget/p", "/html[1]/body[1]/div[2]/div[1]/p[1]", 3)
+    label = _item("STORY HIGHLIGHTS", "html/body/div.main/div.highlights/h2", "/html[1]/body[1]/div[1]/div[2]/h2[1]", 4)
+    points = [_item(f"Point {k}: the water rose overnight", "html/body/div.main/div.highlights/ul/li",
+                    f"/html[1]/body[1]/div[1]/div[2]/ul[1]/li[{k}]", 5 + k) for k in (1, 2)]
+    blocks = [label, *points, *story, about]
+    roles = block_roles(blocks, [1] * len(blocks))
+    assert roles == ["key_points", "key_points", "key_points", "body", "body", "body", "sidebar"]
+    assert convention_targets(roles, [1] * len(blocks)) == [0, 0, 0, 1, 1, 1, 0]
+    # a page whose gold body is its sidebar's text (a page of widgets): the widgets are its body, as at extraction
+    assert block_roles([story[0], about, about], [0, 1, 1]) == ["other", "body", "body"]
+
+
 def test_every_role_is_named_and_the_config_key_is_checked() -> None:
-    assert len(set(ROLES)) == 11 and ROLES[0] == "body"
+    assert len(set(ROLES)) == 13 and ROLES[0] == "body"
     assert DataConfig().targets == "gold" and DataConfig(targets="convention").targets == "convention"
     with pytest.raises(ConfigError, match="data.targets"):
         DataConfig(targets="silver")

@@ -6,8 +6,8 @@ the role is `body`, 0 elsewhere (a caption, a related list, a byline are never b
     targets = convention_targets(roles, gold_labels)
     roles = page_roles(page, doc, root, gold_labels)   # a dataset page: its L3S classes and meta descriptions read
 
-ROLES: body, headline, standfirst, byline, caption, related, promo, share, comment, navigation, other. The first
-cue that fires names the role:
+ROLES: body, headline, standfirst, byline, caption, related, promo, share, comment, navigation, sidebar, key_points,
+other. The first cue that fires names the role:
   1. L3S-GN1's own block classes where the page has them (labels.annotated_classes): 1 headline, 4 related,
      5 comments; 3 (supplemental: bylines, datelines, agency and copyright lines, captions, key points) is never
      body: the cues below name it, else `other`;
@@ -26,6 +26,10 @@ cue that fires names the role:
   5. byline: inference.roles.byline_blocks next to the headline in the gold body, or a short line whose own
      element's class names an author or byline (inference.roles.is_byline);
   6. standfirst: inference.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
+  6b. sidebar: a block in a sidebar, widget area or rail (inference.roles.in_sidebar); key_points: a story's key
+     points box (inference.roles.key_points: "STORY HIGHLIGHTS" and its short list); each unless the gold body's
+     blocks among them hold more than the decision rule's share of its characters (SIDEBAR_SHARE,
+     KEY_POINTS_SHARE: then the page's content is them, as at extraction);
   7. promo: inference.roles.is_promo, or a newsletter, subscription or app prompt of at most PROMPT_CHARS;
   8. share: a share/like/follow/tag line of at most SHARE_CHARS ("Share this:", "Tags: …", "分享到", "标签：");
   9. related: a "Related"/"Read more"/"相关阅读" label, or a block with at least RELATED_LINKS link text whose path
@@ -46,14 +50,14 @@ import numpy as np
 
 from bodyblocks.inference import kinds
 from bodyblocks.inference import roles as rules
-from bodyblocks.inference.decision import MIN_ARTICLE, headline_block
+from bodyblocks.inference.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block
 from bodyblocks.inference.roles import is_caption
 from bodyblocks.training.labels import annotated_classes
 from bodyblocks.types import Block, Document, Page
 
 ROLES = ("body", "headline", "standfirst", "byline", "caption", "related", "promo", "share", "comment",
-         "navigation", "other")
-ROLES_VERSION = "4"  # bump when roles change: the convention's dataset caches key on it
+         "navigation", "sidebar", "key_points", "other")
+ROLES_VERSION = "5"  # bump when roles change: the convention's dataset caches key on it
 PROMPT_CHARS = 120  # a prompt's text, its verb within the first PROMPT_START characters
 PROMPT_START = 40
 SHARE_CHARS = 80
@@ -199,6 +203,13 @@ def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", d
     stand = rules.standfirst_block(blocks, free, head, descriptions, comments) if n else None
     if stand is not None:
         roles_[stand] = "standfirst"
+    free = np.array([r is None for r in roles_], dtype=bool)
+    side = free & np.array([rules.in_sidebar(b) for b in blocks], dtype=bool)
+    points = free & ~side & rules.key_points(blocks) if n else side
+    for role, mask, share in (("sidebar", side, SIDEBAR_SHARE), ("key_points", points, KEY_POINTS_SHARE)):
+        if chars[mask & keep].sum() <= share * chars[keep].sum():  # else the gold's body is them (decision._minor)
+            for i in np.flatnonzero(mask):
+                roles_[i] = role
     out: list[str] = []
     for i, block in enumerate(blocks):
         role = roles_[i] or _detected(block, listing and bool(gold[i]))
