@@ -205,7 +205,7 @@ def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", d
         roles_[stand] = "standfirst"
     free = np.array([r is None for r in roles_], dtype=bool)
     side = free & np.array([rules.in_sidebar(b) for b in blocks], dtype=bool)
-    points = free & ~side & rules.key_points(blocks) if n else side
+    points = free & ~side & rules.key_points(blocks)
     for role, mask, share in (("sidebar", side, SIDEBAR_SHARE), ("key_points", points, KEY_POINTS_SHARE)):
         if chars[mask & keep].sum() <= share * chars[keep].sum():  # else the gold's body is them (decision._minor)
             for i in np.flatnonzero(mask):
