@@ -55,3 +55,30 @@ def test_the_links_variant_lifts_no_link_list() -> None:
 
     page = {"model": [0.2, 0.2], "gbt": [0.2, 0.2], "vote": [1.0, 1.0], "doc": Doc()}
     assert np.allclose(vote_split.unlinked(0.5)(page, 0.3, 0.3), [0.3 * 0.2 + 0.3 + 0.4 * 0.2, 0.3 * 0.2 + 0.4 * 0.2])
+
+
+def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypatch) -> None:
+    from benchmarks import loso_blend
+
+    from bodyblocks.inference.blocks import segment_page
+
+    paras = "".join(f"<p>Paragraph {i} of the harbour story, with enough words to read as body text.</p>"
+                    for i in range(3))
+    doc = segment_page(f"<html><body><article>{paras}</article><div class='nav'><a href='/'>Home</a></div>"
+                       "</body></html>", voting=True)
+    probs = np.array([0.9 if "/article" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
+    gold = "\n".join(f"Paragraph {i} of the harbour story, with enough words to read as body text." for i in range(3))
+    page = {"id": "p", "lang": "en", "gold": gold, "doc": doc, "model": probs, "gbt": probs, "vote": probs}
+    parts = {s: [page, {**page, "gold": None}] for s in loso_blend.SOURCES}
+    chosen = [(0.3, 0.2, 0.45, 0.7, 0.0), (0.2, 0.3, 0.5, 0.6, 0.7)]
+    monkeypatch.setattr(vote_split, "settings", lambda: chosen)
+    one = vote_split.cached_scores(tmp_path / "one.pkl", parts, None, 1)
+    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, vote_split.unlinked(0.5), 2)
+    assert set(one) == set(two) == set(chosen)
+    for s in chosen:
+        f1, ratio = one[s]["wcxb-dev"]
+        assert f1[0] > 0.99 and np.isnan(f1[1]) and np.isnan(ratio[1])  # the page without gold is not scored
+        assert np.array_equal(two[s]["wcxb-dev"][0], f1, equal_nan=True)  # no link text here: the same answer
+    nothing = lambda page, w, h: np.zeros(len(page["model"]), np.float32)  # noqa: E731 - scored, it would keep none
+    again = vote_split.cached_scores(tmp_path / "one.pkl", parts, nothing, 1)  # read, not scored again
+    assert all(np.array_equal(again[s]["daniel"][0], one[s]["daniel"][0], equal_nan=True) for s in chosen)
