@@ -1,11 +1,11 @@
-"""The heuristic's vote weighed by page kind, or vetoed by the learned parts: the leave-one-source-out folds' parts
-under variants of the blend that loso_blend's grid cannot express (tried, not kept).
+"""The heuristic's vote weighed by page kind, vetoed by the learned parts, or kept off link text: the
+leave-one-source-out folds' parts under variants of the blend that loso_blend's grid cannot express (tried, not kept).
 
     python -m benchmarks.vote_split --blend runs/loso-blend                       # every variant, a table
     python -m benchmarks.vote_split --blend runs/loso-blend --write docs/GENERALIZATION.md#vote-split
 
 The vote's weight is where the folds pull apart (docs/GENERALIZATION.md): wcxb-dev's best settings give it 0.3, the
-news sources' 0.1. Two ways to have both, each scored as loso_blend scores the grid (the same parts, decision rule,
+news sources' 0.1. Three ways to have both, each scored as loso_blend scores the grid (the same parts, decision rule,
 gold conventions and nested choice: every fold's setting is the one with the best OBJECTIVE over the other folds,
 each without its test pages from the left-out source's sites):
 
@@ -15,14 +15,15 @@ each without its test pages from the left-out source's sites):
            sources' pages). Variant `article`: one weight for article pages, one for the rest; `kinds`: one for each
            of the three. A setting is the grid's (model weight, threshold, outer threshold, core) with a vote weight
            per group, every combination of GRID's vote values.
-  veto     the learned parts' own blend, (w * model + (1 - w - h) * trees) / (1 - h), under VETO takes the place of
-           the blended P(body) (the vote lifts what the model and trees doubt, not what they reject); every setting
-           of the grid.
+  veto     where the learned parts' own blend, (w * model + (1 - w - h) * trees) / (1 - h), is under VETO, P(body)
+           is the lower of it and the blend (the vote lifts what the model and trees doubt, not what they reject);
+           every setting of the grid.
   links    the vote counts only for a block under LINKS link text (a list of headlines inside the heuristic's
            container is not lifted); every setting of the grid.
 
 `same` (one weight, the grid as it is) reproduces loso_blend's nested figure. Each page's score under every setting
-is computed once per variant of the probabilities (OUT/pages-<name>.pkl, under loso_blend's rule_key); the
+is computed once per variant of the probabilities (OUT/pages-<name>.pkl, under loso_blend's rule_key, the grid
+and the parts files of --blend); the
 combinations are sums over pages. Also shown: the best over all folds, and each fold's own best setting (an oracle:
 what the parts could give with the blend chosen on the fold itself).
 """
@@ -54,7 +55,7 @@ from benchmarks.loso_blend import (
     without,
 )
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
-from bodyblocks.metrics import score_page
+from bodyblocks.metrics import accuracy, score_page
 from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.datasets import gold_convention, resolve_dataset
 from bodyblocks.training.hosts import unseen_sites
@@ -72,6 +73,8 @@ _CONTENT = re.compile(r"content\s*=\s*[\"']([^\"']*)", re.IGNORECASE)
 _LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
 _ITEMTYPE = re.compile(r"itemtype\s*=\s*[\"']([^\"']*)", re.IGNORECASE)
 Row = dict[str, tuple[float, float] | None]
+Scores = dict[tuple[float, ...], dict[str, tuple[np.ndarray, np.ndarray]]]  # setting -> fold -> (token F1, ratio)
+_WORK: dict[str, Any] = {}  # the parts and the probabilities' variant, for the worker processes (fork)
 
 
 def page_kind(html: str | bytes) -> str:
@@ -103,10 +106,6 @@ def vetoed(veto: float) -> Callable[[dict[str, Any], float, float], np.ndarray]:
         learned = (w * m + (1 - w - h) * g) / (1 - h)
         return np.where(learned < veto, np.minimum(blended, learned), blended)
     return probs
-
-
-Scores = dict[tuple[float, ...], dict[str, tuple[np.ndarray, np.ndarray]]]
-_WORK: dict[str, Any] = {}  # the parts and the probabilities' variant, for the worker processes (fork)
 
 
 def unlinked(limit: float) -> Callable[[dict[str, Any], float, float], np.ndarray]:
@@ -155,10 +154,13 @@ def _part(chosen: list[tuple[float, ...]]) -> Scores:
 
 
 def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Callable[..., np.ndarray] | None,
-                  workers: int = 1) -> Scores:
-    """page_scores of every grid setting, cached in `path` under loso_blend's rule_key and the grid; `workers`
-    processes share the settings."""
-    key = {"rule": rule_key(), "grid": {k: list(v) for k, v in GRID.items()}}
+                  workers: int = 1, blend: Path | None = None) -> Scores:
+    """page_scores of every grid setting, cached in `path` under loso_blend's rule_key, the grid and the parts
+    files of the loso_blend run `blend` (their names, sizes and times: parts made again are scored again);
+    `workers` processes share the settings."""
+    files = sorted((blend / "parts").glob("*.pkl")) if blend is not None else []
+    key = {"rule": rule_key(), "grid": {k: list(v) for k, v in GRID.items()},
+           "parts": [(f.resolve().as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files]}
     if path.exists():
         cached = pickle.loads(path.read_bytes())
         if cached.get("key") == key:
@@ -201,7 +203,7 @@ def split_grid(scores: Scores, kinds: dict[str, np.ndarray], groups: tuple[tuple
             for group in groups:
                 sel = idx[np.isin(kinds[source][idx], group)]
                 sel = sel[~np.isnan(f1[sel])]
-                cells.append((len(sel), float(f1[sel].sum()), float((ratio[sel] >= 0.9).sum())))
+                cells.append((len(sel), float(f1[sel].sum()), accuracy(ratio[sel].tolist(), 0.9) * len(sel)))
             sums[s][name] = cells
     out: dict[tuple[Any, ...], Row] = {}
     for w, t, o, c in sorted({(s[0], s[2], s[3], s[4]) for s in scores}):
@@ -277,11 +279,11 @@ def main() -> int:
         assert len(kinds[f]) == len(parts[f]), f"{f}: the parts hold other pages than its test split"
     keys = fold_keys(parts)
     args.out.mkdir(parents=True, exist_ok=True)
-    plain = cached_scores(args.out / "pages-blend.pkl", parts, None, args.workers)
-    veto = cached_scores(args.out / f"pages-veto{args.veto:g}.pkl", parts, vetoed(args.veto), args.workers)
+    plain = cached_scores(args.out / "pages-blend.pkl", parts, None, args.workers, args.blend)
+    veto = cached_scores(args.out / f"pages-veto{args.veto:g}.pkl", parts, vetoed(args.veto), args.workers, args.blend)
     results = {name: split_grid(plain, kinds, groups, keys) for name, groups in GROUPS.items()}
     results[f"veto {args.veto:g}"] = split_grid(veto, kinds, GROUPS["same"], keys)
-    links = cached_scores(args.out / f"pages-links{LINKS:g}.pkl", parts, unlinked(LINKS), args.workers)
+    links = cached_scores(args.out / f"pages-links{LINKS:g}.pkl", parts, unlinked(LINKS), args.workers, args.blend)
     results[f"links {LINKS:g}"] = split_grid(links, kinds, GROUPS["same"], keys)
     text = report(results, kinds)
     print(text)

@@ -184,6 +184,29 @@ def test_a_sidebars_widgets_and_a_key_points_box_are_no_body() -> None:
     assert block_roles([story[0], about, about], [0, 1, 1]) == ["other", "body", "body"]
 
 
+def test_the_sidebar_and_key_points_guard_reads_what_the_earlier_roles_left() -> None:
+    story = [_item(PARAS[i], "html/body/div.main/div.story/p", f"/html[1]/body[1]/div[1]/div[1]/p[{i + 1}]", i)
+             for i in range(2)]
+    widgets = [_item(f"Widget {k}: " + "we cook every weekend and write it all down for our readers here. " * 2,
+                     "html/body/div#sidebar/div.widget/p", f"/html[1]/body[1]/div[2]/div[{k}]/p[1]", 2 + k)
+               for k in range(3)]
+    said = [_item(f"Comment {k}: thanks for the story, the bridge was closed all week. " * 3,
+                  "html/body/div#comments/div.comment/p", f"/html[1]/body[1]/div[3]/div[{k + 1}]/p[1]", 5 + k)
+            for k in range(8)]
+    blocks = [*story, *widgets, *said]
+    roles = block_roles(blocks, [1] * len(blocks))
+    # the comments leave first; of what is left, the widgets are most: the page's content (kept at extraction too)
+    assert roles[:5] == ["body"] * 5 and set(roles[5:]) == {"comment"}
+    label = _item("Key points", "html/body/div.main/div.points/h2", "/html[1]/body[1]/div[1]/div[2]/h2[1]", 0)
+    items = [_item(f"Point {k}: the river rose by two metres overnight and the streets flooded by dawn",
+                   "html/body/div.main/div.points/ul/li", f"/html[1]/body[1]/div[1]/div[2]/ul[1]/li[{k}]", k)
+             for k in (1, 2, 3, 4)]
+    page = [label, *items, *story, *widgets]
+    roles = block_roles(page, [1] * len(page))
+    # the key points go first; of what is left, the widgets are most: they stay, as at extraction
+    assert roles[:5] == ["key_points"] * 5 and roles[5:] == ["body"] * 5
+
+
 def test_every_role_is_named_and_the_config_key_is_checked() -> None:
     assert len(set(ROLES)) == 13 and ROLES[0] == "body"
     assert DataConfig().targets == "gold" and DataConfig(targets="convention").targets == "convention"

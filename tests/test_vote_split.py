@@ -62,23 +62,27 @@ def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypat
 
     from bodyblocks.inference.blocks import segment_page
 
-    paras = "".join(f"<p>Paragraph {i} of the harbour story, with enough words to read as body text.</p>"
-                    for i in range(3))
-    doc = segment_page(f"<html><body><article>{paras}</article><div class='nav'><a href='/'>Home</a></div>"
-                       "</body></html>", voting=True)
-    probs = np.array([0.9 if "/article" in b.tag_path else 0.1 for b in doc.blocks], np.float32)
-    gold = "\n".join(f"Paragraph {i} of the harbour story, with enough words to read as body text." for i in range(3))
-    page = {"id": "p", "lang": "en", "gold": gold, "doc": doc, "model": probs, "gbt": probs, "vote": probs}
+    paras = [f"Paragraph {i} of the harbour story, with enough words to read as body text." for i in range(3)]
+    related = "Related: the council will vote on the new harbour wall budget next week"
+    doc = segment_page("<html><body><article>" + "".join(f"<p>{x}</p>" for x in paras)
+                       + f"<ul><li><a href='/r'>{related}</a></li></ul></article></body></html>", voting=True)
+    link = np.array([b.link_density > 0.5 for b in doc.blocks])
+    model = np.where(link, 0.2, 0.9).astype(np.float32)
+    page = {"id": "p", "lang": "en", "gold": "\n".join(paras), "doc": doc, "model": model, "gbt": model,
+            "vote": np.ones(len(model), np.float32)}
     parts = {s: [page, {**page, "gold": None}] for s in loso_blend.SOURCES}
-    chosen = [(0.3, 0.2, 0.45, 0.7, 0.0), (0.2, 0.3, 0.5, 0.6, 0.7)]
+    chosen = [(0.2, 0.0, 0.45, 0.6, 0.0), (0.2, 0.3, 0.45, 0.6, 0.0)]  # the vote lifts the related link to 0.46
     monkeypatch.setattr(vote_split, "settings", lambda: chosen)
     one = vote_split.cached_scores(tmp_path / "one.pkl", parts, None, 1)
-    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, vote_split.unlinked(0.5), 2)
-    assert set(one) == set(two) == set(chosen)
+    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, None, 2)
+    assert list(one) == list(two) == chosen
+    plain, voted = (one[s]["wcxb-dev"][0] for s in chosen)
+    assert plain[0] > 0.99 > voted[0] and np.isnan(plain[1])  # the page without gold is not scored
     for s in chosen:
-        f1, ratio = one[s]["wcxb-dev"]
-        assert f1[0] > 0.99 and np.isnan(f1[1]) and np.isnan(ratio[1])  # the page without gold is not scored
-        assert np.array_equal(two[s]["wcxb-dev"][0], f1, equal_nan=True)  # no link text here: the same answer
+        assert np.array_equal(two[s]["dragnet"][0], one[s]["dragnet"][0], equal_nan=True)
+        assert np.array_equal(two[s]["dragnet"][1], one[s]["dragnet"][1], equal_nan=True)
+    links = vote_split.cached_scores(tmp_path / "links.pkl", parts, vote_split.unlinked(0.5), 2)
+    assert links[chosen[1]]["wcxb-dev"][0][0] > 0.99  # no vote for the link: not lifted
     nothing = lambda page, w, h: np.zeros(len(page["model"]), np.float32)  # noqa: E731 - scored, it would keep none
     again = vote_split.cached_scores(tmp_path / "one.pkl", parts, nothing, 1)  # read, not scored again
     assert all(np.array_equal(again[s]["daniel"][0], one[s]["daniel"][0], equal_nan=True) for s in chosen)

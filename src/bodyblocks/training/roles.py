@@ -26,10 +26,11 @@ other. The first cue that fires names the role:
   5. byline: inference.roles.byline_blocks next to the headline in the gold body, or a short line whose own
      element's class names an author or byline (inference.roles.is_byline);
   6. standfirst: inference.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
-  6b. sidebar: a block in a sidebar, widget area or rail (inference.roles.in_sidebar); key_points: a story's key
-     points box (inference.roles.key_points: "STORY HIGHLIGHTS" and its short list); each unless the gold body's
-     blocks among them hold more than the decision rule's share of its characters (SIDEBAR_SHARE,
-     KEY_POINTS_SHARE: then the page's content is them, as at extraction);
+  6b. key_points: a story's key points box (inference.roles.key_points: "STORY HIGHLIGHTS" and its short list);
+     then sidebar: a block in a sidebar, widget area or rail (inference.roles.in_sidebar); each unless the gold
+     body's blocks among them hold more than the decision rule's share (KEY_POINTS_SHARE, SIDEBAR_SHARE) of the
+     gold body's characters that no role named before (the key points' too, where they are no body): then the
+     page's content is them, as at extraction (decision.py, step 7);
   7. promo: inference.roles.is_promo, or a newsletter, subscription or app prompt of at most PROMPT_CHARS;
   8. share: a share/like/follow/tag line of at most SHARE_CHARS ("Share this:", "Tags: …", "分享到", "标签：");
   9. related: a "Related"/"Read more"/"相关阅读" label, or a block with at least RELATED_LINKS link text whose path
@@ -204,12 +205,14 @@ def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", d
     if stand is not None:
         roles_[stand] = "standfirst"
     free = np.array([r is None for r in roles_], dtype=bool)
+    base = keep & free  # the gold's body less what has a role already, as the decision rule's steps go (_minor)
+    points = free & rules.key_points(blocks)
+    if chars[points & keep].sum() <= KEY_POINTS_SHARE * chars[base].sum():  # else the page's content is them
+        roles_ = [("key_points" if p else r) for r, p in zip(roles_, points.tolist(), strict=True)]
+        base, free = base & ~points, free & ~points
     side = free & np.array([rules.in_sidebar(b) for b in blocks], dtype=bool)
-    points = free & ~side & rules.key_points(blocks)
-    for role, mask, share in (("sidebar", side, SIDEBAR_SHARE), ("key_points", points, KEY_POINTS_SHARE)):
-        if chars[mask & keep].sum() <= share * chars[keep].sum():  # else the gold's body is them (decision._minor)
-            for i in np.flatnonzero(mask):
-                roles_[i] = role
+    if chars[side & keep].sum() <= SIDEBAR_SHARE * chars[base].sum():
+        roles_ = [("sidebar" if x else r) for r, x in zip(roles_, side.tolist(), strict=True)]
     out: list[str] = []
     for i, block in enumerate(blocks):
         role = roles_[i] or _detected(block, listing and bool(gold[i]))
