@@ -192,18 +192,24 @@ def without(fold: str, other: str) -> str:
     return f"{fold} without sites of {other}"
 
 
+def blind_pages(parts: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str], list[int]]:
+    """For each fold f and other fold g, the indices of f's test pages that take part in choosing g's blend
+    (`without`): those from a host, none of g's sites."""
+    domains = {f: test_domains(f) for f in parts}
+    held = {g: unseen_sites([(g, resolve_dataset(g))]) for g in parts}
+    for f in parts:
+        assert len(domains[f]) == len(parts[f]), f"{f}: parts/{f}.pkl holds other pages than its test split"
+    return {(f, g): [i for i, d in enumerate(domains[f]) if d is not None and d not in held[g].domains]
+            for f in parts for g in parts if g != f}
+
+
 def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
                 ) -> dict[Setting, dict[str, tuple[float, float]]]:
     """(token F1, acc@0.9) of every setting on every fold's test pages (and daniel's Chinese ones), and on each
     fold's test pages less those of a site of each other fold (`without`); settings in `done` with every key kept; a
     page's score is computed once per distinct text."""
     memo: dict[tuple[str, int, str], Any] = {}
-    domains = {f: test_domains(f) for f in parts}
-    held = {g: unseen_sites([(g, resolve_dataset(g))]) for g in parts}
-    for f in parts:
-        assert len(domains[f]) == len(parts[f]), f"{f}: parts/{f}.pkl holds other pages than its test split"
-    kept = {(f, g): [i for i, d in enumerate(domains[f]) if d is not None and d not in held[g].domains]
-            for f in parts for g in parts if g != f}
+    kept = blind_pages(parts)
     for (f, g), idx in kept.items():
         log(f"choosing the blend of fold {g}: {len(idx)} of {f}'s {len(parts[f])} test pages")
     keys = {*parts, *(without(f, g) for f, g in kept)}

@@ -45,20 +45,21 @@ from benchmarks.loso_blend import (
     GRID,
     SOURCES,
     ZH,
+    blind_pages,
+    fold_tops,
     load_parts,
     log,
     objective,
     rule_key,
     rule_of,
     settings,
-    test_domains,
     without,
 )
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
+from bodyblocks.inference.blocks import Blend
 from bodyblocks.metrics import accuracy, score_page
 from bodyblocks.runtime.files import write_atomic
-from bodyblocks.training.datasets import gold_convention, resolve_dataset
-from bodyblocks.training.hosts import unseen_sites
+from bodyblocks.training.datasets import gold_convention
 
 VETO = 0.1  # the learned parts' blend under which the vote lifts nothing
 LINKS = 0.5  # link text share from which the vote lifts nothing (variant links)
@@ -74,6 +75,7 @@ _LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
 _ITEMTYPE = re.compile(r"itemtype\s*=\s*[\"']([^\"']*)", re.IGNORECASE)
 Row = dict[str, tuple[float, float] | None]
 Scores = dict[tuple[float, ...], dict[str, tuple[np.ndarray, np.ndarray]]]  # setting -> fold -> (token F1, ratio)
+Probs = Callable[[dict[str, Any], Blend], np.ndarray]  # a fold part's page and a setting's blend -> P(body)
 _WORK: dict[str, Any] = {}  # the parts and the probabilities' variant, for the worker processes (fork)
 
 
@@ -96,31 +98,34 @@ def fold_kinds(source: str) -> list[str]:
     return [page_kind(page.html or "") for page in iter_selected(source, positions)]
 
 
-def vetoed(veto: float) -> Callable[[dict[str, Any], float, float], np.ndarray]:
-    """P(body) of a page's parts where the learned parts' own blend under `veto` takes the blend's place."""
-    def probs(page: dict[str, Any], w: float, h: float) -> np.ndarray:
-        m, g, v = (np.asarray(page[k], np.float32) for k in ("model", "gbt", "vote"))
-        blended = w * m + h * v + (1 - w - h) * g
-        if h <= 0:
-            return blended
-        learned = (w * m + (1 - w - h) * g) / (1 - h)
-        return np.where(learned < veto, np.minimum(blended, learned), blended)
+def blended(page: dict[str, Any], blend: Blend) -> np.ndarray:
+    """P(body) of a page's parts under the blend, as loso_blend.page_decision has it."""
+    return blend([page["model"]], [page["gbt"]], [page["vote"]])[0]
+
+
+def vetoed(veto: float) -> Probs:
+    """P(body) of a page's parts where the learned parts' own blend under `veto` is lower than the blend."""
+    def probs(page: dict[str, Any], blend: Blend) -> np.ndarray:
+        p = blended(page, blend)
+        if not blend.vote:
+            return p
+        m, g = np.asarray(page["model"], np.float32), np.asarray(page["gbt"], np.float32)
+        learned = (blend.model * m + blend.gbt * g) / (1 - blend.vote)
+        return np.where(learned < veto, np.minimum(p, learned), p)
     return probs
 
 
-def unlinked(limit: float) -> Callable[[dict[str, Any], float, float], np.ndarray]:
+def unlinked(limit: float) -> Probs:
     """P(body) of a page's parts where the vote counts only for blocks under `limit` link text."""
-    def probs(page: dict[str, Any], w: float, h: float) -> np.ndarray:
-        m, g, v = (np.asarray(page[k], np.float32) for k in ("model", "gbt", "vote"))
-        links = np.fromiter((b.link_density for b in page["doc"].blocks), np.float32, len(m))
-        return w * m + h * v * (links < limit) + (1 - w - h) * g
+    def probs(page: dict[str, Any], blend: Blend) -> np.ndarray:
+        links = np.fromiter((b.link_density for b in page["doc"].blocks), np.float32, len(page["vote"]))
+        return blend([page["model"]], [page["gbt"]], [np.asarray(page["vote"], np.float32) * (links < limit)])[0]
     return probs
 
 
-def page_scores(parts: dict[str, list[dict[str, Any]]], probs: Callable[..., np.ndarray] | None,
-                chosen: list[tuple[float, ...]]) -> Scores:
-    """Each page's token F1 and Levenshtein ratio (NaN: no gold) under each setting of `chosen`; `probs` (page, w,
-    h) -> P(body) in place of the blend (None: the blend)."""
+def page_scores(parts: dict[str, list[dict[str, Any]]], probs: Probs, chosen: list[tuple[float, ...]]) -> Scores:
+    """Each page's token F1 and Levenshtein ratio (NaN: no gold) under each setting of `chosen`, its P(body) from
+    `probs` (`blended`: the grid's own)."""
     out: Scores = {}
     memo: dict[tuple[str, int, str], tuple[float, float]] = {}
     for k, setting in enumerate(chosen):
@@ -134,8 +139,7 @@ def page_scores(parts: dict[str, list[dict[str, Any]]], probs: Callable[..., np.
                 if doc is None or not doc.blocks:
                     text = ""
                 else:
-                    p = (blend([page["model"]], [page["gbt"]], [page["vote"]])[0] if probs is None
-                         else probs(page, setting[0], setting[1]).astype(np.float32))
+                    p = probs(page, blend).astype(np.float32)
                     text = scored_text(rule.decide(doc, p, "ensemble"), convention)
                 if (source, i, text) not in memo:
                     s = score_page(page["gold"], text)
@@ -153,8 +157,8 @@ def _part(chosen: list[tuple[float, ...]]) -> Scores:
     return page_scores(_WORK["parts"], _WORK["probs"], chosen)
 
 
-def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Callable[..., np.ndarray] | None,
-                  workers: int = 1, blend: Path | None = None) -> Scores:
+def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Probs, workers: int = 1,
+                  blend: Path | None = None) -> Scores:
     """page_scores of every grid setting, cached in `path` under loso_blend's rule_key, the grid and the parts
     files of the loso_blend run `blend` (their names, sizes and times: parts made again are scored again);
     `workers` processes share the settings."""
@@ -180,12 +184,9 @@ def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Cal
 
 def fold_keys(parts: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[str, np.ndarray]]:
     """loso_blend's grid keys (each fold, each fold without each other fold's sites, daniel zh) as page indices."""
-    domains = {f: test_domains(f) for f in parts}
-    held = {g: unseen_sites([(g, resolve_dataset(g))]) for g in parts}
     keys = {f: (f, np.arange(len(parts[f]))) for f in parts}
-    for f, g in itertools.permutations(parts, 2):
-        keys[without(f, g)] = (f, np.array([i for i, d in enumerate(domains[f])
-                                            if d is not None and d not in held[g].domains], dtype=np.intp))
+    for (f, g), idx in blind_pages(parts).items():
+        keys[without(f, g)] = (f, np.array(idx, dtype=np.intp))
     keys[ZH] = ("daniel", np.array([i for i, p in enumerate(parts["daniel"]) if p["lang"] == "zh"], dtype=np.intp))
     return keys
 
@@ -221,8 +222,7 @@ def split_grid(scores: Scores, kinds: dict[str, np.ndarray], groups: tuple[tuple
 def choose(grid: dict[tuple[Any, ...], Row], names: list[str]) -> tuple[Any, ...]:
     """The setting with the best OBJECTIVE over `names`, among those with the vote somewhere."""
     candidates = [s for s in grid if any(h > 0 for h in s[4])]
-    tops = {f: max(sum(grid[s][f]) for s in candidates) for f in names  # type: ignore[arg-type]
-            if all(grid[s][f] is not None for s in candidates)}
+    tops = fold_tops(grid, candidates, names)  # type: ignore[arg-type]
     return max(candidates, key=lambda s: objective(grid[s], names, tops))
 
 
@@ -279,7 +279,7 @@ def main() -> int:
         assert len(kinds[f]) == len(parts[f]), f"{f}: the parts hold other pages than its test split"
     keys = fold_keys(parts)
     args.out.mkdir(parents=True, exist_ok=True)
-    plain = cached_scores(args.out / "pages-blend.pkl", parts, None, args.workers, args.blend)
+    plain = cached_scores(args.out / "pages-blend.pkl", parts, blended, args.workers, args.blend)
     veto = cached_scores(args.out / f"pages-veto{args.veto:g}.pkl", parts, vetoed(args.veto), args.workers, args.blend)
     results = {name: split_grid(plain, kinds, groups, keys) for name, groups in GROUPS.items()}
     results[f"veto {args.veto:g}"] = split_grid(veto, kinds, GROUPS["same"], keys)

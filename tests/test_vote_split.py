@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from benchmarks import vote_split
 
+from bodyblocks.inference.blocks import Blend
+
 
 @pytest.mark.parametrize(("head", "kind"), [
     ('<meta property="og:type" content="article">', "article"),
@@ -20,12 +22,12 @@ def test_page_kind_reads_og_type_json_ld_and_microdata(head: str, kind: str) -> 
 
 
 def test_the_veto_keeps_the_vote_from_lifting_what_the_learned_parts_reject() -> None:
-    page = {"model": [0.02, 0.6], "gbt": [0.04, 0.5], "vote": [1.0, 1.0]}
-    probs = vote_split.vetoed(0.1)(page, 0.3, 0.3)
+    page = {k: np.array(v, np.float32) for k, v in (("model", [0.02, 0.6]), ("gbt", [0.04, 0.5]), ("vote", [1, 1]))}
+    probs = vote_split.vetoed(0.1)(page, Blend(0.3, 0.3))
     learned = (0.3 * 0.02 + 0.4 * 0.04) / 0.7
     assert probs[0] == pytest.approx(learned)  # the vote alone would have lifted it to 0.32
     assert probs[1] == pytest.approx(0.3 * 0.6 + 0.3 + 0.4 * 0.5)  # a block the parts lean to keeps its lift
-    assert np.allclose(vote_split.vetoed(0.1)(page, 0.5, 0.0), [0.03, 0.55])  # no vote: the blend
+    assert np.allclose(vote_split.vetoed(0.1)(page, Blend(0.5, 0.0)), [0.03, 0.55])  # no vote: the blend
 
 
 def test_a_split_grid_sums_each_kinds_pages_under_its_own_vote_weight() -> None:
@@ -53,8 +55,10 @@ def test_the_links_variant_lifts_no_link_list() -> None:
     class Doc:
         blocks = [B(0.0), B(0.9)]
 
-    page = {"model": [0.2, 0.2], "gbt": [0.2, 0.2], "vote": [1.0, 1.0], "doc": Doc()}
-    assert np.allclose(vote_split.unlinked(0.5)(page, 0.3, 0.3), [0.3 * 0.2 + 0.3 + 0.4 * 0.2, 0.3 * 0.2 + 0.4 * 0.2])
+    page = {"model": np.full(2, 0.2, np.float32), "gbt": np.full(2, 0.2, np.float32), "vote": np.ones(2, np.float32),
+            "doc": Doc()}
+    assert np.allclose(vote_split.unlinked(0.5)(page, Blend(0.3, 0.3)),
+                       [0.3 * 0.2 + 0.3 + 0.4 * 0.2, 0.3 * 0.2 + 0.4 * 0.2])
 
 
 def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypatch) -> None:
@@ -73,8 +77,8 @@ def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypat
     parts = {s: [page, {**page, "gold": None}] for s in loso_blend.SOURCES}
     chosen = [(0.2, 0.0, 0.45, 0.6, 0.0), (0.2, 0.3, 0.45, 0.6, 0.0)]  # the vote lifts the related link to 0.46
     monkeypatch.setattr(vote_split, "settings", lambda: chosen)
-    one = vote_split.cached_scores(tmp_path / "one.pkl", parts, None, 1)
-    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, None, 2)
+    one = vote_split.cached_scores(tmp_path / "one.pkl", parts, vote_split.blended, 1)
+    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, vote_split.blended, 2)
     assert list(one) == list(two) == chosen
     plain, voted = (one[s]["wcxb-dev"][0] for s in chosen)
     assert plain[0] > 0.99 > voted[0] and np.isnan(plain[1])  # the page without gold is not scored
@@ -83,6 +87,6 @@ def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypat
         assert np.array_equal(two[s]["dragnet"][1], one[s]["dragnet"][1], equal_nan=True)
     links = vote_split.cached_scores(tmp_path / "links.pkl", parts, vote_split.unlinked(0.5), 2)
     assert links[chosen[1]]["wcxb-dev"][0][0] > 0.99  # no vote for the link: not lifted
-    nothing = lambda page, w, h: np.zeros(len(page["model"]), np.float32)  # noqa: E731 - scored, it would keep none
+    nothing = lambda page, blend: np.zeros(len(page["model"]), np.float32)  # noqa: E731 - scored, it would keep none
     again = vote_split.cached_scores(tmp_path / "one.pkl", parts, nothing, 1)  # read, not scored again
     assert all(np.array_equal(again[s]["daniel"][0], one[s]["daniel"][0], equal_nan=True) for s in chosen)

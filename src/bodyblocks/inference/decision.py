@@ -204,10 +204,15 @@ def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
     return keep_around(keep, probs, inside_mask(blocks, main), inside, outside)
 
 
+def is_minor(mask: np.ndarray, keep: np.ndarray, chars: np.ndarray, share: float) -> bool:
+    """Whether the blocks of `mask` (of one role) hold at most `share` of the characters of `keep` (else they are the
+    page's content: a page of widgets, a briefing that is its key points); training/roles.py's guard too."""
+    return bool(chars[mask].sum() <= share * chars[keep].sum())
+
+
 def _minor(mask: np.ndarray, keep: np.ndarray, chars: np.ndarray, share: float) -> np.ndarray:
-    """`mask` (kept blocks of one role), or nothing where they hold more than `share` of the kept characters (then
-    they are the page's content: a page of widgets, a briefing that is its key points)."""
-    return mask if chars[mask].sum() <= share * chars[keep].sum() else np.zeros_like(mask)
+    """`mask` (kept blocks of one role), or nothing where they are the page's content (is_minor)."""
+    return mask if is_minor(mask, keep, chars, share) else np.zeros_like(mask)
 
 
 def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:

@@ -51,7 +51,7 @@ import numpy as np
 
 from bodyblocks.inference import kinds
 from bodyblocks.inference import roles as rules
-from bodyblocks.inference.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block
+from bodyblocks.inference.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block, is_minor
 from bodyblocks.inference.roles import is_caption
 from bodyblocks.training.labels import annotated_classes
 from bodyblocks.types import Block, Document, Page
@@ -205,13 +205,13 @@ def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", d
     if stand is not None:
         roles_[stand] = "standfirst"
     free = np.array([r is None for r in roles_], dtype=bool)
-    base = keep & free  # the gold's body less what has a role already, as the decision rule's steps go (_minor)
+    base = keep & free  # the gold's body less what has a role already, as the decision rule's steps go
     points = free & rules.key_points(blocks)
-    if chars[points & keep].sum() <= KEY_POINTS_SHARE * chars[base].sum():  # else the page's content is them
+    if is_minor(points & keep, base, chars, KEY_POINTS_SHARE):  # else the page's content is them
         roles_ = [("key_points" if p else r) for r, p in zip(roles_, points.tolist(), strict=True)]
         base, free = base & ~points, free & ~points
     side = free & np.array([rules.in_sidebar(b) for b in blocks], dtype=bool)
-    if chars[side & keep].sum() <= SIDEBAR_SHARE * chars[base].sum():
+    if is_minor(side & keep, base, chars, SIDEBAR_SHARE):
         roles_ = [("sidebar" if x else r) for r, x in zip(roles_, side.tolist(), strict=True)]
     out: list[str] = []
     for i, block in enumerate(blocks):
