@@ -32,6 +32,7 @@ MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
 MAX_LAYERS = 48
 MAX_TABLE = 1 << 28  # rows x width of an embedding table (1 GiB of float32)
 MAX_BLOCKS_WINDOW = 16384  # model.window
+MAX_ROLES = 64  # model.roles
 
 
 class ConfigError(ValueError):
@@ -108,6 +109,14 @@ class ModelConfig:
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
     positional: bool = True  # add a sinusoidal encoding of the block index
     class_weights: tuple[float, float] = (1.0, 1.0)  # cross-entropy weights of (non-body, body)
+    # a second head over the blocks' roles (training/roles.ROLES names them; empty: none): beside body / non-body,
+    # trained on the convention's roles of each training block with role_weight times its cross-entropy
+    roles: list[str] = field(default_factory=list)
+    role_weight: float = 0.5
+    # the roles' cross-entropy weights: (a role's share of the training blocks) ** -role_balance, made by training
+    # (0: every role 1) and recorded in role_class_weights
+    role_balance: float = 0.0
+    role_class_weights: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(
@@ -127,6 +136,14 @@ class ModelConfig:
         _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
         _check(len(self.class_weights) == 2, "model.class_weights needs two numbers")
         _check(all(0 < w < float("inf") for w in self.class_weights), "model.class_weights must be positive")
+        _check(len(set(self.roles)) == len(self.roles) <= MAX_ROLES and len(self.roles) != 1
+               and all(isinstance(r, str) and r for r in self.roles),
+               f"model.roles must be none, or 2 to {MAX_ROLES} distinct names")
+        _check(0.0 <= self.role_weight < float("inf"), "model.role_weight must be a number >= 0")
+        _check(0.0 <= self.role_balance <= 1.0, "model.role_balance must be in [0, 1]")
+        _check(not self.role_class_weights or (len(self.role_class_weights) == len(self.roles)
+                                               and all(0 < w < float("inf") for w in self.role_class_weights)),
+               "model.role_class_weights needs a positive number per role (or none)")
 
 
 @dataclass

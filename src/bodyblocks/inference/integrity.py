@@ -300,6 +300,8 @@ def expected_shapes(cfg: ModelConfig) -> dict[str, list[int]]:
         out["tags.weight"] = [cfg.tag_buckets, cfg.tag_dim]
     if cfg.use_context:
         out["context.norm.weight"] = [d]
+    if cfg.roles:
+        out["role_head.3.weight"] = [len(cfg.roles), d]
     return out
 
 

@@ -11,6 +11,7 @@ no body block are left out.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,28 @@ def held_out_sites(cfg: DataConfig, names: list[str] | tuple[str, ...]) -> Unsee
     return unseen_sites((name, dataset_folder(cfg, name)) for name in names)
 
 
-def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
+def with_roles(pages: Iterable[CachedPage], folder: Path, cfg: DataConfig, workers: int) -> Iterator[CachedPage]:
+    """The pages, each with its blocks' roles from the dataset's convention cache (training/roles.py; the same
+    segmentation, so the same blocks)."""
+    roles = {cp.id: cp.roles for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets="convention")}
+    for cp in pages:
+        if cp.roles is None and (found := roles.get(cp.id)) is not None and len(found) == len(cp.blocks):
+            cp.roles = found
+        yield cp
+
+
+def load_pages(cfg: DataConfig, workers: int = 2, roles: bool = False) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names, less those of a site of
-    cfg.exclude_sites_of (held_out_sites)."""
+    cfg.exclude_sites_of (held_out_sites); `roles`: each page with its blocks' roles, whatever cfg.targets (a
+    page whose roles are missing is left out)."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
     unseen = held_out_sites(cfg, cfg.exclude_sites_of)
     for folder in data_folders(cfg):
         counts: dict[str, int] = {}
-        for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets):
+        pages = load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets)
+        for cp in with_roles(pages, folder, cfg, workers) if roles else pages:
+            if roles and cp.roles is None:
+                continue
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
                 continue
             if not unseen.keeps(cp.site):
