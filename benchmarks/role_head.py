@@ -2,10 +2,13 @@
 beside body / non-body give a better extractor on sources never trained on?
 
     R=body,headline,standfirst,byline,caption,related,promo,share,comment,navigation,sidebar,key_points,other
-    python -m benchmarks.loso --out runs/loso-roles --parts model --no-shipped --train-only --epochs 3 \\
-        --set "model.roles=[$R]"
-    python -m benchmarks.role_head --roles runs/loso-roles --blend runs/loso-blend --workers 2 \\
-        --write docs/CONVENTION.md#role-head
+    python -m benchmarks.loso --out runs/loso-roles-bal --parts model --no-shipped --train-only --epochs 3 \\
+        --set "model.roles=[$R]" --set model.role_balance=0.5
+    python -m benchmarks.role_head --roles runs/loso-roles-bal --out runs/role-head-bal --blend runs/loso-blend \\
+        --base-scores runs/vote-split/pages-blend.pkl --workers 2 --write docs/CONVENTION.md#role-head
+
+(--base-scores: vote_split's scores of the same --blend, whose key is checked, so the base variant is not scored
+again; without it, it is.)
 
 Each fold's role model is trained as loso.py trains the fold's model (the same recipe, pages, epochs and seed; the
 body head on the gold's labels, `data.targets: gold`) with a second head over the roles of the convention
@@ -21,7 +24,8 @@ decision rule, gold conventions and nested choice, every setting of the grid):
              and byline, which the decision rule takes out and puts back where a source's gold holds them, and not
              comments: a thread's posts are its body, and the role head's `comment` fired on article paragraphs of
              unseen sites (daniel's we-dwoje.pl, iatronet.gr) in a first replay at the nested settings, which also
-             tried a veto (P(body) at most 1 - P(dropped) where P(dropped) > 0.5 or 0.7: no better than multitask).
+             tried a veto (P(body) at most 1 - P(dropped) where P(dropped) > 0.5 or 0.7: no better than multitask);
+  either     multitask and drop as one grid: each fold's setting and whether to drop, chosen on the other folds.
 
 Also: the role head's accuracy on each fold's test blocks against the convention's roles of those pages
 (training/roles.page_roles on the fold's cached pages, where the cache's blocks are the parts' blocks).
@@ -29,6 +33,7 @@ Also: the role head's accuracy on each fold's test blocks against the convention
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 from collections.abc import Callable
@@ -67,15 +72,24 @@ def role_parts(pages: list[dict[str, Any]], model_dir: Path, batch: int = 16) ->
     return out
 
 
-def load_role_parts(out: Path, roles: Path, base: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    """OUT/parts/S.pkl of every fold, made from the base parts and --roles/S/model when missing."""
+def _made_from(*files: Path) -> list[tuple[str, int, int]]:
+    return [(f.resolve().as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
+
+
+def load_role_parts(out: Path, roles: Path, blend: Path, base: dict[str, list[dict[str, Any]]]
+                    ) -> dict[str, list[dict[str, Any]]]:
+    """OUT/parts/S.pkl of every fold, made from the base parts (--blend/parts/S.pkl) and --roles/S/model when
+    missing or made from other files (OUT/parts/S.json: their names, sizes and times)."""
     parts = {}
     for source, pages in base.items():
-        path = out / "parts" / f"{source}.pkl"
-        if not path.exists():
+        path, model = out / "parts" / f"{source}.pkl", roles / source / "model"
+        key = _made_from(blend / "parts" / f"{source}.pkl", model / "model.safetensors")
+        made = path.with_suffix(".json")
+        if not path.exists() or not made.exists() or json.loads(made.read_text()) != json.loads(json.dumps(key)):
             log(f"{source}: the role model's parts")
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, pickle.dumps(role_parts(pages, roles / source / "model")))
+            write_atomic(path, pickle.dumps(role_parts(pages, model)))
+            write_atomic(made, json.dumps(key))
         parts[source] = pickle.loads(path.read_bytes())
     return parts
 
@@ -120,6 +134,11 @@ def _fmt(pair: Any, digits: int = 3) -> str:
     return "-" if pair is None else f"{pair[0]:.{digits}f} / {pair[1]:.{digits}f}"
 
 
+def _setting(s: tuple[Any, ...]) -> str:
+    """A split grid's setting as the report shows it (the variant where a grid holds two)."""
+    return f"{s[:4]} vote {s[4][0]}" + (f" {s[5]}" if len(s) > 5 else "")
+
+
 def report(results: dict[str, dict[tuple[Any, ...], Any]], accuracy: dict[str, dict[str, tuple[int, int, int]]]
            ) -> str:
     lines = ["Written by benchmarks/role_head.py (its docstring says how). Token F1 / acc@0.9 on each source's test "
@@ -136,9 +155,8 @@ def report(results: dict[str, dict[tuple[Any, ...], Any]], accuracy: dict[str, d
         lines.append(f"| {name} | " + " | ".join(_fmt(x) for x in folds) + f" | {_fmt(grid[chosen[ZH]][ZH])} | "
                      f"**{_fmt(mean, 4)}** | {_fmt(omean)} |")
         everywhere = choose(grid, list(SOURCES))
-        notes.append(f"- {name}: nested settings " + ", ".join(f"{f} {chosen[f][:4]} vote {chosen[f][4][0]}"
-                                                                for f in SOURCES)
-                     + f"; over all folds {everywhere[:4]} vote {everywhere[4][0]}")
+        notes.append(f"- {name}: nested settings " + ", ".join(f"{f} {_setting(chosen[f])}" for f in SOURCES)
+                     + f"; over all folds {_setting(everywhere)}")
     lines += ["", "Settings are (model weight, threshold, outer threshold, core) and the vote's weight; the oracle is "
               "each fold's best setting chosen on the fold itself.", "", *notes, "",
               "The role head on each fold's test blocks, against the convention's roles: recall (blocks of the role "
@@ -165,7 +183,7 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     base = load_parts(args.blend, Path("runs/loso-recipe"), Path("runs/loso-vocab"))
-    parts = load_role_parts(args.out, args.roles, base)
+    parts = load_role_parts(args.out, args.roles, args.blend, base)
     keys = fold_keys(parts)
     kinds = {f: np.full(len(parts[f]), KINDS[0]) for f in SOURCES}  # one group: every page
     if args.base_scores is not None and not (args.out / "pages-base.pkl").exists():
@@ -180,6 +198,7 @@ def main() -> int:
         path = args.out / f"pages-{name.replace(' ', '')}.pkl"
         scores = cached_scores(path, p, probs, args.workers, blend)
         results[name] = split_grid(scores, kinds, ((KINDS[0],),), keys)
+    results["either"] = {(*s, name): row for name in ("multitask", "drop") for s, row in results[name].items()}
     text = report(results, role_accuracy(parts))
     print(text)
     write_report(args.write, text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -18,7 +19,7 @@ from bodyblocks.inference.model import IGNORE, BlockClassifier, collate, prepare
 from bodyblocks.inference.model_scorer import ModelScorer
 from bodyblocks.inference.traced import trace_single_page
 from bodyblocks.training.data import load_pages
-from bodyblocks.training.loop import make_inputs, role_class_weights, train
+from bodyblocks.training.loop import make_inputs, recorded_role_weights, role_class_weights, train
 from bodyblocks.training.roles import ROLES
 from bodyblocks.training.synth import generate_corpus
 
@@ -68,6 +69,7 @@ def test_the_loss_adds_role_weight_times_the_roles_cross_entropy() -> None:
     body = F.cross_entropy(out.logits, batch.labels)
     roles = F.cross_entropy(out.role_logits, batch.roles)
     assert out.loss.item() == pytest.approx(body.item() + 0.7 * roles.item(), rel=1e-5)
+    assert out.role_loss is not None and out.role_loss.item() == pytest.approx(roles.item(), rel=1e-5)
     batch.roles = None  # no roles (inference, validation): the body's loss alone
     assert model(batch, batch.labels).loss.item() == pytest.approx(body.item(), rel=1e-5)
     unweighted = BlockClassifier(tiny_config(roles=THREE, role_weight=0.0)).eval()
@@ -121,6 +123,10 @@ def test_checkpoints_keep_the_role_head_and_refuse_one_of_another_size(tmp_path:
     (folder / "config.json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match="role_head"):
         BlockClassifier.load(folder)
+    meta["model"]["roles"] = []  # the weights hold a head the settings do not name
+    (folder / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="role head"):
+        BlockClassifier.load(folder)
 
 
 def test_the_traced_forward_pass_gives_p_body_of_a_model_with_a_role_head() -> None:
@@ -155,11 +161,22 @@ def test_training_with_a_role_head_reads_the_convention_roles(tmp_path: Path) ->
     doc = pages[0]
     probs = scorer.model.role_probabilities(collate([prepare_page(doc.blocks, scorer.cfg)]))[0]
     assert probs.shape == (len(doc.blocks), len(ROLES))
-    with pytest.raises(ValueError, match="role head needs"):
-        train(load_config(Path(__file__).resolve().parents[1] / "configs" / "debug.yaml", [
-            f"data.root={root}", "data.datasets=[synth]", f"data.cache_dir={root / 'cache'}",
-            f"train.out_dir={tmp_path / 'run2'}", "train.epochs=1", "model.roles=[body,other]",
-        ]), progress=False, splits=load_pages(cfg.data))
+    # continued: resuming and fine-tuning keep the weights the run started with, whatever pages they see
+    more = load_config(Path(__file__).resolve().parents[1] / "configs" / "debug.yaml", [
+        f"data.root={root}", "data.datasets=[synth]", f"data.cache_dir={root / 'cache'}", "data.max_pages=4",
+        f"train.out_dir={tmp_path / 'run'}", "train.epochs=3", "train.lr=3e-3", f"model.roles=[{','.join(ROLES)}]",
+        "model.role_balance=0.5",
+    ])
+    assert recorded_role_weights(more, True, tmp_path / "run") == made
+    train(more, resume=True, progress=False)
+    assert BlockClassifier.load(tmp_path / "run" / "last").cfg.role_class_weights == made
+    tuned = dataclasses.replace(more, train=dataclasses.replace(more.train, out_dir=str(tmp_path / "tuned"), epochs=1,
+                                                                init=str(tmp_path / "run" / "best")))
+    train(tuned, progress=False, splits=load_pages(cfg.data))  # pages without roles: the body head alone learns
+    assert BlockClassifier.load(tmp_path / "tuned" / "last").cfg.role_class_weights == made
+    with pytest.raises(ValueError, match="keypoints not among the training roles"):
+        train(dataclasses.replace(tuned, model=dataclasses.replace(tuned.model, roles=["body", "keypoints"])),
+              progress=False)
 
 
 def test_role_balance_weighs_rare_roles_up_and_the_weights_reach_the_loss() -> None:
@@ -169,7 +186,8 @@ def test_role_balance_weighs_rare_roles_up_and_the_weights_reach_the_loss() -> N
     weights = role_class_weights(pages, 3, 0.5)  # 4 navigation blocks, 52 body, 4 other
     assert weights[1] == pytest.approx(weights[2]) and weights[1] > 3 * weights[0]
     assert (52 * weights[0] + 4 * weights[1] + 4 * weights[2]) / 60 == pytest.approx(1.0, abs=1e-5)
-    assert role_class_weights(pages, 4, 0.0) == [1.0] * 4  # a role no block has: 1; balance 0: all 1
+    assert role_class_weights(pages, 3, 0.0) == [1.0] * 3  # balance 0: all 1
+    assert role_class_weights(pages, 4, 0.5) == [*weights, 1.0]  # a role no block has: 1, the others as they were
     torch.manual_seed(0)
     batch = collate(pages)
     plain = BlockClassifier(cfg).eval()

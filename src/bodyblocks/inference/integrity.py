@@ -319,6 +319,9 @@ def check_shapes(folder: str | Path, cfg: ModelConfig) -> None:
             said = "is not there" if got is None else f"is {got}"
             raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: tensor {name} "
                                   f"{said}, the settings (d_model {cfg.d_model}, ...) make it {want}")
+    if not cfg.roles and any(name.startswith("role_head.") for name in shapes):
+        raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: the weights hold a role "
+                              "head, the settings no model.roles")
     layers = {int(m.group(1)) for name in shapes if (m := _LAYER.match(name))}
     want_layers = cfg.n_layers if cfg.use_context else 0
     if len(layers) != want_layers:

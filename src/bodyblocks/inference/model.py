@@ -130,6 +130,7 @@ class BlockOutput(NamedTuple):
     logits: torch.Tensor  # (N, 2): non-body, body
     loss: torch.Tensor | None  # scalar cross-entropy when labels were given (plus role_weight times the roles')
     role_logits: torch.Tensor | None = None  # (N, R): the role head's, where the model has one
+    role_loss: torch.Tensor | None = None  # the roles' cross-entropy, where it is part of `loss` (unweighted)
 
 
 def sinusoidal(positions: torch.Tensor, dim: int) -> torch.Tensor:
@@ -251,12 +252,13 @@ class BlockClassifier(nn.Module):
         else:
             out = self._contextualise(self._place(h, batch.mask), batch.mask)[batch.mask]  # (N, 2 + R)
         logits, role_logits = (out, None) if self.role_head is None else (out[:, :2], out[:, 2:])
-        loss = None
+        loss = role_loss = None
         if labels is not None:
             loss = _cross_entropy(logits, labels, self.class_weights)
             if role_logits is not None and batch.roles is not None and self.cfg.role_weight > 0:
-                loss = loss + self.cfg.role_weight * _cross_entropy(role_logits, batch.roles, self.role_class_weights)
-        return BlockOutput(logits, loss, role_logits)
+                role_loss = _cross_entropy(role_logits, batch.roles, self.role_class_weights)
+                loss = loss + self.cfg.role_weight * role_loss
+        return BlockOutput(logits, loss, role_logits, role_loss)
 
     @torch.inference_mode()
     def probabilities(self, batch: PageBatch) -> list[np.ndarray]:

@@ -30,7 +30,7 @@ from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, c
 from bodyblocks.types import Block
 
 _log = logging.getLogger(__name__)
-_BATCH_FIELDS = tuple(f.name for f in fields(PageBatch) if f.name not in ("mask", "labels"))  # the inputs
+_BATCH_FIELDS = tuple(f.name for f in fields(PageBatch) if f.name not in ("mask", "labels", "roles"))  # the inputs
 
 
 class _Embed(nn.Module):

@@ -55,12 +55,17 @@ def held_out_sites(cfg: DataConfig, names: list[str] | tuple[str, ...]) -> Unsee
 
 
 def with_roles(pages: Iterable[CachedPage], folder: Path, cfg: DataConfig, workers: int) -> Iterator[CachedPage]:
-    """The pages, each with its blocks' roles from the dataset's convention cache (training/roles.py; the same
-    segmentation, so the same blocks)."""
-    roles = {cp.id: cp.roles for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets="convention")}
+    """The pages, each with its blocks' roles from the dataset's convention cache (training/roles.py), where that
+    cache holds the page with the same blocks' texts (the same segmentation); a convention cache's pages have theirs."""
+    if cfg.targets == "convention":
+        yield from pages
+        return
+    roles = {cp.id: cp for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets="convention")}
     for cp in pages:
-        if cp.roles is None and (found := roles.get(cp.id)) is not None and len(found) == len(cp.blocks):
-            cp.roles = found
+        found = roles.get(cp.id)
+        if (cp.roles is None and found is not None and found.roles is not None
+                and [b.text for b in found.blocks] == [b.text for b in cp.blocks]):
+            cp.roles = found.roles
         yield cp
 
 

@@ -34,18 +34,18 @@ from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, coll
 from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
+from bodyblocks.training.roles import ROLES
 from bodyblocks.training.tune import pooled_char_f1, tune_rule
 
 
 # ----------------------------------------------------------------------------------------- data
 def make_inputs(pages: Sequence[CachedPage], cfg: ModelConfig, encoder: Any = None) -> list[PageInputs]:
     """Model inputs with labels for each page (frozen encoders: vectors through their disk cache), and with each
-    block's role where the model has a role head."""
+    block's role where the model has a role head and the page has roles (load_pages(roles=True); a batch with a
+    page without them trains the body head alone, as fine-tuning on a user's pages does)."""
     inputs = []
     for cp in pages:
         vectors = encoder.encode([b.text for b in cp.blocks]) if encoder is not None else None
-        if cfg.roles and cp.roles is None:
-            raise ValueError(f"{cp.dataset}/{cp.id}: a role head needs each block's role (load_pages(roles=True))")
         inputs.append(prepare_page(cp.blocks, cfg, text_vectors=vectors, labels=cp.labels, roles=cp.roles))
     return inputs
 
@@ -72,15 +72,25 @@ def batches(inputs: Sequence[PageInputs], batch_pages: int, max_blocks: int, rng
 
 def role_class_weights(inputs: Sequence[PageInputs], n_roles: int, balance: float) -> list[float]:
     """The role head's cross-entropy weights: (a role's share of the blocks) ** -balance, scaled so that the
-    blocks' mean weight is 1 (a role no block has: 1)."""
+    blocks' mean weight is 1 (a role no block has: 1, never a target)."""
     roles = np.concatenate([p.roles for p in inputs if p.roles is not None] or [np.zeros(0, np.int64)])
     counts = np.bincount(roles[roles != IGNORE], minlength=n_roles).astype(np.float64)
     if not counts.sum():
         return [1.0] * n_roles
-    share = counts / counts.sum()
-    weights = np.where(counts > 0, np.power(np.maximum(share, 1e-12), -balance), 1.0)
-    weights /= float((counts * weights).sum() / counts.sum())
+    present = counts > 0
+    weights = np.ones(n_roles)
+    weights[present] = np.power(counts[present] / counts.sum(), -balance)
+    weights[present] /= float((counts * weights).sum() / counts.sum())
     return [round(float(w), 6) for w in weights]
+
+
+def recorded_role_weights(cfg: Config, resume: bool, out: Path) -> list[float] | None:
+    """The role weights of the checkpoint this run continues (last/ when resuming, else train.init), so that a
+    resumed or fine-tuned run keeps the weights it started with; None: none recorded."""
+    start = out / "last" if resume and (out / "last" / "optimizer.safetensors").exists() else cfg.train.init
+    if not start:
+        return None
+    return read_checkpoint(start)["model"].get("role_class_weights") or None
 
 
 # ----------------------------------------------------------------------------------------- loop helpers
@@ -203,6 +213,8 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.train.seed)
     device = resolve_device(cfg.train.device)
+    if unknown := [r for r in cfg.model.roles if r not in ROLES]:
+        raise ValueError(f"model.roles: {', '.join(unknown)} not among the training roles ({', '.join(ROLES)})")
     splits = splits or load_pages(cfg.data, roles=bool(cfg.model.roles))
     if not splits.get("train") or not splits.get("val"):
         raise ValueError(f"need train and validation pages, got { {k: len(v) for k, v in splits.items()} }")
@@ -211,7 +223,8 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     train_in = make_inputs(splits["train"], cfg.model, encoder)
     val_in = make_inputs(splits["val"], cfg.model, encoder)
     if cfg.model.roles and cfg.model.role_balance and not cfg.model.role_class_weights:
-        weights = role_class_weights(train_in, len(cfg.model.roles), cfg.model.role_balance)
+        weights = (recorded_role_weights(cfg, resume, out)
+                   or role_class_weights(train_in, len(cfg.model.roles), cfg.model.role_balance))
         cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, role_class_weights=weights))
     model = BlockClassifier(cfg.model).to(device)
     opt = make_optimizer(model, cfg)
@@ -243,13 +256,15 @@ def _train_epoch(run: Run, epoch: int, progress: bool) -> tuple[list[float], flo
             g["lr"] = lr
         batch = collate(pages).to(run.device, non_blocking=True)
         with torch.autocast(run.device.type, dtype=torch.bfloat16, enabled=run.amp):
-            loss = run.model(batch, batch.labels).loss
+            out = run.model(batch, batch.labels)
+            loss = out.loss
         run.opt.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.train.grad_clip:
             torch.nn.utils.clip_grad_norm_(run.model.parameters(), cfg.train.grad_clip)
         run.opt.step()
-        losses.append(float(loss.detach()))
+        body = loss if out.role_loss is None else loss - cfg.model.role_weight * out.role_loss
+        losses.append(float(body.detach()))  # the body's loss, as validation's (the role head's is not in it)
         state["step"] += 1
         bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", lr=f"{lr:.2e}")
         if state["step"] >= run.total:
