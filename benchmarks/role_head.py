@@ -44,7 +44,18 @@ import numpy as np
 
 from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import SOURCES, ZH, load_parts, log
-from benchmarks.vote_split import KINDS, blended, cached_scores, choose, fold_keys, nested, split_grid
+from benchmarks.vote_split import (
+    KINDS,
+    blended,
+    cached_scores,
+    choose,
+    fmt_pair,
+    fold_keys,
+    made_from,
+    mean_pair,
+    nested,
+    split_grid,
+)
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.roles import ROLES
@@ -72,10 +83,6 @@ def role_parts(pages: list[dict[str, Any]], model_dir: Path, batch: int = 16) ->
     return out
 
 
-def _made_from(*files: Path) -> list[tuple[str, int, int]]:
-    return [(f.resolve().as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
-
-
 def load_role_parts(out: Path, roles: Path, blend: Path, base: dict[str, list[dict[str, Any]]]
                     ) -> dict[str, list[dict[str, Any]]]:
     """OUT/parts/S.pkl of every fold, made from the base parts (--blend/parts/S.pkl) and --roles/S/model when
@@ -83,13 +90,13 @@ def load_role_parts(out: Path, roles: Path, blend: Path, base: dict[str, list[di
     parts = {}
     for source, pages in base.items():
         path, model = out / "parts" / f"{source}.pkl", roles / source / "model"
-        key = _made_from(blend / "parts" / f"{source}.pkl", model / "model.safetensors")
+        key = json.dumps(made_from([blend / "parts" / f"{source}.pkl", model / "model.safetensors"]))
         made = path.with_suffix(".json")
-        if not path.exists() or not made.exists() or json.loads(made.read_text()) != json.loads(json.dumps(key)):
+        if not path.exists() or not made.exists() or made.read_text() != key:
             log(f"{source}: the role model's parts")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, pickle.dumps(role_parts(pages, model)))
-            write_atomic(made, json.dumps(key))
+            write_atomic(made, key)
         parts[source] = pickle.loads(path.read_bytes())
     return parts
 
@@ -130,10 +137,6 @@ def role_accuracy(parts: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str,
     return out
 
 
-def _fmt(pair: Any, digits: int = 3) -> str:
-    return "-" if pair is None else f"{pair[0]:.{digits}f} / {pair[1]:.{digits}f}"
-
-
 def _setting(s: tuple[Any, ...]) -> str:
     """A split grid's setting as the report shows it (the variant where a grid holds two)."""
     return f"{s[:4]} vote {s[4][0]}" + (f" {s[5]}" if len(s) > 5 else "")
@@ -149,11 +152,9 @@ def report(results: dict[str, dict[tuple[Any, ...], Any]], accuracy: dict[str, d
     for name, grid in results.items():
         chosen = nested(grid)
         folds = [grid[chosen[f]][f] for f in SOURCES]
-        mean = (float(np.mean([x[0] for x in folds])), float(np.mean([x[1] for x in folds])))
         oracle = [max((grid[s][f] for s in grid), key=sum) for f in SOURCES]
-        omean = (float(np.mean([x[0] for x in oracle])), float(np.mean([x[1] for x in oracle])))
-        lines.append(f"| {name} | " + " | ".join(_fmt(x) for x in folds) + f" | {_fmt(grid[chosen[ZH]][ZH])} | "
-                     f"**{_fmt(mean, 4)}** | {_fmt(omean)} |")
+        lines.append(f"| {name} | " + " | ".join(fmt_pair(x) for x in folds) + f" | {fmt_pair(grid[chosen[ZH]][ZH])} | "
+                     f"**{fmt_pair(mean_pair(folds), 4)}** | {fmt_pair(mean_pair(oracle))} |")
         everywhere = choose(grid, list(SOURCES))
         notes.append(f"- {name}: nested settings " + ", ".join(f"{f} {_setting(chosen[f])}" for f in SOURCES)
                      + f"; over all folds {_setting(everywhere)}")
@@ -195,7 +196,7 @@ def main() -> int:
     }
     results = {}
     for name, (p, probs, blend) in variants.items():
-        path = args.out / f"pages-{name.replace(' ', '')}.pkl"
+        path = args.out / f"pages-{name}.pkl"
         scores = cached_scores(path, p, probs, args.workers, blend)
         results[name] = split_grid(scores, kinds, ((KINDS[0],),), keys)
     results["either"] = {(*s, name): row for name in ("multitask", "drop") for s, row in results[name].items()}

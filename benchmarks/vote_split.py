@@ -157,14 +157,18 @@ def _part(chosen: list[tuple[float, ...]]) -> Scores:
     return page_scores(_WORK["parts"], _WORK["probs"], chosen)
 
 
+def made_from(files: list[Path]) -> list[tuple[str, int, int]]:
+    """What a cache made from `files` keys on: each file's resolved name, size and modification time."""
+    return [(f.resolve().as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
+
+
 def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Probs, workers: int = 1,
                   blend: Path | None = None) -> Scores:
     """page_scores of every grid setting, cached in `path` under loso_blend's rule_key, the grid and the parts
     files of the loso_blend run `blend` (their names, sizes and times: parts made again are scored again);
     `workers` processes share the settings."""
     files = sorted((blend / "parts").glob("*.pkl")) if blend is not None else []
-    key = {"rule": rule_key(), "grid": {k: list(v) for k, v in GRID.items()},
-           "parts": [(f.resolve().as_posix(), f.stat().st_size, f.stat().st_mtime_ns) for f in files]}
+    key = {"rule": rule_key(), "grid": {k: list(v) for k, v in GRID.items()}, "parts": made_from(files)}
     if path.exists():
         cached = pickle.loads(path.read_bytes())
         if cached.get("key") == key:
@@ -232,11 +236,11 @@ def nested(grid: dict[tuple[Any, ...], Row]) -> dict[str, tuple[Any, ...]]:
     return {**chosen, ZH: chosen["daniel"]}
 
 
-def _fmt(pair: tuple[float, float] | None, digits: int = 3) -> str:
+def fmt_pair(pair: tuple[float, float] | None, digits: int = 3) -> str:
     return "-" if pair is None else f"{pair[0]:.{digits}f} / {pair[1]:.{digits}f}"
 
 
-def _mean(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+def mean_pair(pairs: list[tuple[float, float]]) -> tuple[float, float]:
     return float(np.mean([p[0] for p in pairs])), float(np.mean([p[1] for p in pairs]))
 
 
@@ -250,13 +254,13 @@ def report(results: dict[str, dict[tuple[Any, ...], Row]], kinds: dict[str, np.n
     for name, grid in results.items():
         chosen = nested(grid)
         folds = [grid[chosen[f]][f] for f in SOURCES]
-        lines.append(f"| {name} | " + " | ".join(_fmt(x) for x in folds) + f" | {_fmt(grid[chosen[ZH]][ZH])} | "
-                     f"**{_fmt(_mean(folds), 4)}** |")  # type: ignore[arg-type]
+        lines.append(f"| {name} | " + " | ".join(fmt_pair(x) for x in folds) + f" | {fmt_pair(grid[chosen[ZH]][ZH])} | "
+                     f"**{fmt_pair(mean_pair(folds), 4)}** |")  # type: ignore[arg-type]
         everywhere = choose(grid, list(SOURCES))
         oracle = [max((grid[s][f] for s in grid), key=sum) for f in SOURCES]  # type: ignore[arg-type]
-        overall = _mean([grid[everywhere][f] for f in SOURCES])  # type: ignore[misc]
-        extra.append(f"- {name}: the best over all folds {everywhere}, mean {_fmt(overall)}; each fold's own best "
-                     f"(an oracle), mean {_fmt(_mean(oracle))}; nested settings: "
+        overall = mean_pair([grid[everywhere][f] for f in SOURCES])  # type: ignore[misc]
+        extra.append(f"- {name}: the best over all folds {everywhere}, mean {fmt_pair(overall)}; each fold's own best "
+                     f"(an oracle), mean {fmt_pair(mean_pair(oracle))}; nested settings: "
                      + ", ".join(f"{f} {chosen[f]}" for f in SOURCES))
     lines += ["", "Settings are (model weight, threshold, outer threshold, core, (vote weight per group)); the groups "
               "are " + "; ".join(f"{k}: {' | '.join('+'.join(g) for g in v)}" for k, v in GROUPS.items()) + ".", "",

@@ -75,6 +75,10 @@ class PageBatch:
         """Blocks per page."""
         return self.mask.sum(1).tolist()
 
+    def per_page(self, values: np.ndarray) -> list[np.ndarray]:
+        """Per-block values (N, ...) of the batch's packed blocks, one array per page."""
+        return np.split(values, np.cumsum(self.lengths)[:-1])
+
     def to(self, device: torch.device | str, non_blocking: bool = False) -> PageBatch:
         """The batch on `device`."""
         moved = {
@@ -263,8 +267,7 @@ class BlockClassifier(nn.Module):
     @torch.inference_mode()
     def probabilities(self, batch: PageBatch) -> list[np.ndarray]:
         """P(body) per block, one array per page."""
-        probs = torch.softmax(self(batch).logits.float(), dim=-1)[:, 1].cpu().numpy()
-        return np.split(probs, np.cumsum(batch.lengths)[:-1])
+        return batch.per_page(torch.softmax(self(batch).logits.float(), dim=-1)[:, 1].cpu().numpy())
 
     @torch.inference_mode()
     def role_probabilities(self, batch: PageBatch) -> list[np.ndarray]:
@@ -273,8 +276,7 @@ class BlockClassifier(nn.Module):
             raise ValueError("this model has no role head (model.roles is empty)")
         out = self(batch).role_logits
         assert out is not None
-        probs = torch.softmax(out.float(), dim=-1).cpu().numpy()
-        return np.split(probs, np.cumsum(batch.lengths)[:-1])
+        return batch.per_page(torch.softmax(out.float(), dim=-1).cpu().numpy())
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:

@@ -128,7 +128,7 @@ def estimate_loss(model: BlockClassifier, inputs: Sequence[PageInputs], cfg: Con
         total += float(out.loss) * real
         n += real
         p = torch.softmax(out.logits.float(), -1)[:, 1].cpu().numpy()
-        probs += np.split(p, np.cumsum(batch.lengths)[:-1])
+        probs += batch.per_page(p)
     model.train()
     return total / max(n, 1), probs
 
