@@ -203,6 +203,27 @@ def blind_pages(parts: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str],
             for f in parts for g in parts if g != f}
 
 
+def page_scores(pages: list[dict[str, Any]], source: str, setting: Setting,
+                memo: dict[tuple[str, int, str], Any]) -> list[Any]:
+    """Each of a fold's test pages scored at a setting against its source's gold; `memo` keeps a page's score per
+    distinct text (most settings give most pages the same text)."""
+    scores = []
+    for i, (p, text) in enumerate(zip(pages, page_texts(pages, setting, gold_convention(source)), strict=True)):
+        key = (source, i, text)
+        if key not in memo:
+            memo[key] = score_page(p["gold"], text)
+        scores.append(memo[key])
+    return scores
+
+
+def fold_row(pages: list[dict[str, Any]], source: str, scores: list[Any]) -> dict[str, tuple[float, float] | None]:
+    """A fold's (token F1, acc@0.9) from its pages' scores, and daniel's Chinese pages' (ZH) for daniel."""
+    row = {source: _summary(scores)}
+    if source == "daniel":
+        row[ZH] = _summary([s for s, p in zip(scores, pages, strict=True) if p["lang"] == "zh"])
+    return row
+
+
 def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict[str, tuple[float, float]]]
                 ) -> dict[Setting, dict[str, tuple[float, float]]]:
     """(token F1, acc@0.9) of every setting on every fold's test pages (and daniel's Chinese ones), and on each
@@ -217,19 +238,11 @@ def grid_scores(parts: dict[str, list[dict[str, Any]]], done: dict[Setting, dict
     for k, setting in enumerate(s for s in settings() if s not in out):
         row = {}
         for source, pages in parts.items():
-            scores = []
-            texts = page_texts(pages, setting, gold_convention(source))
-            for i, (p, text) in enumerate(zip(pages, texts, strict=True)):
-                key = (source, i, text)
-                if key not in memo:
-                    memo[key] = score_page(p["gold"], text)
-                scores.append(memo[key])
-            row[source] = _summary(scores)
+            scores = page_scores(pages, source, setting, memo)
+            row.update(fold_row(pages, source, scores))
             for (f, g), idx in kept.items():
                 if f == source:
                     row[without(f, g)] = _summary([scores[i] for i in idx])
-            if source == "daniel":
-                row[ZH] = _summary([s for s, p in zip(scores, pages, strict=True) if p["lang"] == "zh"])
         out[setting] = row
         if k % 10 == 9:
             log(f"{k + 1} of {len(settings())} settings")

@@ -31,43 +31,30 @@ from benchmarks.loso_blend import (
     SOURCES,
     ZH,
     Setting,
-    _summary,
+    fold_row,
     load_parts,
     log,
-    page_texts,
+    page_scores,
     settings,
     shipped_setting,
 )
-from bodyblocks.metrics import score_page
 from bodyblocks.runtime.files import write_atomic
-from bodyblocks.training.datasets import gold_convention
-
-
-def fold_scores(pages: list[dict[str, Any]], source: str, setting: Setting, memo: dict[tuple[int, str], Any]
-                ) -> dict[str, tuple[float, float] | None]:
-    """(token F1, acc@0.9) of a fold's test pages at one setting, and of daniel's Chinese pages; `memo` keeps each
-    page's score per distinct text."""
-    scores = []
-    for i, (page, text) in enumerate(zip(pages, page_texts(pages, setting, gold_convention(source)), strict=True)):
-        if (i, text) not in memo:
-            memo[(i, text)] = score_page(page["gold"], text)
-        scores.append(memo[(i, text)])
-    row = {source: _summary(scores)}
-    if source == "daniel":
-        row[ZH] = _summary([s for s, p in zip(scores, pages, strict=True) if p["lang"] == "zh"])
-    return row
 
 
 def replay(pages: list[dict[str, Any]], source: str, at: Setting | None, shipped: Setting | None, oracle: bool
            ) -> dict[str, tuple[Setting, dict[str, tuple[float, float] | None]]]:
     """A fold's scores at `at`, at the shipped setting and at its best grid setting: {kind: (setting, scores)}."""
-    memo: dict[tuple[int, str], Any] = {}
+    memo: dict[tuple[str, int, str], Any] = {}
+
+    def scored(setting: Setting) -> dict[str, tuple[float, float] | None]:
+        return fold_row(pages, source, page_scores(pages, source, setting, memo))
+
     out = {}
     for kind, setting in (("at", at), ("shipped", shipped)):
         if setting is not None:
-            out[kind] = (setting, fold_scores(pages, source, setting, memo))
+            out[kind] = (setting, scored(setting))
     if oracle:
-        grid = {s: fold_scores(pages, source, s, memo) for s in settings()}
+        grid = {s: scored(s) for s in settings()}
         top = max(grid, key=lambda s: (sum(grid[s][source] or (0.0, 0.0)), (grid[s][source] or (0.0,))[0]))
         out["best"] = (top, grid[top])
     return out

@@ -3,7 +3,7 @@
 import sys
 
 import pytest
-from benchmarks import loso_replay
+from benchmarks import loso_blend, loso_replay
 
 GOLD = "the harbour wall works begin in may and end in june"
 
@@ -18,7 +18,7 @@ def test_a_fold_is_scored_at_its_setting_the_shipped_one_and_its_best(monkeypatc
     pages = [{"gold": GOLD, "lang": "en"}, {"gold": GOLD, "lang": "zh"}, {"gold": GOLD, "lang": "zh"}]
     right = {a: [True, False, False], b: [True, True, True], c: [False, True, False]}
     monkeypatch.setattr(loso_replay, "settings", lambda: [a, b, c])
-    monkeypatch.setattr(loso_replay, "page_texts", _texts(right))
+    monkeypatch.setattr(loso_blend, "page_texts", _texts(right))
     got = loso_replay.replay(pages, "daniel", a, c, oracle=True)
     assert got["at"] == (a, {"daniel": pytest.approx((1 / 3, 1 / 3)), loso_replay.ZH: (0.0, 0.0)})
     assert got["shipped"][1]["daniel"] == pytest.approx((1 / 3, 1 / 3))
