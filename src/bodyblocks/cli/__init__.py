@@ -18,6 +18,7 @@ from bodyblocks.cli.annotate import add_annotate
 from bodyblocks.cli.data import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
 from bodyblocks.cli.train import (
+    add_build,
     add_ensemble,
     add_export,
     add_finetune,
@@ -35,6 +36,7 @@ SECTIONS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_tune,
     add_ensemble,
     add_train,
+    add_build,
     add_evaluate,
     add_data,
     add_capture,

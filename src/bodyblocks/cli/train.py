@@ -132,6 +132,47 @@ def _run_finetune(args: argparse.Namespace) -> int:
 # --- end train ------------------------------------------------------------------------------------------------
 
 
+def add_build(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a complete extractor from a config: the Transformer, the trees, the blend "
+                                     "and rule, the ONNX exports, in one folder that --checkpoint runs")
+    p.add_argument("config", help="YAML config, e.g. configs/default.yaml (its data section picks the gold pages)")
+    p.add_argument("--out", required=True, help="the folder to write (new or empty; with --resume, a build's)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set model.n_layers=1 (repeatable)")
+    p.add_argument("--resume", action="store_true", help="go on with a build that stopped (finished stages stay)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.set_defaults(handler=_run_build)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from bodyblocks.training.build import build
+
+    if args.threads < 0:
+        print("bodyblocks build: --threads must be 0 (torch's default) or more", file=sys.stderr)
+        return 2
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    call = lambda: build(args.config, args.out, args.overrides, resume=args.resume,  # noqa: E731
+                         progress=not args.no_progress, say=lambda msg: print(msg, file=sys.stderr))
+    try:
+        record = call()
+    except FileExistsError as exc:
+        print(f"bodyblocks build: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the config's and the data's errors, in one line
+        from bodyblocks.config import ConfigError
+
+        if isinstance(exc, (ConfigError, OSError, ValueError, KeyError)):
+            print(f"bodyblocks build: {exc}", file=sys.stderr)
+            return 2
+        raise
+    print(json.dumps({"out": args.out, "seconds": record["seconds"], "blend": record.get("blend")}, indent=2))
+    return 0
+
+
 # --- gbt, ship, export (training/gbt.py, ship.py, export.py) ---------------------------------------------------------
 def add_gbt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")

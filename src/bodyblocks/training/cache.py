@@ -39,6 +39,16 @@ CACHE_FORMAT = "1"  # bump when the file layout below changes
 BLOCK_FIELDS = tuple(f.name for f in fields(Block))  # blocks are stored as value lists in this order
 
 
+def made_with() -> dict[str, str]:
+    """The versions of what a learned part reads that training records in its checkpoint (config.json's
+    "made_with"): the segmenter's blocks, the block features (a digest of their names) and the labels. A checkpoint
+    made with others reads blocks it never saw in training (tests/test_shipped_versions.py)."""
+    from bodyblocks.page.features import FEATURE_NAMES
+
+    features = hashlib.sha256("|".join(FEATURE_NAMES).encode()).hexdigest()[:12]
+    return {"segmenter": SEGMENTER_VERSION, "features": features, "labels": LABELS_VERSION}
+
+
 @dataclass
 class CachedPage:
     """One processed page: what a block classifier trains and is scored on."""

@@ -20,7 +20,7 @@ import numpy as np
 from bodyblocks.config import DataConfig, GbtConfig, to_dict
 from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.page.features import tag_path_tokens
-from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.cache import CachedPage, made_with
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.tune import pooled_char_f1, tune_decision
 
@@ -147,5 +147,6 @@ def train_and_save(data: DataConfig, out: str | Path, cfg: GbtConfig | None = No
     """Train on the train split of `data` (validation: its val split), save to `out`; returns the metrics."""
     splits = load_pages(data)
     model = train_gbt(splits["train"], splits["val"] or None, cfg)
-    model.save(out, extra={"data": {"config": to_dict(data), "pages": {k: len(v) for k, v in splits.items()}}})
+    model.save(out, extra={"data": {"config": to_dict(data), "pages": {k: len(v) for k, v in splits.items()}},
+                           "made_with": made_with()})
     return model.metrics

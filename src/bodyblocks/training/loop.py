@@ -32,7 +32,7 @@ from bodyblocks.inference.checkpoints import read_meta
 from bodyblocks.inference.encoders import make_encoder, resolve_device
 from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, collate, prepare_page, read_checkpoint
 from bodyblocks.runtime.files import atomic_path
-from bodyblocks.training.cache import CachedPage
+from bodyblocks.training.cache import CachedPage, made_with
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.roles import ROLES
 from bodyblocks.training.tune import pooled_char_f1, tune_rule
@@ -309,6 +309,8 @@ def train(cfg: Config, resume: bool = False, progress: bool = True,
         splits: pages by split, instead of loading cfg.data (tests, ablation scripts).
     """
     run = _start(cfg, resume, splits)  # 1-2. pages and inputs
+    if run.state.get("stopped_early"):  # a run early stopping ended, resumed: its best/ stands
+        return read_meta(run.out / "best")["metrics"]
     tb = _tensorboard(run.out)
     log_path = run.out / "metrics.csv"
     new_log = not (resume and log_path.exists())
@@ -333,6 +335,8 @@ def train(cfg: Config, resume: bool = False, progress: bool = True,
                       f"rescue {v['rescue']} char-F1 {v['f1']:.4f} page-F1 {v['page_f1']:.4f} "
                       f"{'*' if v['improved'] else ''} ({secs:.0f} s)")
             if run.state["bad_epochs"] >= cfg.train.patience:
+                run.state["stopped_early"] = True  # so a resume does not train on past it
+                save_state(run.out / "last", run.model, run.opt, run.state)
                 break
     return read_meta(run.out / "best")["metrics"]
 
@@ -349,4 +353,5 @@ def _best_extra(cfg: Config, epoch: int, val_loss: float, rule: tuple[float, flo
                     "threshold": threshold, "rescue": rescue},
         "train_config": to_dict(cfg.train),
         "data": {"config": to_dict(cfg.data), "pages": {k: len(v) for k, v in splits.items()}},
+        "made_with": made_with(),
     }
