@@ -15,6 +15,7 @@ import pytest
 
 from bodyblocks.batch import BatchOptions, run_batch
 from bodyblocks.batch.columnar import read_shard
+from bodyblocks.batch.provenance import digest
 from bodyblocks.batch.runner import Interrupted
 from bodyblocks.runtime.files import REPO_ROOT
 from bodyblocks.types import Extraction
@@ -67,10 +68,22 @@ def test_a_page_file_changed_since_is_extracted_again(tmp_path: Path, fmt: str, 
     line, latest = ({p["id"]: p for p in r["pages"]}["a"] for r in (first, report))  # what each run recorded
     assert (line["input_size"], line["input_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
     assert (latest["input_size"], latest["input_mtime_ns"]) == (len(new), stat.st_mtime_ns + 2_000_000_000)
+    assert latest["input_digest"] == digest(new.encode("utf-8")) != line["input_digest"]
     if fmt == "jsonl":  # the report's line names the shard with the page's new row
         assert [r["text"] for r in read_shard(out / Path(latest["output"]).name)] == [written[-1]]
     again = run([src], out, fmt=fmt)
     assert (again["this_run"]["ok"], again["this_run"]["skipped"]) == (0, 2)
+
+
+@pytest.mark.parametrize("fmt", ["txt", "jsonl"])
+def test_a_page_file_touched_or_copied_again_with_the_same_bytes_is_not(tmp_path: Path, fmt: str) -> None:
+    src, out = pages(tmp_path / "in", "a", "b"), tmp_path / "out"
+    run([src], out, fmt=fmt)
+    pages(src, "a")  # written again, the same bytes: a new modification time
+    stat = os.stat(src / "a.html")
+    os.utime(src / "a.html", ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+    report = run([src], out, fmt=fmt)
+    assert (report["this_run"]["ok"], report["this_run"]["skipped"]) == (0, 2)
 
 
 class StopsAt:

@@ -65,6 +65,7 @@ class Job:
     # a page file's (size, mtime in ns) before it is read (stamp): what its report line records, so that a resumed
     # run knows the file changed since and extracts it again
     stamp: tuple[int, int] | None = None
+    digest: str | None = None  # of the page file's bytes as the worker read them (provenance.digest)
 
 
 def stamp(path: str) -> tuple[int, int] | None:

@@ -1,33 +1,53 @@
 """Which input an output folder's report line was made from, and whether that input is still as it was.
 
     same_input(line, job)     # the line is this job's page (the same file, or WARC record), keys.FolderKeys asks
-    unchanged(line, job)      # and its file has not changed since (size, modification time): resume skips it
+    unchanged(line, job)      # and its file has not changed since: resume skips it
 
-A page file's size and modification time in ns (inputs.stamp, taken before the file is read) are in its report
-line (`stamped`), so that a file edited in place since its output was made is extracted again on resume.
+A page file's size and modification time in ns (inputs.stamp, taken before the file is read) and a digest of the
+bytes the worker read are in its report line (`stamped`). On resume a file whose size and time are the line's is
+unchanged; one whose size or time differ is read and hashed, and unchanged only when its digest is the line's (a
+file copied or touched again, the same bytes). A file edited in place is extracted again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.inputs import Job, printable
+from bodyblocks.page.decode import read_bytes
 
 
-def stamped(job: Job) -> dict[str, int]:
-    """A page file's size and modification time as its report line records them (`unchanged` compares them)."""
-    return {} if job.stamp is None else {"input_size": job.stamp[0], "input_mtime_ns": job.stamp[1]}
+def digest(data: bytes | str) -> str:
+    """The digest of a page's bytes as read (the worker's read_bytes: a .gz page's decompressed)."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def stamped(job: Job) -> dict[str, Any]:
+    """A page file's size, modification time and digest as its report line records them (`unchanged`)."""
+    rec: dict[str, Any] = {} if job.stamp is None else {"input_size": job.stamp[0], "input_mtime_ns": job.stamp[1]}
+    if job.digest is not None:
+        rec["input_digest"] = job.digest
+    return rec
 
 
 def unchanged(line: dict[str, Any], job: Job) -> bool:
-    """Whether the page file is as it was when the line's output was made from it: the same size and modification
-    time (a line that does not say, from an older version, is taken as unchanged)."""
+    """Whether the page file is as it was when the line's output was made from it (module docstring); a line that
+    does not say, from an older version, is taken as unchanged."""
     if "input_size" not in line or "input_mtime_ns" not in line or job.path is None:
         return True
-    return job.stamp == (line["input_size"], line["input_mtime_ns"])
+    if job.stamp == (line["input_size"], line["input_mtime_ns"]):
+        return True
+    if job.stamp is None or job.stamp[0] != line["input_size"] or not isinstance(line.get("input_digest"), str):
+        return False
+    try:
+        return digest(read_bytes(job.path)) == line["input_digest"]
+    except (OSError, ValueError):  # unreadable now: done again, to fail with its reason
+        return False
 
 
 def same_input(line: dict[str, Any], job: Job) -> bool:
