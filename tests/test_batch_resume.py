@@ -68,7 +68,7 @@ def test_a_page_file_changed_since_is_extracted_again(tmp_path: Path, fmt: str, 
     line, latest = ({p["id"]: p for p in r["pages"]}["a"] for r in (first, report))  # what each run recorded
     assert (line["input_size"], line["input_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
     assert (latest["input_size"], latest["input_mtime_ns"]) == (len(new), stat.st_mtime_ns + 2_000_000_000)
-    assert latest["input_digest"] == digest(new.encode("utf-8")) != line["input_digest"]
+    assert latest["input_sha256"] == digest(new.encode("utf-8")) != line["input_sha256"]
     if fmt == "jsonl":  # the report's line names the shard with the page's new row
         assert [r["text"] for r in read_shard(out / Path(latest["output"]).name)] == [written[-1]]
     again = run([src], out, fmt=fmt)

@@ -3,10 +3,10 @@
     same_input(line, job)     # the line is this job's page (the same file, or WARC record), keys.FolderKeys asks
     unchanged(line, job)      # and its file has not changed since: resume skips it
 
-A page file's size and modification time in ns (inputs.stamp, taken before the file is read) and a digest of the
-bytes the worker read are in its report line (`stamped`). On resume a file whose size and time are the line's is
-unchanged; one whose size or time differ is read and hashed, and unchanged only when its digest is the line's (a
-file copied or touched again, the same bytes). A file edited in place is extracted again.
+A page file's size and modification time in ns (inputs.stamp, taken before the file is read) and the SHA-256 of
+the bytes the worker read (a .gz page's decompressed) are in its report line (`stamped`). On resume a file of
+the line's size and time is unchanged, one of another size changed; one of the same size and another time (copied
+or touched again) is read and hashed, and unchanged only when its SHA-256 is the line's.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from bodyblocks.page.decode import read_bytes
 def digest(data: bytes | str) -> str:
     """The digest of a page's bytes as read (the worker's read_bytes: a .gz page's decompressed)."""
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return hashlib.sha256(raw).hexdigest()
 
 
 def stamped(job: Job) -> dict[str, Any]:
     """A page file's size, modification time and digest as its report line records them (`unchanged`)."""
     rec: dict[str, Any] = {} if job.stamp is None else {"input_size": job.stamp[0], "input_mtime_ns": job.stamp[1]}
     if job.digest is not None:
-        rec["input_digest"] = job.digest
+        rec["input_sha256"] = job.digest
     return rec
 
 
@@ -42,10 +42,10 @@ def unchanged(line: dict[str, Any], job: Job) -> bool:
         return True
     if job.stamp == (line["input_size"], line["input_mtime_ns"]):
         return True
-    if job.stamp is None or job.stamp[0] != line["input_size"] or not isinstance(line.get("input_digest"), str):
+    if job.stamp is None or job.stamp[0] != line["input_size"] or not isinstance(line.get("input_sha256"), str):
         return False
     try:
-        return digest(read_bytes(job.path)) == line["input_digest"]
+        return digest(read_bytes(job.path)) == line["input_sha256"]
     except (OSError, ValueError):  # unreadable now: done again, to fail with its reason
         return False
 
