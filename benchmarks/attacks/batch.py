@@ -13,7 +13,9 @@ expects:
   - a gzip page with bytes after its stream (zero padding, garbage): extracted, as gzip -d and browsers read it;
   - a shard's temporary left by a killed run: gone after the resumed run;
   - a review index that cannot be written: one line naming it and the system's reason (not report.json, not
-    "free space").
+    "free space");
+  - links inside --out (the lock file, the journal, a page's folder, review/ with --review): nothing written
+    where they lead; the run refused with one line and exit 2, or the linked folder's page failed alone.
 """
 
 from __future__ import annotations
@@ -176,6 +178,31 @@ def review_index_unwritable(root: Path) -> Target:
             + line.replace(str(root), "ROOT")[:140])
 
 
+LINKS = {  # what stands in --out: a link to the folder or file outside
+    ".bodyblocks.lock": "refused", "report.pages.jsonl": "refused", "sub": "page fails", "review": "refused"}
+
+
+def link_in_out(root: Path, name: str) -> Target:
+    src, out, outside = pages(root / "ln-in", "a"), root / f"ln-out-{name.strip('.')}", root / f"ln-to-{name}"
+    pages(src / "sub", "b")
+    outside.mkdir()
+    (outside / "file").write_text("precious\n", encoding="utf-8")
+    out.mkdir()
+    (out / name).symlink_to(outside if LINKS[name] == "page fails" or name == "review" else outside / "file")
+    report, proc = extract([src], out, *(["--review", "1"] if name == "review" else []))
+    kept = [p.name for p in outside.iterdir()] == ["file"] and (outside / "file").read_text() == "precious\n"
+    err = [ln for ln in [*proc.stderr.splitlines(), *(p.get("error") or "" for p in report.get("pages", []))]
+           if "symbolic link" in ln]
+    if LINKS[name] == "refused":
+        ok = proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and len(err) == 1
+    else:
+        status = {p["id"]: p["status"] for p in report.get("pages", [])}
+        ok = status == {"a": "ok", "sub/b": "failed"} and proc.returncode == 1
+    return (f"--out/{name} a link out of --out: nothing written there, {LINKS[name]}", ok and kept and not tail(proc),
+            f"exit {proc.returncode}; outside {'untouched' if kept else 'WRITTEN'}; "
+            + (err[0].replace(str(root), "ROOT")[:100] if err else proc.stderr.strip()[-100:]))
+
+
 def scenarios(root: Path) -> list[Target]:
     """Every scenario of this module, each in a folder of its own under ROOT."""
     root = root.resolve()
@@ -184,4 +211,6 @@ def scenarios(root: Path) -> list[Target]:
     targets += [two_folders(root, fmt) for fmt in ("txt", "jsonl")]
     targets += [out_in_review(root, fmt) for fmt in ("txt", "json", "md", *columnar)]
     targets += [fifo(root), gzip_trailing(root), stale_temporary(root), review_index_unwritable(root)]
+    if hasattr(os, "symlink"):
+        targets += [link_in_out(root, name) for name in LINKS]
     return targets

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.runtime.extras import require
+from bodyblocks.runtime.files import open_new
 
 COLUMNAR = {"parquet": ".parquet", "jsonl": ".jsonl"}
 SHARD_SIZE = 10_000  # pages per shard file
@@ -132,9 +133,11 @@ class ShardWriter:
         self.current, self.rows, self.count = shard, [], 0
         self._tmp = self.out / f".{shard}{self.suffix}.{os.getpid()}.tmp"
         self.out.mkdir(parents=True, exist_ok=True)
+        fd = open_new(self._tmp)  # a new file: a link at the temporary's name is removed, never written through
         if self.fmt == "jsonl":
-            self._fh = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed by _finish or _drop
+            self._fh = os.fdopen(fd, "w", encoding="utf-8")
         else:
+            os.close(fd)
             pq = require("pyarrow.parquet", "Parquet output")
             self._fh = pq.ParquetWriter(self._tmp, schema(), compression="zstd")
 

@@ -62,6 +62,19 @@ class Job:
     source: str = ""  # the input it comes from, a name unique in the run (a columnar shard's prefix)
     position: int = 0  # its place among that input's pages
     filtered: str | None = None  # a WARC record that is no page (request-record, not-html, ...): counted only
+    # a page file's (size, mtime in ns) before it is read (stamp): what its report line records, so that a resumed
+    # run knows the file changed since and extracts it again
+    stamp: tuple[int, int] | None = None
+    digest: str | None = None  # of the page file's bytes as the worker read them (provenance.digest)
+
+
+def stamp(path: str) -> tuple[int, int] | None:
+    """A page file's (size, modification time in ns), None when it cannot be looked at."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size, info.st_mtime_ns
 
 
 def printable(text: str) -> str:

@@ -8,7 +8,8 @@
 `OUT/report.pages.jsonl` holds a header line for each run (its extractor, format and checkpoint) and then a line
 per page; a resumed run appends to it, so report.json (outputs.py) covers every page of the folder, old and
 new, and a killed run loses at most the lines of the window it was in. A run is refused when the folder's last
-run used other settings (its outputs would mix), and while another run holds `OUT/.bodyblocks.lock`.
+run used other settings (its outputs would mix), and while another run holds `OUT/.bodyblocks.lock`. Both files
+are written in place, so either one that is a link (or has other names) refuses the run (files.LinkRefused).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from bodyblocks.runtime.files import open_in_place, refuse_links
 
 JOURNAL = "report.pages.jsonl"
 SHARD_SUFFIXES = (".parquet", ".jsonl")  # a columnar format's output (columnar.COLUMNAR)
@@ -51,6 +54,11 @@ class Journal:
 
     def __enter__(self) -> Journal:
         self._lock = _take_lock(self.out / LOCK)
+        try:
+            refuse_links(self.out, self.path, itself=True)  # before it is read: its index names the shards to remove
+        except OSError:
+            self.close()
+            raise
         if not self.resume and self.path.exists():  # the shards the earlier runs wrote, to be replaced
             self._read_index()
             self.index.clear()
@@ -61,7 +69,12 @@ class Journal:
                 raise SettingsMismatch(
                     f"{self.out} holds the outputs of a run with {_describe(last)}, not {_describe(self.settings)}: "
                     "use another --out, or --no-resume to redo every page there")
-        self._fh = open(self.path, "ab" if self.resume else "wb")  # noqa: SIM115 - closed by close()
+        try:
+            fd = open_in_place(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if self.resume else os.O_TRUNC))
+        except OSError:
+            self.close()
+            raise
+        self._fh = os.fdopen(fd, "ab")
         self._write({"run": self.settings})
         return self
 
@@ -168,7 +181,7 @@ def _take_lock(path: Path) -> Any:
     except ImportError:
         return None
     while True:
-        fh = open(path, "a+")  # noqa: SIM115 - held open for the run
+        fh = os.fdopen(open_in_place(path, os.O_RDWR | os.O_CREAT), "r+")
         try:
             # a POSIX record lock: owned by this process alone, so the worker processes it forks do not hold it
             # (with flock, a worker outliving a kill -9 of the run kept the folder busy)

@@ -8,26 +8,29 @@
 Every file is written atomically (files.atomic_path); report.json is streamed from the journal, so memory
 stays flat however many pages there are, and it covers every page the folder's runs have done. The columnar
 formats (parquet, jsonl) write a row per page into shards (columnar.py: `page_row`) in place of a file per page.
+Nothing is written through a link in DIR (files.refuse_links): a page whose folder is one fails, a review folder
+that is one refuses the run.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter
 from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
-from bodyblocks.batch.review import REVIEW, review_path, write_review, write_review_index
+from bodyblocks.batch.provenance import same_input, stamped, unchanged
+from bodyblocks.batch.review import PAGES, REVIEW, review_path, write_review, write_review_index
 from bodyblocks.page.markdown import block_kind, folded, front_matter, text_markdown, to_markdown
 from bodyblocks.page.metadata import FIELDS, resolve_canonical
-from bodyblocks.runtime.files import atomic_path, write_atomic
+from bodyblocks.runtime.files import atomic_path, refuse_links, write_atomic
 from bodyblocks.types import Extraction
 
 FORMATS = {"txt": ".txt", "json": ".json", "md": ".md", **COLUMNAR}
@@ -126,8 +129,8 @@ def entry(job: Job, fields: dict[str, Any] | None, error: str | None, seconds: f
     """One page's line of the run report, from a done page's `outcome` fields (None: a failed page, with its
     error)."""
     source = job.path or job.url
-    rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, "output": out,
-                           "seconds": round(seconds, 4)}
+    rec: dict[str, Any] = {"id": job.key, "input": printable(source) if source else None, **stamped(job),
+                           "output": out, "seconds": round(seconds, 4)}
     if job.record_id is not None:  # a WARC record's page
         rec |= {"url": job.url and printable(job.url), "record_id": job.record_id}
     if fields is None:
@@ -182,7 +185,12 @@ class Report:
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
         self.model = model
         self.suffix = FORMATS[fmt]
+        if review:  # review pages would land wherever a linked review folder leads: the run is refused
+            refuse_links(out, out / REVIEW / PAGES / "-")
         self.totals = Totals()  # this run's
+        # a columnar format's shard being written and its pages' counts: an interrupted run drops that shard
+        # (close), and its pages are then neither done nor in this run's totals
+        self._open_shard: tuple[str, Totals] | None = None
         self.shards = ShardWriter(out, fmt, shard_size) if fmt in COLUMNAR else None
         settings = {"extractor": extractor, "format": fmt, **(settings or {})}
         if self.shards is not None:
@@ -215,7 +223,7 @@ class Report:
         if self.shards is not None:
             line = self.journal.line(job.key)
             return (line is not None and line.get("status") in ("ok", "failed") and self.target(job).is_file()
-                    and same_input(line, job))
+                    and same_input(line, job) and unchanged(line, job))
         try:
             if not self.target(job).exists():
                 return False
@@ -224,7 +232,7 @@ class Report:
         if job.path is None:
             return True
         line = self.journal.line(job.key)
-        return line is None or same_input(line, job)
+        return line is None or (same_input(line, job) and unchanged(line, job))
 
     def filtered(self, job: Job) -> None:
         """A WARC record that is no page (a request, an image): counted by kind, nothing written."""
@@ -243,7 +251,8 @@ class Report:
             self.bar.update(1)
         if not self.journal.has(job.key):
             source = job.path or job.url
-            self.journal.append({"id": job.key, "input": printable(source) if source else None, "status": "skipped",
+            self.journal.append({"id": job.key, "input": printable(source) if source else None, **stamped(job),
+                                 "status": "skipped",
                                  "output": str(self.target(job)),
                                  **({"record_id": job.record_id} if job.record_id is not None else {})})
 
@@ -257,6 +266,8 @@ class Report:
         elif page is not None:
             target = self.target(job)
             try:
+                if "/" in job.key:  # its folders in DIR: none may be a link
+                    refuse_links(self.out, target)
                 write_atomic(target, page.output)
             except OSError as exc:
                 page, error, target = None, f"write-failed: {exc}", None
@@ -264,7 +275,9 @@ class Report:
                                                  or sampled(job.key, self.review)):
             assert page.ex is not None, "a run with review pages renders with its Extraction kept"
             try:
-                write_review(review_path(self.out / REVIEW, job.key), job.key, page.ex)
+                where = review_path(self.out / REVIEW, job.key)
+                refuse_links(self.out, where)
+                write_review(where, job.key, page.ex)
             except OSError as exc:  # the page's own output is written: its line says the review page is not
                 review_error = f"review-failed: {exc.strerror or exc}"
         line = entry(job, None if page is None else page.fields, error and printable(error), secs,
@@ -272,6 +285,10 @@ class Report:
         if review_error:
             line["review_error"] = printable(review_error)
         count(self.totals, line)
+        if self.shards is not None and target is not None:
+            if self._open_shard is None or self._open_shard[0] != target.name:
+                self._open_shard = (target.name, Totals())
+            count(self._open_shard[1], line)
         self.journal.append(line)
         if self.bar is not None:
             self.bar.update(1)
@@ -295,7 +312,11 @@ class Report:
         close the journal (releasing the folder's lock) and the progress bar."""
         try:
             if self.shards is not None:
+                dropped = not complete and self._open_shard is not None and self.shards.current is not None
                 self.shards.close(complete)
+                if dropped and self._open_shard is not None:  # its pages are done again when the run is resumed
+                    _take(self.totals, self._open_shard[1])
+                    self._open_shard = None
         except OSError as exc:
             raise OutputUnwritable(f"cannot write a shard in {self.out}: {exc.strerror or exc}") from exc
         finally:
@@ -309,7 +330,7 @@ class Report:
         run = self.totals
         run.seconds = seconds
         folder = Totals()
-        for line in self.journal.lines():
+        for line in self._listed():
             count(folder, line)
         # the folder's seconds: this run's and those of the runs before it (their report.json's, when resumed)
         folder.seconds = round(seconds + (_earlier_seconds(self.out) if self.journal.resume else 0.0), 3)
@@ -320,35 +341,44 @@ class Report:
         }
         with atomic_path(self.out / "report.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "pages": [\n')
-            for i, line in enumerate(self.journal.lines()):
+            for i, line in enumerate(self._listed()):
                 fh.write(("," if i else "") + json.dumps(line, ensure_ascii=False) + "\n")
             fh.write("]}\n")
         if self.review:
             confidence = {line["id"]: (not line.get("low_confidence"), line.get("confidence") or 0.0)
-                          for line in self.journal.lines() if line.get("status") == "ok"}
+                          for line in self._listed() if line.get("status") == "ok"}
             try:
                 write_review_index(self.out / REVIEW, confidence)
             except OSError as exc:  # report.json is written: the message names the file that is not, and why
-                where = exc.filename or self.out / REVIEW / "index.html"
+                where = self.out / REVIEW / "index.html"  # not the temporary written beside it
                 raise OutputUnwritable(f"cannot write {where}: {exc.strerror or exc}") from exc
         return run
 
 
-def same_input(line: dict[str, Any], job: Job) -> bool:
-    """Whether a page's journal line was made from this job's input: the same WARC record, and the same file, its
-    path as given or one ending like it (the same inputs named from another folder); a line that does not say
-    (from an older version) is taken as the same."""
-    if "record_id" in line and line["record_id"] != job.record_id:
-        return False
-    was = line.get("input")
-    if not isinstance(was, str) or job.path is None:
-        return True
-    before, now = Path(os.path.normpath(was)), Path(os.path.normpath(printable(job.path)))
-    if before == now or (before.is_absolute() and now.is_absolute()):
-        return before == now
-    short, long = sorted((before.parts, now.parts), key=len)
-    short = tuple(itertools.dropwhile(lambda part: part in ("..", "/"), short))
-    return bool(short) and long[len(long) - len(short):] == short
+    def _listed(self) -> Iterator[dict[str, Any]]:
+        """Every page's latest line but those of a columnar format's pages whose shard is not there (dropped by an
+        interrupted run, or removed since): those pages are not done, and a resumed run does them again."""
+        if self.shards is None:
+            yield from self.journal.lines()
+            return
+        there = {name for name in os.listdir(self.out) if name.endswith(self.suffix)}
+        for line in self.journal.lines():
+            output = line.get("output")
+            if not isinstance(output, str) or os.path.basename(output) in there:
+                yield line
+
+
+def _take(totals: Totals, part: Totals) -> None:
+    """Take the counts of `part` out of `totals`."""
+    for name in (f.name for f in fields(Totals)):
+        have, less = getattr(totals, name), getattr(part, name)
+        if isinstance(have, dict):
+            for key, n in less.items():
+                have[key] = have.get(key, 0) - n
+                if not have[key]:
+                    del have[key]
+        else:
+            setattr(totals, name, have - less)
 
 
 def _earlier_seconds(out: Path) -> float:

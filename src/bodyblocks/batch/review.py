@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 from urllib.parse import quote
 
+from bodyblocks.runtime.files import write_atomic
 from bodyblocks.types import Extraction
 
 REVIEW = "review"  # the review folder, in the output folder
@@ -26,8 +27,8 @@ h2{font-size:15px;margin:4px 0 8px}"""
 
 
 def write_review(path: Path, key: str, ex: Extraction) -> None:
-    """One review page: left the page's blocks (kept ones green, with P(body)), right the output text."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """One review page: left the page's blocks (kept ones green, with P(body)), right the output text; written
+    atomically (a link at its name is replaced, never written through)."""
     kept = set(ex.kept or [])
     left: list[str] = []
     if ex.blocks is None:
@@ -49,7 +50,7 @@ def write_review(path: Path, key: str, ex: Extraction) -> None:
            f"<header><b>{html.escape(key)}</b> — {html.escape(ex.title)} · {ex.extractor} · {conf} "
            f"{' '.join(flags)}</header><main><section><h2>Blocks ({len(kept)} kept)</h2>{''.join(left)}</section>"
            f"<section><h2>Extracted text</h2><pre>{html.escape(ex.text) or '<i>(empty)</i>'}</pre></section></main>")
-    path.write_text(doc, encoding="utf-8")
+    write_atomic(path, doc)
 
 
 def review_path(folder: Path, key: str) -> Path:
@@ -72,8 +73,5 @@ def write_review_index(folder: Path, order: dict[str, tuple[bool, float]] | None
     if order:
         keys.sort(key=lambda key: order.get(key, (True, 1.0)))
     items = "".join(f'<li><a href="{html.escape(review_link(k))}">{html.escape(k)}</a></li>' for k in keys)
-    (folder / "index.html").write_text(
-        "<!doctype html><meta charset=utf-8><title>review</title>"
-        f"<h1>{len(keys)} pages to review</h1><ul>{items}</ul>",
-        encoding="utf-8",
-    )
+    write_atomic(folder / "index.html", "<!doctype html><meta charset=utf-8><title>review</title>"
+                 f"<h1>{len(keys)} pages to review</h1><ul>{items}</ul>")

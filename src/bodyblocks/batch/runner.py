@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE
-from bodyblocks.batch.inputs import Job, count_pages, iter_jobs
+from bodyblocks.batch.inputs import Job, count_pages, iter_jobs, stamp
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.keys import FolderKeys
-from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals, same_input
+from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
+from bodyblocks.batch.provenance import same_input
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.warc import is_warc
@@ -311,6 +312,9 @@ def _not_done(window: list[Job], report: Report, resume: bool) -> list[Job]:
     """The window's jobs still to do; with `resume`, those whose output exists are reported as skipped."""
     todo = []
     for job in window:
+        # a page file's, before it is read (a change made after shows on resume); a WARC record is known by its id
+        if job.path is not None and job.html is None and job.record_id is None and not job.error:
+            job.stamp = stamp(job.path)
         if job.filtered:
             report.filtered(job)
         elif resume and (report.shards is not None or not job.error) and report.is_done(job):

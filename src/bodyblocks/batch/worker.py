@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bodyblocks.batch.inputs import Job
+from bodyblocks.batch.provenance import digest
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.errors import InputError
 from bodyblocks.inference.registry import Extractor
@@ -80,7 +81,11 @@ def work(job: Job) -> Result:
     global _since_trim
     data: bytes | str = b""
     try:
-        data = job.html if job.html is not None else read_bytes(job.path or "")
+        if job.html is not None:
+            data = job.html
+        else:
+            data = read_bytes(job.path or "")
+            job.digest = digest(data)  # what this page's output is made from (the job goes back with the result)
         if job.language is None:
             job.language = declared_language(data)  # (the job goes back with the result)
         decoded = None

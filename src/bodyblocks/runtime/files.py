@@ -2,13 +2,16 @@
 
 Every file the package writes (outputs, reports, checkpoints, caches) goes through `atomic_path`: written
 beside its target under a temporary name, renamed over it only when complete, so a killed run never leaves
-half a file and a reader never sees one.
+half a file and a reader never sees one. The temporary is created afresh (O_EXCL, O_NOFOLLOW), so that a link
+standing at its name is never written through; `refuse_links` checks the folders below an output folder.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +20,63 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[3]  # src/bodyblocks/runtime/files.py -> the repository
 ENV_DATASETS = "BODYBLOCKS_DATASETS"
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # 0 where the system has none (Windows): links are checked by lstat there
+# a new file, never one (or a link) that stands at the name already
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class LinkRefused(OSError):
+    """A symbolic link (or a file with other names) where an output folder's file or folder is to be written:
+    nothing is written through one, as it would land outside the folder."""
+
+
+def refuse_links(root: str | Path, target: str | Path, itself: bool = False) -> None:
+    """Raise LinkRefused when a folder of `target` below `root` (and, with `itself`, `target` itself) is a
+    symbolic link; folders not there yet are fine (they are made as real folders). `root` itself is the user's
+    to name, a link or not."""
+    rel = Path(target).relative_to(root)
+    parts = rel.parts if itself else rel.parts[:-1]
+    here = Path(root)
+    for part in parts:
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(info.st_mode):
+            raise link_refused(here)
+
+
+def link_refused(path: str | Path, why: str = "is a symbolic link") -> LinkRefused:
+    """The error for a link at `path` in an output folder (one line, naming it)."""
+    return LinkRefused(f"{path} {why}: nothing is written through it, as that would write outside the output "
+                       "folder (remove it, or use another --out)")
+
+
+def open_new(path: str | Path) -> int:
+    """A descriptor of a new, empty file at `path`, for writing: whatever stands there (a killed process's
+    temporary of the same name, a link) is removed first, never written through."""
+    try:
+        return os.open(path, _NEW, 0o666)
+    except FileExistsError:
+        os.unlink(path)
+        return os.open(path, _NEW, 0o666)
+
+
+def open_in_place(path: str | Path, flags: int) -> int:
+    """A descriptor of the file at `path` to write in place (a lock, a journal: appended to, or truncated),
+    created if missing; LinkRefused when `path` is a symbolic link or a file with more than one name (writing
+    it would write the file it stands for, wherever that is)."""
+    try:
+        fd = os.open(path, flags | NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
+            raise link_refused(path) from None
+        raise
+    if os.fstat(fd).st_nlink > 1 or (not NOFOLLOW and os.path.islink(path)):
+        os.close(fd)
+        raise link_refused(path, "has other names (a hard link)")
+    return fd
 
 
 def datasets_root() -> Path | None:
@@ -39,6 +99,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(_tmp_name(path.name))
+    os.close(open_new(tmp))  # what the caller writes there is this new file's, never a link's target
     try:
         yield tmp
         os.replace(tmp, path)
@@ -66,8 +127,8 @@ def write_atomic(target: str | Path, data: str | bytes) -> None:
     if base:
         tmp = os.path.join(folder, _tmp_name(base))
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        except OSError:  # no such folder (yet), or one that takes no file: atomic_path says which
+            fd = os.open(tmp, _NEW, 0o666)
+        except OSError:  # no such folder (yet), one that takes no file, a name taken: atomic_path sees to it
             pass
         else:
             try:
