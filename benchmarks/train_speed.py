@@ -4,10 +4,11 @@ epoch that makes, for each shape, on the same pages and batches in one run.
     python -m benchmarks.train_speed --steps 20
     python -m benchmarks.train_speed --shape small=model.n_layers=1,model.d_model=128,model.d_ff=256 --steps 20
 
-Each shape is configs/default.yaml with `--set`-style overrides. A step is collate + forward + backward + clipping
-+ the optimizer; the first two steps of each shape are warm-up and not timed. The times are the thread's CPU
-time (torch on one thread), which other processes on a busy machine change far less than the wall clock. The epoch is the step time times the
-default config's steps per epoch on the training pages (bucketed batches, as training/loop.batches makes them).
+Each shape is configs/default.yaml with `--set`-style overrides. A step is collate + forward + backward +
+clipping + the optimizer; the first two steps of each shape are warm-up and not timed. The times are the
+thread's CPU time (torch on one thread), which other processes on a busy machine change far less than the wall
+clock. The epoch is the step time times the default config's steps per epoch on the training pages (bucketed
+batches, as training/loop.batches makes them).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.cli import main
 import bodyblocks
+from bodyblocks.cli import main
 from bodyblocks.inference.checkpoints import kind_of
 from bodyblocks.training.build import BUILD_FILE, build
 from bodyblocks.training.cache import made_with
