@@ -187,3 +187,22 @@ def test_the_scale_doc_datasets_example_runs(tmp_path: Path) -> None:
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[:3] == ["A", "en", "False"], done.stdout
+
+
+def test_the_speed_benchmark_runs_every_step_over_the_same_documents(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("trafilatura")
+    from benchmarks import datatrove_speed
+
+    mini = tmp_path / "mini"
+    (mini / "html").mkdir(parents=True)
+    records = []
+    for i, body in enumerate([*pages(2), ARTICLE.encode("utf-8")]):
+        (mini / "html" / f"p{i}.html").write_bytes(body)
+        records.append({"id": f"p{i}", "url": None, "split": "test" if i else "train", "html": f"html/p{i}.html"})
+    (mini / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert datatrove_speed.main(["--root", str(tmp_path), "--dataset", "mini", "--pages", "4", "--rounds", "1"]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "|---" not in line]
+    assert [line.split(" | ")[0] for line in table[1:]] == [f"| {name}" for name in datatrove_speed.steps(1)]
+    # the test split's 2 pages, repeated to 4 records: every step keeps all 4 documents, none timed out
+    assert all(line.split(" | ")[-2:] == ["4", "0 |"] for line in table[1:]), table
