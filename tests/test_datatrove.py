@@ -147,6 +147,28 @@ def test_an_extractor_that_cannot_be_built_stops_the_task_at_once(tmp_path: Path
     assert time.monotonic() - started < 30  # not the sandbox's timeout waited out on every document
 
 
+def test_an_error_on_one_page_drops_that_page_and_keeps_the_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bodyblocks.scale import hf_map
+
+    page = hf_map.PageExtractor.page
+
+    def failing(self: hf_map.PageExtractor, html: str | bytes | None, url: str | None = None) -> Any:
+        if isinstance(html, str) and "BOOM" in html:
+            raise AttributeError("a bug on this page")
+        return page(self, html, url)
+
+    monkeypatch.setattr(hf_map.PageExtractor, "page", failing)  # the sandbox process is forked: it has it too
+    html = pages(2)
+    docs = [Document(text=html[0].decode("utf-8"), id="a"), Document(text="<p>BOOM</p>", id="boom"),
+            Document(text=html[1].decode("utf-8"), id="b")]
+    step = BodyblocksExtractor(timeout=60)
+    assert [d.id for d in step.run(iter(docs))] == ["a", "b"]
+    assert step.stats["clean_error"].total == 1 and "broken_process" not in step.stats.stats
+    rows = hf_map.BodyblocksMap()({"html": ["<p>BOOM</p>", html[0]], "url": [None, None]})
+    assert rows["error"][0] == "AttributeError: a bug on this page" and rows["no_body"][0]
+    assert rows["text"][1] and rows["error"][1] is None
+
+
 def test_in_a_datatrove_pipeline_after_its_jsonl_reader(tmp_path: Path) -> None:
     from datatrove.pipeline.readers import JsonlReader
 

@@ -52,15 +52,19 @@ class BodyblocksExtractor(BaseExtractor):  # type: ignore[misc, valid-type]
         """The body text of one page's HTML ("" for a page with none, or that is no page)."""
         return self.pages.page(text, url)[0]
 
-    def extract_page(self, text: str, url: str | None = None) -> tuple[str | None, dict[str, Any]]:
+    def extract_page(self, text: str, url: str | None = None) -> tuple[str | None, dict[str, Any]] | Exception:
         """The body text and fields of one page's HTML (hf_map.PageExtractor.page); run in the sandbox. An
-        extractor that cannot be built gives (None, {"load_error": why}): the warm-up must not kill the process,
-        or datatrove would wait out load_timeout on every document before dropping it."""
+        extractor that cannot be built gives (None, {"load_error": why}), and an error on one page is returned,
+        not raised: an exception raised here would end the sandbox's process, and datatrove would wait out the
+        timeout, then start another and load the model again (on every document, for a load that fails)."""
         try:
             self.pages.load()
         except Exception as exc:  # noqa: BLE001 - a missing checkpoint, a bad option: told once, by run()
             return None, {"load_error": f"{type(exc).__name__}: {exc}"}
-        return self.pages.page(text, url)
+        try:
+            return self.pages.page(text, url)
+        except Exception as exc:  # noqa: BLE001 - the sandbox raises a returned exception in run(): this page only
+            return RuntimeError(f"{type(exc).__name__}: {exc}")  # picklable, whatever the original held
 
     def run(self, data: Any, rank: int = 0, world_size: int = 1) -> Any:
         """datatrove's extractor loop (BaseExtractor.run), the page's fields carried into doc.metadata."""

@@ -93,7 +93,7 @@ class BodyblocksMap(PageExtractor):
             url_column: the column holding its address (canonical links are resolved against it); None or a
                 column the dataset lacks: no address.
             text_column: the column the body text goes into ("" for a page with none); FIELDS go beside it, and
-                `error` (None, or why the page could not be read).
+                `error` (None, or why the page could not be read or failed: that row only).
         """
         super().__init__(extractor, **extractor_opts)
         self.html_column, self.url_column, self.text_column = html_column, url_column, text_column
@@ -114,7 +114,10 @@ class BodyblocksMap(PageExtractor):
         urls = batch.get(self.url_column, [None] * len(pages)) if self.url_column else [None] * len(pages)
         out: dict[str, list[Any]] = {self.text_column: [], **{f: [] for f in FIELDS}, "error": []}
         for html, url in zip(pages, urls, strict=True):
-            text, fields = self.page(html, url)
+            try:
+                text, fields = self.page(html, url)
+            except Exception as exc:  # noqa: BLE001 - an error on one page is that row's, never the batch's
+                text, fields = "", unreadable_fields(f"{type(exc).__name__}: {exc}")
             out[self.text_column].append(text)
             for f in FIELDS:
                 out[f].append(fields[f])
