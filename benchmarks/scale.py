@@ -1,7 +1,7 @@
 """Pages/s of the Ray pipeline (bodyblocks extract --ray) with 1 and 2 CPU workers, CPU s/page per stage, and
 what one Common Crawl snapshot would take on a cluster (docs/SCALE.md).
 
-    python -m benchmarks.scale --pages 600 --write docs/SCALE.md
+    python -m benchmarks.scale --pages 600 --write docs/SCALE.md#scale   # the measured part of the page
 
 1. A WARC of dataset pages (round-robin over ../shared/datasets, read with training.datasets.read_dataset), one
    gzip member per record with its request record, as crawlers write them; made in a temporary folder.
@@ -266,7 +266,7 @@ def _load_note(r: dict[str, Any]) -> str:
 
 
 def report(r: dict[str, Any]) -> str:
-    """docs/SCALE.md from the measurements."""
+    """docs/SCALE.md's measured part (its `scale` section) from the measurements."""
     s, w, c = r["stages"], r["warc"], r["cluster"]
     rows = "\n".join(f"| {k} | {v['cpu_ms']:.2f} | {v['wall_ms']:.2f} |" for k, v in s["stages"].items())
     runs = "\n".join(f"| {name} | {v['wall_s']:.1f} | {v['pages_per_s']:.1f} | {v['marginal_pages_per_s']:.1f} | "
@@ -277,7 +277,8 @@ def report(r: dict[str, Any]) -> str:
     small = r["small_pages"]
     return f"""# At scale: WARC in, Parquet out, Ray Data across nodes
 
-Every number here comes from `{r['command']}` ({r['machine']}); `runs/reports/scale.json` holds them all.
+Every number from here to [the datatrove step](#in-a-datatrove-pipeline) comes from `{r['command']}`
+({r['machine']}); `runs/reports/scale.json` holds them all.
 
 ## What was measured
 

@@ -69,6 +69,10 @@ EOF
       "$VPY" -m pip install -q "$TORCH"
     fi
   fi
+  # python-magic (the scale extra: datatrove's WarcReader) loads the system's libmagic
+  if ! "$VPY" -c 'import ctypes.util, sys; sys.exit(ctypes.util.find_library("magic") is None)'; then
+    apt_install libmagic1
+  fi
   "$VPY" -m pip install -q -e ".[train,dev,peers,e5,scale,capture]"
 fi
 
