@@ -195,7 +195,7 @@ class Report:
                 self.journal.close()
                 raise OutputUnwritable(f"cannot prepare the shards in {out}: {exc.strerror or exc}") from exc
         self.renderer = Renderer(fmt, review)  # what write makes of an Extraction; a worker may do it instead
-        self.bar = _progress(total) if progress else None
+        self.bar = progress_bar(total) if progress else None
 
     def target(self, job: Job) -> Path:
         """The page's output file (a columnar format's: the shard its latest line names, if any)."""
@@ -378,7 +378,7 @@ def count(totals: Totals, line: dict[str, Any]) -> None:
         totals.truncated += bool(line.get("truncated"))
 
 
-def _progress(total: int | None = None) -> Any:
+def progress_bar(total: int | None = None) -> Any:
     """A tqdm bar on stderr: pages done of `total`, the rate and the time left."""
     from tqdm import tqdm
 
