@@ -53,10 +53,10 @@ def install_command(extra: str) -> str:
     return f"{_pip()} install -U pip && {install}" if _pip_version() < OLD_PIP else install
 
 
-def install_source() -> tuple[str, bool] | None:
-    """Where this copy of bodyblocks was installed from: (a checkout's folder or a wheel's path, editable), or
-    None when nothing says (an index, a VCS URL) or that place is gone."""
-    here = Path(__file__).resolve().parents[3]  # src/bodyblocks/runtime/extras.py -> the checkout
+def install_source(module: str | Path = __file__) -> tuple[str, bool] | None:
+    """Where this copy of bodyblocks (whose runtime/extras.py is `module`) was installed from: (a checkout's
+    folder or a wheel's path, editable), or None when nothing says (an index, a VCS URL) or that place is gone."""
+    here = Path(module).resolve().parents[3]  # src/bodyblocks/runtime/extras.py -> the checkout
     if (here / "pyproject.toml").is_file() and (here / "src" / "bodyblocks").is_dir():
         return str(here), True  # run from a checkout (an editable install, or PYTHONPATH=src)
     try:
