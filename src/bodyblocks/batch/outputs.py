@@ -67,7 +67,8 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         "id": key, "title": ex.title, **metadata_of(ex), "standfirst": ex.standfirst or None, "text": ex.text,
         "byline": ex.byline or None, "captions": ex.captions, "comments": ex.comments,
         "extractor": ex.extractor, "encoding": ex.encoding,
-        "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
+        "confidence": ex.confidence, "low_confidence": ex.low_confidence,
+        "low_confidence_reason": ex.low_confidence_reason or None, "no_body": ex.no_body,
         "error_page": ex.error_page, "error_text": ex.error_text or None,
     }
     if ex.blocks is not None:
@@ -116,7 +117,8 @@ def outcome(ex: Extraction) -> dict[str, Any]:
     return {
         "status": "ok", "error": None, "encoding": ex.encoding, "chars": len(ex.text), "title": ex.title,
         "blocks_kept": kept, "blocks_dropped": dropped, "confidence": ex.confidence,
-        "low_confidence": ex.low_confidence, "no_body": ex.no_body, "replaced": ex.replaced,
+        "low_confidence": ex.low_confidence, "low_confidence_reason": ex.low_confidence_reason or None,
+        "no_body": ex.no_body, "replaced": ex.replaced,
         "truncated": ex.truncated, "guessed": ex.guessed, "error_page": ex.error_page,
     }
 
