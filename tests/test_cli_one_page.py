@@ -129,6 +129,8 @@ def test_a_url_that_fails_is_one_line_and_exit_1(site: str, capsys: pytest.Captu
     assert (code, out) == (1, "") and "file:///etc/passwd" in err and err.count("\n") == 1  # never read
     code, out, err = run(["extract", f"{site}/ftp"], capsys)
     assert (code, out) == (1, "") and "redirected to ftp://127.0.0.1/x, not a web address" in err
+    code, out, err = run(["extract", "-u", "ftp://127.0.0.1/x"], capsys)
+    assert code == 2 and err == "bodyblocks extract: -u ftp://127.0.0.1/x: not an http:// or https:// address\n"
     code, out, err = run(["extract", "-u", f"{site}/story.html", "--out", "x"], capsys)
     assert code == 2 and "is one page, printed to standard output: drop --out" in err
 

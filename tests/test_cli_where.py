@@ -119,6 +119,8 @@ def test_evaluate_with_a_peer_not_installed_is_one_line_before_any_page(
     assert code == 2 and out == ""
     assert err.startswith("bodyblocks evaluate: extractor 'trafilatura' needs trafilatura") and err.count("\n") == 1
     assert extras.install_command("peers") in err
+    code, out, err = run(["extract", str(page), "--extractor", "trafilatura"], capsys)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and extras.install_command("peers") in err
 
 
 # --- 4. messages in the options' words -----------------------------------------------------------------------

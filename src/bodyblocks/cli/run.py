@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bodyblocks.cli.checks import check_capture, check_device, check_out, seconds, share, whole
+from bodyblocks.cli.checks import check_capture, check_device, check_out, check_peers, seconds, share, whole
 from bodyblocks.cli.helptext import RegistryHelp
 from bodyblocks.cli.report import print_failed_pages
 
@@ -138,6 +138,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     inputs = [*args.inputs, *([args.url] if args.url else [])]
     single = _check_inputs(args, inputs)
     check_device(args.device)
+    check_peers([args.extractor or ""])
     if args.out is not None:
         check_out(args.out)
     asked = ExtractOptions(checkpoint=args.checkpoint, device=args.device, engine=args.engine,
@@ -200,6 +201,8 @@ def _check_inputs(args: argparse.Namespace, inputs: list[str]) -> bool:
     if not inputs:
         raise ValueError("no input: give page files, folders, URL lists or WARC files with --out DIR, or one page "
                          "(a file, - for standard input, -u URL) to print")
+    if args.url is not None and not is_address(args.url):
+        raise ValueError(f"-u {args.url}: not an http:// or https:// address")
     missing = [i for i in inputs if i != "-" and not is_address(i) and not os.path.lexists(i)]
     if missing:  # a typo is the user's to fix before anything runs, not a failed page
         raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
