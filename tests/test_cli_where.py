@@ -109,6 +109,9 @@ def test_a_url_list_without_a_browser_is_one_line_before_anything_is_written(
     assert code == 2, err
     assert err.startswith("bodyblocks extract: URL lists need a browser: ") and err.count("\n") == 1
     assert "internal error" not in err and not (tmp_path / "out").exists()
+    code, out, err = run(["extract", "-u", "http://127.0.0.1:9/", "--browser"], capsys)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("bodyblocks extract: pages rendered with --browser need a browser: ")
 
 
 def test_evaluate_with_a_peer_not_installed_is_one_line_before_any_page(

@@ -156,6 +156,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     if args.ray is not None and fmt not in ("parquet", "jsonl"):
         raise ValueError(f"--ray writes parquet or jsonl shards, not {fmt}")
     if single:
+        if args.browser:
+            check_capture("pages rendered with --browser")
         if fmt == "parquet":
             require("pyarrow.parquet", "Parquet output")
             if sys.stdout.isatty():

@@ -93,9 +93,7 @@ def fetch(url: str, timeout: float, cap: int) -> tuple[bytes, str | None, str]:
 def rendered(url: str, timeout: float) -> tuple[str, str]:
     """The page rendered in headless Chromium (--browser) and its final URL."""
     from bodyblocks.capture import capture
-    from bodyblocks.cli.checks import check_capture
 
-    check_capture("--browser")
     page = next(iter(capture([url], timeout=timeout, retries=0)))
     if page.status != "ok":
         raise OSError(f"{url}: {page.status}: {page.error}")
