@@ -184,3 +184,13 @@ def test_workers_zero_is_explained_in_the_help(capsys: pytest.CaptureFixture[str
     code, out, _ = run(["extract", "--help"], capsys)
     assert code == 0
     assert "0 or 1: no worker processes" in " ".join(out.split())
+
+
+def test_capture_options_are_checked_in_their_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\n", encoding="utf-8")
+    for option, said in (("--concurrency 0", "--concurrency: 0 is too small: give 1 or more"),
+                         ("--timeout -1", "--timeout: -1 is no time limit: give seconds, more than 0")):
+        code, _, err = run(["capture", str(urls), "--out", str(tmp_path / "o"), *option.split()], capsys)
+        assert code == 2 and err.startswith(f"bodyblocks capture: {said}") and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()

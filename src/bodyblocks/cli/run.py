@@ -282,12 +282,12 @@ def add_capture(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("capture", help="render URLs in headless Chromium and save the HTML (DIR/<n>.html)")
     p.add_argument("urls_file", metavar="URLS_FILE", help="one URL per line ('-' for standard input; # comments)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder: <n>.html files and capture.jsonl")
-    p.add_argument("--concurrency", type=int, default=1, help="browsers in parallel")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per page load")
+    p.add_argument("--concurrency", type=whole(1), default=1, help="browsers in parallel")
+    p.add_argument("--timeout", type=seconds, default=30.0, help="seconds per page load")
     p.add_argument("--wait", type=float, default=0.5, help="settle seconds after the document is complete")
-    p.add_argument("--retries", type=int, default=1, help="extra attempts after timeouts and errors")
+    p.add_argument("--retries", type=whole(0), default=1, help="extra attempts after timeouts and errors")
     p.add_argument("--politeness", type=float, default=1.0, help="minimum seconds between requests to one host")
-    p.add_argument("--recycle-after", type=int, default=50, help="pages per browser before a fresh one")
+    p.add_argument("--recycle-after", type=whole(1), default=50, help="pages per browser before a fresh one")
     p.add_argument("--chromium", default="/usr/bin/chromium",
                    help="the Chromium binary (Debian's: apt-get install chromium)")
     p.add_argument("--chromedriver", default="/usr/bin/chromedriver",
