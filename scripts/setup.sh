@@ -49,10 +49,12 @@ if [[ $BROWSER -eq 1 ]] && ! { command -v chromium && command -v chromedriver; }
   apt_install chromium chromium-driver
 fi
 
+# pip first, for this install and the extras a user adds later: pip 23 (Debian 12's venv) stops with an
+# AssertionError on lxml[html-clean] asked for twice (trafilatura, the peers extra). Offline, the pip there is kept.
+"$VPY" -m pip install -q --upgrade pip || echo "setup.sh: pip was not upgraded; $("$VPY" -m pip --version)" >&2
 if [[ $DEV -eq 0 ]]; then
   "$VPY" -m pip install -q -e .
 else
-  "$VPY" -m pip install -q --upgrade pip  # pip 23 (Debian 12's) cannot resolve lxml[html-clean] twice (trafilatura)
   if ! "$VPY" -c "import torch" 2>/dev/null; then
     # An unpinned torch from PyPI is the CUDA build (GBs): without an NVIDIA GPU, the CPU build from PyTorch's
     # own index; where that index cannot be reached, pip's configured sources (PyPI, a wheel on disk).

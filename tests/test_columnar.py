@@ -17,6 +17,7 @@ pytest.importorskip("warcio")
 from bodyblocks.batch.columnar import COLUMNS, ShardWriter, read_shard, shard_name  # noqa: E402
 from bodyblocks.batch.warc import Response, write_warc  # noqa: E402
 from bodyblocks.cli import main  # noqa: E402
+from bodyblocks.runtime.extras import install_command  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 
 
@@ -117,7 +118,7 @@ def test_without_the_scale_extra_parquet_is_one_line_naming_it(tmp_path: Path, m
     assert run(str(warc), "--out", str(tmp_path / "out"), "--format", "parquet") == 2
     err = capsys.readouterr().err.strip()
     assert err == ("bodyblocks extract: Parquet output needs pyarrow, which is not installed "
-                   "(pip install 'bodyblocks[scale]')")
+                   f"({install_command('scale')})")
     monkeypatch.setitem(sys.modules, "warcio", None)
     assert run(str(warc), "--out", str(tmp_path / "out2"), "--format", "txt") == 2
     assert "reading WARC files needs warcio" in capsys.readouterr().err
@@ -136,4 +137,4 @@ def test_without_the_scale_packages_the_rest_still_runs(tmp_path: Path, monkeypa
     capsys.readouterr()
     assert main(["extract", str(pages), "--out", str(tmp_path / "ray"), "--ray", "--format", "jsonl"]) == 2
     assert capsys.readouterr().err.strip() == ("bodyblocks extract: --ray (Ray Data) needs ray, which is not installed "
-                                               "(pip install 'bodyblocks[scale]')")
+                                               f"({install_command('scale')})")

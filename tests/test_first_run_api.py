@@ -16,6 +16,7 @@ from bodyblocks.errors import NotMarkup
 from bodyblocks.inference import checkpoints
 from bodyblocks.inference.options import ExtractOptions
 from bodyblocks.inference.plan import make_plan
+from bodyblocks.runtime.extras import install_command
 
 PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a></nav><article>"
         + "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would "
@@ -71,7 +72,7 @@ def test_a_missing_module_names_the_extra_to_install(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch: ModuleNotFoundError, as without it
     assert main(["train", "configs/default.yaml"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("bodyblocks train: ") and "pip install 'bodyblocks[train]'" in err and "\n" not in err
+    assert err.startswith("bodyblocks train: ") and install_command("train") in err and "\n" not in err
 
 
 def test_a_path_that_does_not_exist_is_a_usage_error_before_anything_runs(

@@ -103,6 +103,8 @@ class Extraction:
     kept: list[int] | None = None  # indices of the blocks kept as body
     confidence: float | None = None  # page-level confidence in [0, 1]
     low_confidence: bool = False  # no block looked confidently like body
+    # why low_confidence is set (inference/decision.py), one line; "" when it is not, or the extractor does not say
+    low_confidence_reason: str = ""
     no_body: bool = False  # the extractor decided the page has no body text
     replaced: bool = False  # decoding needed replacement characters
     truncated: bool = False  # the page was cut at the segmenter's size limit (segment.MAX_CHARS) before parsing

@@ -70,7 +70,8 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         "id": key, "title": ex.title, **metadata_of(ex), "standfirst": ex.standfirst or None, "text": ex.text,
         "byline": ex.byline or None, "captions": ex.captions, "comments": ex.comments,
         "extractor": ex.extractor, "encoding": ex.encoding,
-        "confidence": ex.confidence, "low_confidence": ex.low_confidence, "no_body": ex.no_body,
+        "confidence": ex.confidence, "low_confidence": ex.low_confidence,
+        "low_confidence_reason": ex.low_confidence_reason or None, "no_body": ex.no_body,
         "error_page": ex.error_page, "error_text": ex.error_text or None,
     }
     if ex.blocks is not None:
@@ -119,7 +120,8 @@ def outcome(ex: Extraction) -> dict[str, Any]:
     return {
         "status": "ok", "error": None, "encoding": ex.encoding, "chars": len(ex.text), "title": ex.title,
         "blocks_kept": kept, "blocks_dropped": dropped, "confidence": ex.confidence,
-        "low_confidence": ex.low_confidence, "no_body": ex.no_body, "replaced": ex.replaced,
+        "low_confidence": ex.low_confidence, "low_confidence_reason": ex.low_confidence_reason or None,
+        "no_body": ex.no_body, "replaced": ex.replaced,
         "truncated": ex.truncated, "guessed": ex.guessed, "error_page": ex.error_page,
     }
 
@@ -203,7 +205,7 @@ class Report:
                 self.journal.close()
                 raise OutputUnwritable(f"cannot prepare the shards in {out}: {exc.strerror or exc}") from exc
         self.renderer = Renderer(fmt, review)  # what write makes of an Extraction; a worker may do it instead
-        self.bar = _progress(total) if progress else None
+        self.bar = progress_bar(total) if progress else None
 
     def target(self, job: Job) -> Path:
         """The page's output file (a columnar format's: the shard its latest line names, if any)."""
@@ -408,7 +410,7 @@ def count(totals: Totals, line: dict[str, Any]) -> None:
         totals.truncated += bool(line.get("truncated"))
 
 
-def _progress(total: int | None = None) -> Any:
+def progress_bar(total: int | None = None) -> Any:
     """A tqdm bar on stderr: pages done of `total`, the rate and the time left."""
     from tqdm import tqdm
 

@@ -42,7 +42,8 @@ def write_review(path: Path, key: str, ex: Extraction) -> None:
                         f"{html.escape(b.text)}</div>")
     flags = []
     if ex.low_confidence:
-        flags.append("LOW CONFIDENCE")
+        flags.append(f"LOW CONFIDENCE: {html.escape(ex.low_confidence_reason)}" if ex.low_confidence_reason
+                     else "LOW CONFIDENCE")
     if ex.no_body:
         flags.append("NO BODY")
     conf = f"confidence {ex.confidence:.2f}" if ex.confidence is not None else ""

@@ -33,7 +33,7 @@ from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs, stamp
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.keys import FolderKeys
-from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals
+from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals, progress_bar
 from bodyblocks.batch.provenance import same_input
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
@@ -154,10 +154,12 @@ def run_batch(inputs: Iterable[str | Path], out_dir: str | Path, opts: BatchOpti
     # the folder's lock and journal first: a second run into it, or one with other settings, is refused at once
     inputs = list(inputs)
     total = count_pages(inputs, out=out) if opts.progress else None
-    report = Report(out, opts.fmt, opts.name, opts.review, opts.progress, settings, opts.resume, total,
+    report = Report(out, opts.fmt, opts.name, opts.review, False, settings, opts.resume, total,
                     opts.shard_size, model=opts.plan.describe())
-    if opts.announce:
+    if opts.announce:  # once the folder is ours (a busy one is refused in one line), and before the bar is drawn
         print(f"bodyblocks extract: {opts.plan.headline()}", file=sys.stderr, flush=True)
+    if opts.progress:
+        report.bar = progress_bar(total)
     start, status, sigint = time.perf_counter(), "complete", None
     try:
         with _signals_stop_the_run():

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM, INSTALL_HINT, CaptureOptions, CaptureUnavailable
+from bodyblocks.runtime.extras import install_command
 
 if TYPE_CHECKING:
     from selenium.webdriver.chrome.options import Options
@@ -64,8 +65,8 @@ def check_available(chromium: str = CHROMIUM, chromedriver: str = CHROMEDRIVER) 
     try:
         from selenium import webdriver
     except ImportError as exc:
-        raise CaptureUnavailable("capture needs selenium, which is not installed (pip install 'bodyblocks[capture]')"
-                                 ) from exc
+        raise CaptureUnavailable("capture needs selenium, which is not installed "
+                                 f"({install_command('capture')})") from exc
     return webdriver
 
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from bodyblocks.cli.annotate import add_annotate
+from bodyblocks.cli.checks import OneLineParser
 from bodyblocks.cli.data import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
 from bodyblocks.cli.train import (
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand."""
     from bodyblocks.version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="bodyblocks", description="Find the body text of web pages by classifying their text blocks.")
     parser.add_argument("--version", action="version", version=f"bodyblocks {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -113,8 +114,9 @@ _NUMBER = re.compile(r"-\d*\.?\d+(e-?\d+)?")
 
 
 def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
-    """The one-line error for the first option in `argv` that its (sub)command does not take, or None when every
-    option is known (argparse then reports anything else wrong). Options may be abbreviated as argparse allows."""
+    """The one-line error for the first option in `argv` that its (sub)command does not take, or for a command
+    that is none, or None when every option and command is known (argparse then reports anything else wrong).
+    Options may be abbreviated as argparse allows."""
     command = "bodyblocks"
     for token in argv:
         if token == "--":
@@ -122,6 +124,10 @@ def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if subs and token in subs[0].choices:  # the subcommand: its own options from here on
             parser, command = subs[0].choices[token], f"{command} {token}"
+        elif subs and not token.startswith("-"):  # where a command is expected, a word that names none
+            near = difflib.get_close_matches(token, list(subs[0].choices), n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]}? " if near else ""
+            return f"{command}: unknown command {token} ({hint}{command} --help lists the commands)"
         elif token.startswith("-") and token != "-" and not _NUMBER.fullmatch(token):
             name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
             known = list(parser._option_string_actions)
@@ -136,13 +142,13 @@ def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
 def install_hint(exc: BaseException) -> str:
     """For a module that is not installed (a bare `No module named 'torch'`), what to install: the extra of
     pyproject.toml that brings it (extras.EXTRA_OF); "" for other errors and for messages that say it already."""
-    from bodyblocks.runtime.extras import EXTRA_OF
+    from bodyblocks.runtime.extras import EXTRA_OF, install_command
 
     name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
     extra = EXTRA_OF.get(name.split(".", 1)[0]) if name else None
     if extra is None or "pip install" in str(exc):
         return ""
-    return f" (pip install 'bodyblocks[{extra}]', or bash scripts/setup.sh --dev in a clone)"
+    return f" ({install_command(extra)})"
 
 
 def one_line(exc: BaseException) -> str:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from bodyblocks.cli.checks import check_peers, seconds, whole
 from bodyblocks.cli.helptext import RegistryHelp
+
+if TYPE_CHECKING:
+    from bodyblocks.evaluation.evaluate import PageResult
 
 
 # --- evaluate (evaluation/) -----------------------------------------------------------------------------------
@@ -18,9 +23,10 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--extractor", nargs="+", required=True, metavar="NAME",
                    help="one or more of: {extractors} (ensemble is the shipped default)")
     p.add_argument("--split", default=None, help="evaluate one split only (e.g. test); default: all pages")
-    p.add_argument("--limit", type=int, default=None, help="at most N pages per dataset, evenly spread")
-    p.add_argument("--workers", type=int, default=1, help="extraction processes (0: in-process, no time limit)")
-    p.add_argument("--page-timeout", type=float, default=60.0, help="seconds per page and extractor")
+    p.add_argument("--limit", type=whole(1), default=None, help="at most N pages per dataset, evenly spread")
+    p.add_argument("--workers", type=whole(0, " (0: in this process, no time limit)"), default=1,
+                   help="extraction processes (0: in this process, no time limit)")
+    p.add_argument("--page-timeout", type=seconds, default=60.0, help="seconds per page and extractor")
     p.add_argument("--checkpoint", default=None,
                    help="checkpoint folder of the one trained extractor asked for (model, gbt or ensemble)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report JSON here")
@@ -44,12 +50,14 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     if args.checkpoint and len(trained) != 1:
         raise ValueError("--checkpoint needs exactly one of model, gbt, ensemble among the extractors")
     opts = {trained[0]: {"checkpoint": args.checkpoint}} if args.checkpoint else {}
+    check_peers(args.extractor)  # a peer not installed: one line now, not a failed run after the bar started
     cfg = EvalConfig(list(args.datasets), list(args.extractor), args.split, args.limit, args.workers,
                      args.page_timeout, opts, headline=args.headline)
     report, results = evaluate(cfg, progress=lambda msg: print(msg, file=sys.stderr), bar=not args.no_progress)
     for name, note in report["selection"].items():
         if note.get("split_source"):
             print(f"{name}: split {note['split']} from {note['split_source']}", file=sys.stderr)
+    _warn_without_gold(results)
     print(format_table(report["summary"]))
     if args.by_lang:
         print()
@@ -60,6 +68,23 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         print(f"wrote {path}", file=sys.stderr)
     print(f"{len(report['failures'])} page failures recorded", file=sys.stderr)
     return 0
+
+
+def _warn_without_gold(results: list[PageResult]) -> None:
+    """One line per dataset with pages that have no gold text (none, or empty): they are not scored, and a dataset
+    without any gives a table of dashes."""
+    pages: dict[str, set[str]] = {}
+    bare: dict[str, set[str]] = {}
+    for r in results:
+        pages.setdefault(r.dataset, set()).add(r.page_id)
+        if not r.score.has_gold:
+            bare.setdefault(r.dataset, set()).add(r.page_id)
+    for name, ids in sorted(bare.items()):
+        some = ", ".join(sorted(ids)[:3]) + (", ..." if len(ids) > 3 else "")
+        said = f"{len(ids)} of its {len(pages[name])} pages"
+        what = "nothing is scored" if len(ids) == len(pages[name]) else "they are not scored"
+        print(f"bodyblocks evaluate: warning: {name}: {said} have no gold text ({some}): {what} (the gold: the "
+              "file pages.jsonl's `gold` names, or NAME.txt beside NAME.html in a plain folder)", file=sys.stderr)
 
 
 # --- end evaluate ---------------------------------------------------------------------------------------------

@@ -339,5 +339,6 @@ class BlockExtractor:
             text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
             blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
             low_confidence=True, no_body=not h.text, replaced=ex.replaced, truncated=ex.truncated,
+            low_confidence_reason="the heuristic's answer (--fallback): " + (ex.low_confidence_reason or "unsure"),
             guessed=ex.guessed,
         )

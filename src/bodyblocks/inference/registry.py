@@ -26,6 +26,7 @@ from bodyblocks.baselines import (
 from bodyblocks.baselines.peers import peer_installed
 from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load_extractor, resolve
 from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.runtime.extras import install_command
 from bodyblocks.types import Extraction
 
 
@@ -96,7 +97,7 @@ def get_extractor(name: str, options: ExtractOptions | None = None, **opts: Any)
     if options is not None:
         raise ValueError(f"extractor {name!r} takes no ExtractOptions (they are for {', '.join(TRAINED)})")
     if name in PEERS and not peer_installed(name):
-        raise ImportError(f"extractor {name!r} needs the optional extra: pip install 'bodyblocks[peers]'")
+        raise ImportError(f"extractor {name!r} needs the optional extra: {install_command('peers')}")
     factory = BASELINES.get(name) or PEERS.get(name)
     if factory is None:
         raise ValueError(f"unknown extractor {name!r}; choose from {', '.join(extractor_names())}")

@@ -253,14 +253,15 @@ def block_record(block: Block) -> dict[str, Any]:
 
 
 def print_segmentation(path: str | Path, fmt: str = "jsonl", out: TextIO = sys.stdout, parser: str = "auto",
-                       judge: Callable[[bytes], Extraction] | None = None) -> int:
+                       judge: Callable[[bytes], Extraction] | None = None, data: bytes | None = None) -> int:
     """Segment one page file and print its blocks; returns a process exit status.
 
     `fmt` "table": a header line and a column header row, then a line per block; with `judge` (an extractor's
     extract, e.g. the shipped default's) the P(body) it gives each block and whether it kept it ("body", or
-    "title" for the headline's block), else "-" in both columns."""
+    "title" for the headline's block), else "-" in both columns. `data`: the page's bytes, read already (standard
+    input); `path` then only names it."""
     try:
-        data = read_bytes(path)
+        data = read_bytes(path) if data is None else data
         doc = segment(data, parser=parser)
         judged = judge(data) if judge is not None and fmt == "table" else None
     except (InputError, OSError) as exc:
