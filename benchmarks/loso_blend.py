@@ -34,7 +34,6 @@ fold got, and the best settings of the grid over all folds.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import pickle
@@ -45,7 +44,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import rule_steps
 from benchmarks.common import arguments, write_report
+from benchmarks.rule_steps import ablated
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
 from bodyblocks.inference.blocks import Blend
 from bodyblocks.inference.decision import DecisionRule
@@ -81,8 +82,7 @@ SHIPPED = REPO_ROOT / "checkpoints" / "ensemble" / "config.json"  # its metrics.
 # the decision rule's caption step, threads of repeated posts, comment sections found by their heading, the rescue
 # after the roles, the sidebar step and the key points step (--no-captions, --no-repeated-posts,
 # --no-comment-headings, --no-role-rescue, --no-sidebars, --no-key-points: off, ablations)
-STEPS = {"captions": True, "repeated_posts": True, "comment_headings": True, "role_rescue": True, "sidebars": True,
-         "key_points": True}
+STEPS = dict.fromkeys(rule_steps.STEPS, True)
 
 
 def log(message: str) -> None:
@@ -117,7 +117,7 @@ def rule_meta(setting: Setting) -> dict[str, Any]:
 
 def rule_of(setting: Setting) -> tuple[Blend, DecisionRule]:
     rule = DecisionRule.from_meta(rule_meta(setting))
-    return Blend(setting[0], setting[1]), dataclasses.replace(rule, **STEPS)
+    return Blend(setting[0], setting[1]), ablated(rule, **STEPS)
 
 
 # ------------------------------------------------------------------------------------------- 1. parts

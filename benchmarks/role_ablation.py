@@ -11,10 +11,10 @@ nested choice: chosen on the *other* folds), first with every step on, then with
   byline       bylines/datelines next to the headline stay (roles.byline_blocks)
   standfirst   the dek stays (roles.standfirst_block)
   promo        short ad-labelled lines stay (roles.is_promo)
-  key-points   a story's key points box stays (DecisionRule.key_points off: roles.key_points)
-  captions     captions and photo credits stay (DecisionRule.captions off)
+  key-points   a story's key points box stays (AblatedRule.key_points off: roles.key_points)
+  captions     captions and photo credits stay (AblatedRule.captions off)
   comments     comment containers stay (DecisionRule.comments on, `--comments`)
-  sidebar      a sidebar's widgets stay (DecisionRule.sidebars off)
+  sidebar      a sidebar's widgets stay (AblatedRule.sidebars off)
 
 and the same with the trees alone (the model's and the vote's weights 0, the fold's threshold). Per row: token F1
 / acc@0.9 on each fold's test pages under its source's own gold convention (evaluate.scored_text: what a source's
@@ -39,6 +39,7 @@ import numpy as np
 
 from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import SOURCES, load_grid, nested_choice, page_decision, rule_of
+from benchmarks.rule_steps import ablated
 from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.inference import decision, roles
 from bodyblocks.metrics import score_page, summarize
@@ -66,13 +67,13 @@ def step_off(step: str | None) -> Iterator[Callable[[decision.DecisionRule], dec
     elif step == "promo":
         patches.append((roles, "is_promo", lambda *a, **k: False))
     elif step == "captions":
-        rule_change = lambda r: dataclasses.replace(r, captions=False)  # noqa: E731
+        rule_change = lambda r: ablated(r, captions=False)  # noqa: E731
     elif step == "comments":
         rule_change = lambda r: dataclasses.replace(r, comments=True)  # noqa: E731
     elif step == "sidebar":
-        rule_change = lambda r: dataclasses.replace(r, sidebars=False)  # noqa: E731
+        rule_change = lambda r: ablated(r, sidebars=False)  # noqa: E731
     elif step == "key-points":
-        rule_change = lambda r: dataclasses.replace(r, key_points=False)  # noqa: E731
+        rule_change = lambda r: ablated(r, key_points=False)  # noqa: E731
     elif step is not None:
         raise ValueError(f"unknown step {step!r}")
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]

@@ -76,13 +76,9 @@ def test_lists_tuples_and_none() -> None:
         ("train.epochs=two", "integer"),
         ("train.lr=fast", "number"),
         ("model.use_context=1", "true or false"),
-        ("model.context_kind=conv", "model.context_kind was removed"),
-        ("gbt.context=true", "gbt.context was removed"),
-        ("gbt.role_features=1", "gbt.role_features was removed"),
-        ("gbt.hard_negatives=3", "gbt.hard_negatives was removed"),
-        ("train.teacher_labels=[labels.jsonl.gz]", "train.teacher_labels was removed"),
-        ("ensemble.weak_tuning=[trafilatura-eval]", "ensemble.weak_tuning was removed"),
-        ("ensemble.weak_share=0.3", "ensemble.weak_share was removed"),
+        ("model.context_kind=transformer", "unknown config key"),
+        ("gbt.context=false", "unknown config key"),
+        ("model.roles=[body,other]", "role head"),
         ("model.class_weights=[1]", "two numbers"),
         ("model.num_features=3", "features"),
         ("model.encoder.kind=e5-small", "384"),
@@ -125,26 +121,35 @@ def test_the_shipped_parts_match_the_default_config() -> None:
     assert from_dict(ModelConfig, json.loads(model.read_text())["model"]) == cfg.model
 
 
-def test_the_keys_of_removed_variants_load_only_at_their_no_op_value(tmp_path: Path) -> None:
-    """A checkpoint or config written while a variant was in the tree sets its key to the no-op value: it loads
-    (the key dropped); the variant itself is refused by name."""
-    from bodyblocks.config import RETIRED
+def test_a_model_checkpoint_without_roles_loads_and_one_with_a_role_head_is_refused(tmp_path: Path) -> None:
+    """Model checkpoints written while a role head could be trained record its settings; without roles they
+    load as if the keys were not there."""
     from bodyblocks.inference.integrity import model_config
 
-    assert set(RETIRED) >= {"model.context_kind", "gbt.context", "gbt.role_features", "gbt.hard_negatives",
-                            "train.teacher_labels", "ensemble.weak_tuning", "ensemble.weak_share",
-                            "ensemble.weak_exclude"}
-    old = {"model": {**to_dict(ModelConfig()), "context_kind": "transformer", "conv_kernel": 5},
-           "train": {"text_init": "", "freeze_text": False, "teacher_labels": []},
-           "gbt": {"context": False, "role_features": False, "hard_negatives": 1},
-           "ensemble": {"weak_tuning": [], "weak_share": 0.5, "weak_exclude": []}}
-    assert from_dict(Config, old) == Config()
-    assert from_dict(GbtConfig, old["gbt"]) == GbtConfig()  # without the section's prefix too
+    old = {"model": {**to_dict(ModelConfig()), "roles": [], "role_weight": 0.5, "role_balance": 0.0,
+                     "role_class_weights": []}}
     assert model_config(tmp_path, old) == ModelConfig()
-    assert "context_kind" not in to_dict(ModelConfig()) and "context" not in to_dict(GbtConfig())
-    for key, value in (("context", 0), ("hard_negatives", True)):  # not the no-op value, though equal to it
-        with pytest.raises(ConfigError, match=f"gbt.{key} was removed"):
-            from_dict(GbtConfig, {key: value})
+    assert from_dict(Config, old) == Config()
+    assert not {"roles", "role_weight"} & set(to_dict(ModelConfig()))
+    with pytest.raises(ConfigError, match="role head"):
+        from_dict(ModelConfig, {**old["model"], "roles": ["body", "caption"]})
+
+
+@pytest.mark.parametrize("name", ["default", "fast", "accurate", "gbt"])
+def test_the_shipped_checkpoints_hold_only_the_settings_bodyblocks_has(name: str) -> None:
+    """Each shipped config.json's settings are keys of their classes, none of a variant that is gone."""
+    import dataclasses
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "checkpoints" / name / "config.json"
+    if not path.exists():
+        pytest.skip("the shipped checkpoints are not in this checkout")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    for section, cls in (("model", ModelConfig), ("gbt", GbtConfig), ("train_config", TrainConfig)):
+        if section in meta:
+            fields = {f.name for f in dataclasses.fields(cls)}
+            assert set(meta[section]) <= fields, f"{name} {section}: {set(meta[section]) - fields}"
+            from_dict(cls, meta[section])
 
 
 def test_a_config_extends_another_and_overrides_it_section_by_section(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks.rule_steps import ablated
 
 from bodyblocks.evaluation.evaluate import body_only, scored_text
 from bodyblocks.inference.decision import DecisionRule, site_free_title
@@ -300,7 +301,7 @@ def test_captions_and_comments_are_fields_of_their_own() -> None:
     assert ex.comments == ["Great article, thanks for writing it up.",
                            "I disagree with most of it, but it was an interesting read."]
     assert "Great article" not in ex.text
-    kept = _decide(page, DecisionRule(threshold=0.5, confident=0.5, captions=False))  # the step off: body again
+    kept = _decide(page, ablated(RULE, captions=False))  # the step off: body again
     assert "Mill Street" in kept.text and kept.captions == []
     asked = _decide(page, DecisionRule.from_meta({"threshold": 0.5}, comments=True))  # kept as body: no field
     assert "Great article" in asked.text and asked.comments == []
@@ -388,7 +389,7 @@ def test_a_comments_heading_takes_what_follows_it_out_of_the_body(heading: str) 
     assert ex.comments == ["Great post, I agree with every word of it and I will send it to my team.",
                            "Posted by: atmos | Mar 20, 2007",
                            "I do not agree: forms are the worst part of the web, and the post says too little on why."]
-    off = _blog(heading, DecisionRule(threshold=0.5, confident=0.5, comment_headings=False))  # the step off
+    off = _blog(heading, ablated(RULE, comment_headings=False))  # the step off
     assert "Great post" in off.text and off.comments == []
 
 
@@ -487,8 +488,6 @@ def test_a_footer_under_a_comments_heading_is_no_comment() -> None:
 
 
 def test_a_sidebars_widgets_are_not_body() -> None:
-    import dataclasses
-
     from bodyblocks.inference.roles import in_sidebar
 
     widgets = "".join(f"<li class='widget widget_text' id='text-{i}'><h2 class='widgettitle'>Friends {i}</h2><div "
@@ -498,7 +497,7 @@ def test_a_sidebars_widgets_are_not_body() -> None:
     html = ARTICLE.replace("</main>", side + "</main>")  # the model half believes the blurbs: they sit in <main>
     ex = _decide(html)
     assert ex.text.splitlines()[0].startswith("Paragraph 0") and "Blurb" not in ex.text and "Friends" not in ex.text
-    assert "Blurb 0" in _decide(html, dataclasses.replace(RULE, sidebars=False)).text  # the step off: kept
+    assert "Blurb 0" in _decide(html, ablated(RULE, sidebars=False)).text  # the step off: kept
     # a whole class name, not a token of one: a theme's "content-sidebar-wrap" wraps the article too
     wrapped = ARTICLE.replace("<main>", "<main><div class='content-sidebar-wrap'>").replace("</main>", "</div></main>")
     assert "Paragraph 3" in _decide(wrapped).text
@@ -519,8 +518,6 @@ def test_a_sidebars_widgets_are_not_body() -> None:
 
 
 def test_a_storys_key_points_box_is_not_body() -> None:
-    import dataclasses
-
     from bodyblocks.inference.roles import key_points
 
     box = ("<div class='highlights'><div>STORY HIGHLIGHTS</div><ul><li>NEW: the harbour works start on Monday</li>"
@@ -529,7 +526,7 @@ def test_a_storys_key_points_box_is_not_body() -> None:
                            "<div class='byline'>By Ann Lee, May 3, 2025</div>" + box)
     ex = _decide(html)
     assert "HIGHLIGHTS" not in ex.text and "bridge closes" not in ex.text and "Paragraph 0" in ex.text
-    assert "bridge closes" in _decide(html, dataclasses.replace(RULE, key_points=False)).text  # the step off: kept
+    assert "bridge closes" in _decide(html, ablated(RULE, key_points=False)).text  # the step off: kept
     # a heading "Key points" over the article's own paragraphs heads no box: it stays, and so do they
     section = ARTICLE.replace(PARAS, "<h2>Key points</h2>" + PARAS)
     assert "Key points" in _decide(section).text

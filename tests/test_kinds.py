@@ -3,10 +3,10 @@ an error page comes back empty and flagged; a page whose article sits in <noscri
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
+from benchmarks.rule_steps import ablated
 
 from bodyblocks.inference import kinds
 from bodyblocks.inference.decision import DecisionRule
@@ -151,7 +151,7 @@ def test_menu_lines_the_model_half_leans_to_are_no_thread_on_a_page_that_keeps_o
     ex = _decide(html, probs, _RESCUE)
     assert ex.title == "Children and the climate" and ex.text.startswith("Millions of children")
     assert "Section" not in ex.text and ex.low_confidence  # the rescue after the roles (decision.py, step 5b)
-    assert _decide(html, probs, dataclasses.replace(_RESCUE, role_rescue=False)).no_body
+    assert _decide(html, probs, ablated(_RESCUE, role_rescue=False)).no_body
 
 def _page(title: str, body: str) -> str:
     return (f"<html><head><title>{title}</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"

@@ -46,8 +46,7 @@ def _tiny_model(folder: Path, seed: int = 0, **cfg: object) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cfg", [{}, {"use_tag_path": False}, {"use_context": False}, {"positional": False},
-                                 {"roles": ["body", "caption", "other"]}])  # (a role head: the export gives P(body))
+@pytest.mark.parametrize("cfg", [{}, {"use_tag_path": False}, {"use_context": False}, {"positional": False}])
 def test_the_export_gives_the_torch_models_probabilities(tmp_path: Path, cfg: dict) -> None:
     folder = _tiny_model(tmp_path / "m", **cfg)
     docs = _docs()

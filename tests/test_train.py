@@ -135,9 +135,8 @@ def test_rescue_rule_in_the_extractors_decision() -> None:
 
 
 def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
-    import dataclasses
-
     import numpy as np
+    from benchmarks.rule_steps import ablated
 
     from bodyblocks.inference.decision import DecisionRule
     from bodyblocks.page.segment import segment
@@ -156,7 +155,7 @@ def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
     assert [line.split(":")[0] for line in ex.text.splitlines()] == [f"Book {i}" for i in range(6)]
     assert ex.low_confidence and not ex.no_body and ex.probabilities == [float(x) for x in probs]
     assert ex.confidence == pytest.approx(0.3)
-    off = dataclasses.replace(rule, role_rescue=False).decide(doc, probs, "m")
+    off = ablated(rule, role_rescue=False).decide(doc, probs, "m")
     assert off.no_body and off.title == "Best sellers in books"
     assert DecisionRule(0.5, 0.5).decide(doc, probs, "m").no_body  # no rescue, none after the roles either
     assert DecisionRule(0.5, 0.5, rescue=0.5).decide(doc, probs, "m").no_body  # a rescue at the threshold is none

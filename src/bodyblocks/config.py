@@ -8,8 +8,8 @@ without the context layers).
 
 Every dataclass validates itself in `__post_init__`, so a bad value fails when the config is built, not
 half-way through training. Unknown keys are errors (a typo must not silently fall back to a default), except
-the keys of variants that no longer ship (RETIRED): a config or checkpoint that sets one to its old no-op value
-still loads (the key is dropped), any other value is an error that says the variant was removed.
+the settings of a role head that a model checkpoint records without roles (`roles: []`): they changed nothing
+and are dropped; a checkpoint with roles is refused, its head being no part of bodyblocks.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ MAX_WIDTH = 4096  # d_model, d_ff / 4, encoder.dim, tag_dim
 MAX_LAYERS = 48
 MAX_TABLE = 1 << 28  # rows x width of an embedding table (1 GiB of float32)
 MAX_BLOCKS_WINDOW = 16384  # model.window
-MAX_ROLES = 64  # model.roles
 
 
 class ConfigError(ValueError):
@@ -109,14 +108,6 @@ class ModelConfig:
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
     positional: bool = True  # add a sinusoidal encoding of the block index
     class_weights: tuple[float, float] = (1.0, 1.0)  # cross-entropy weights of (non-body, body)
-    # a second head over the blocks' roles (training/roles.ROLES names them; empty: none): beside body / non-body,
-    # trained on the convention's roles of each training block with role_weight times its cross-entropy
-    roles: list[str] = field(default_factory=list)
-    role_weight: float = 0.5
-    # the roles' cross-entropy weights: (a role's share of the training blocks) ** -role_balance, made by training
-    # (0: every role 1) and recorded in role_class_weights
-    role_balance: float = 0.0
-    role_class_weights: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(
@@ -136,14 +127,6 @@ class ModelConfig:
         _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
         _check(len(self.class_weights) == 2, "model.class_weights needs two numbers")
         _check(all(0 < w < float("inf") for w in self.class_weights), "model.class_weights must be positive")
-        _check(len(set(self.roles)) == len(self.roles) <= MAX_ROLES and len(self.roles) != 1
-               and all(isinstance(r, str) and r for r in self.roles),
-               f"model.roles must be none, or 2 to {MAX_ROLES} distinct names")
-        _check(0.0 <= self.role_weight < float("inf"), "model.role_weight must be a number >= 0")
-        _check(0.0 <= self.role_balance <= 1.0, "model.role_balance must be in [0, 1]")
-        _check(not self.role_class_weights or (len(self.role_class_weights) == len(self.roles)
-                                               and all(0 < w < float("inf") for w in self.role_class_weights)),
-               "model.role_class_weights needs a positive number per role (or none)")
 
 
 @dataclass
@@ -296,45 +279,25 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
     raise ConfigError(f"{key}: unsupported field type {hint!r}")
 
 
-# Keys of variants that were tried and no longer ship (CHANGELOG.md, "Removed"), each with the value at which it
-# changed nothing: a config.json or YAML file that sets one to that value loads as if it were not there.
-RETIRED: dict[str, Any] = {
-    "model.context_kind": "transformer",  # "conv": a convolutional page context (ConvContext)
-    "model.conv_kernel": 5,
-    "train.text_init": "",  # an n-gram table distilled from e5-small (`bodyblocks distill`)
-    "train.freeze_text": False,
-    "train.teacher_labels": [],  # a noisy student's teacher-labelled pages (`bodyblocks data teacher`)
-    "gbt.context": False,  # page-relative and container features for the trees
-    "gbt.role_features": False,  # caption, byline, link-list, promo and comment cues for the trees
-    "gbt.hard_negatives": 1.0,  # a training weight of non-body blocks that read like body text
-    "ensemble.weak_tuning": [],  # weakly labelled pages (snippet gold) tuned on beside the validation pages
-    "ensemble.weak_share": 0.5,
-    "ensemble.weak_exclude": [],
-}
-# RETIRED's names of the classes
-_SECTIONS = {ModelConfig: "model.", TrainConfig: "train.", GbtConfig: "gbt.", EnsembleConfig: "ensemble."}
+# The settings of a role head (a second head over the blocks' roles), which model checkpoints recorded; without
+# roles they changed nothing
+_ROLE_HEAD_KEYS = ("roles", "role_weight", "role_balance", "role_class_weights")
 
 
-def _drop_retired(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
-    """`data` (settings of `cls`) without its RETIRED keys at their no-op value; ConfigError for one set to
-    anything else."""
-    out = dict(data)
-    section = _SECTIONS.get(cls)
-    for key in [k for k in data if section and section + k in RETIRED]:
-        name, value = section + key, out.pop(key)
-        noop = RETIRED[name]
-        _check(value == noop and isinstance(value, bool) == isinstance(noop, bool),
-               f"{name} was removed (a variant that no longer ships); only {noop!r}, its no-op value, is accepted, "
-               f"got {value!r}")
-    return out
+def _without_role_head(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Model settings without the keys of an absent role head; ConfigError for a model that has one."""
+    _check(not data.get("roles"),
+           "model.roles: a model with a role head, which bodyblocks no longer has (its code: commit 2d6b72b)")
+    return {k: v for k, v in data.items() if k not in _ROLE_HEAD_KEYS}
 
 
 def from_dict(cls: Any, data: Mapping[str, Any], prefix: str = "") -> Any:
-    """Build dataclass `cls` from a mapping; unknown keys and bad types raise ConfigError (RETIRED keys at
-    their no-op value are dropped)."""
+    """Build dataclass `cls` from a mapping; unknown keys and bad types raise ConfigError (a model's role head
+    settings without roles are dropped)."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    data = _drop_retired(cls, data)
+    if cls is ModelConfig:
+        data = _without_role_head(data)
     unknown = sorted(set(data) - names)
     _check(not unknown, f"unknown config key(s): {', '.join(prefix + k for k in unknown)}")
     kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}

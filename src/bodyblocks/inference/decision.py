@@ -20,7 +20,7 @@
      threshold is not lost where the convention counts it as body;
   4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
   5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
-  5b. the rescue after the roles (`role_rescue`, with a rescue under the threshold), after step 8: where every
+  5b. the rescue after the roles (with a rescue under the threshold), after step 8: where every
      block steps 1-3 kept is taken out by steps 6-8 (the headline, a byline, a caption, a promo line, comments), no
      body block reached the threshold, so steps 1-8 run again with those blocks, and every block at the
      threshold, set aside (P(body) 0): the rescue of step 2 then applies to the rest. A listing whose title was
@@ -44,7 +44,7 @@
      story's key points box (roles.key_points: "STORY HIGHLIGHTS" and its list; unless it holds more than
      KEY_POINTS_SHARE of the kept characters) and the widgets of a sidebar (roles.in_sidebar: #sidebar, .widget;
      unless they hold more than SIDEBAR_SHARE of the kept characters) are dropped; kept captions and photo
-     credits (roles.is_caption) go to Extraction.captions (`captions`), unless they hold more than CAPTION_SHARE
+     credits (roles.is_caption) go to Extraction.captions, unless they hold more than CAPTION_SHARE
      of the kept characters (a gallery, a list of cards: its content), with the captions the model did not keep
      between the headline (or the first kept block) and the last kept block, under their common element;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
@@ -285,12 +285,6 @@ class DecisionRule:
     container: tuple[float, ...] | None = None  # step 3: (share, inside, outside[, core, core_share]); None: no step 3
     headline: bool = False  # step 3b: keep the block that matches the page's title
     comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
-    captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
-    repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers (an ablation's off)
-    comment_headings: bool = True  # step 7: a section under a comments heading is a comment container (roles)
-    role_rescue: bool = True  # step 5b: the rescue after the roles (an ablation's off)
-    sidebars: bool = True  # step 7: a sidebar's widgets out of the body (an ablation's off)
-    key_points: bool = True  # step 7: a story's key points box out of the body (an ablation's off)
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -350,7 +344,7 @@ class DecisionRule:
         """Steps 1-8 on one page: its Extraction by the extractor called `name` (step 5b: the rescue after the
         roles, where nothing of what steps 1-3 kept stayed body)."""
         extraction = self._decide(doc, probs, name)
-        if (extraction.kept or extraction.error_page or not self.role_rescue or self.rescue is None
+        if (extraction.kept or extraction.error_page or self.rescue is None
                 or self.rescue >= self.threshold or not (probs >= self.threshold).any()):
             return extraction
         rest = probs.copy()  # what steps 1-3 kept, and every block at the threshold, set aside: step 2's rescue
@@ -386,7 +380,7 @@ class DecisionRule:
         chosen = int(chars[keep].sum())
         in_posts = int(chars[keep & comments].sum())
         comment_share = in_posts / chosen if chosen else 0.0
-        posts = kinds.thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts, self.repeated_posts)
+        posts = self._thread_posts(doc, probs, keep, comments, chosen - in_posts, in_posts)
         said: list[int] = []
         if posts is not None:
             keep |= posts  # a thread: its posts, in order
@@ -394,8 +388,8 @@ class DecisionRule:
         # the body alone, the comments a field of their own
         if not self.comments and (posts is None or (posts.any() and not (posts & comments).any())):
             heard = comments.copy()  # the comments reported: all in containers; under a heading, those not dismissed
-            if posts is None and self.comment_headings:  # an article: the sections under a comments heading too
-                sections = roles.comment_sections(blocks, keep) & ~comments
+            if posts is None:  # an article: the sections under a comments heading too
+                sections = self._comment_sections(blocks, keep) & ~comments
                 comments = comments | sections
                 heard |= sections & (keep | (probs >= SECTION_HEARD))
             said = [int(i) for i in np.flatnonzero(heard) if roles.is_comment_text(blocks[i])]
@@ -413,18 +407,9 @@ class DecisionRule:
         if standfirst is not None:
             keep[standfirst] = False
         keep &= ~np.fromiter((k and roles.is_promo(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
-        if self.key_points:  # a story's key points box ("STORY HIGHLIGHTS" and its list)
-            keep &= ~_minor(roles.key_points(blocks) & keep, keep, chars, KEY_POINTS_SHARE)
-        if self.sidebars:  # a blogroll, an "about us" box, a list of sponsors beside the article
-            side = np.fromiter((k and roles.in_sidebar(b) for b, k in zip(blocks, keep, strict=True)), bool,
-                               len(blocks))
-            keep &= ~_minor(side, keep, chars, SIDEBAR_SHARE)
-        captions = [int(i) for i in np.flatnonzero(keep) if roles.is_caption(blocks[i])] if self.captions else []
-        if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
-            captions = []  # a gallery or a list of cards: what reads as captions is the page's content
-        keep[captions] = False
-        if self.captions:
-            captions = sorted({*captions, *_captions_around(blocks, keep, head)})
+        keep &= ~self._key_points(blocks, keep, chars)
+        keep &= ~self._sidebar(blocks, keep, chars)
+        captions = self._captions(blocks, keep, chars, head)
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
@@ -444,7 +429,32 @@ class DecisionRule:
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
-            error_text=message,
-            captions=[blocks[i].text for i in captions], caption_blocks=captions,
-            comments=[blocks[i].text for i in said],
-        )
+            error_text=message, captions=[blocks[i].text for i in captions], caption_blocks=captions,
+            comments=[blocks[i].text for i in said])
+
+    # step 7's parts, each a method that a benchmark's subclass overrides (benchmarks/rule_steps.py)
+    def _thread_posts(self, doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray,
+                      outside: int, inside: int) -> np.ndarray | None:
+        """A thread's posts to keep (kinds.thread_posts), None on an article."""
+        return kinds.thread_posts(doc, probs, keep, comments, outside, inside)
+
+    def _comment_sections(self, blocks: Sequence[Block], keep: np.ndarray) -> np.ndarray:
+        """An article's sections under a comments heading (roles.comment_sections), a mask."""
+        return roles.comment_sections(blocks, keep)
+
+    def _key_points(self, blocks: Sequence[Block], keep: np.ndarray, chars: np.ndarray) -> np.ndarray:
+        """The kept blocks of a story's key points box ("STORY HIGHLIGHTS" and its list), a mask."""
+        return _minor(roles.key_points(blocks) & keep, keep, chars, KEY_POINTS_SHARE)
+
+    def _sidebar(self, blocks: Sequence[Block], keep: np.ndarray, chars: np.ndarray) -> np.ndarray:
+        """The kept blocks of a sidebar's widgets (a blogroll, an "about us" box, sponsors), a mask."""
+        side = np.fromiter((k and roles.in_sidebar(b) for b, k in zip(blocks, keep, strict=True)), bool, len(blocks))
+        return _minor(side, keep, chars, SIDEBAR_SHARE)
+
+    def _captions(self, blocks: Sequence[Block], keep: np.ndarray, chars: np.ndarray, head: int | None) -> list[int]:
+        """The captions and photo credits (kept, unless the page's content, and around the kept text), out of keep."""
+        captions = [int(i) for i in np.flatnonzero(keep) if roles.is_caption(blocks[i])]
+        if chars[captions].sum() > CAPTION_SHARE * chars[keep].sum():
+            captions = []  # a gallery or a list of cards: what reads as captions is the page's content
+        keep[captions] = False  # in place: the caller's mask
+        return sorted({*captions, *_captions_around(blocks, keep, head)})

@@ -42,7 +42,6 @@ class PageInputs:
     text_ids: np.ndarray | None = None  # hashed n-gram ids (hash encoder)
     text_offsets: np.ndarray | None = None  # (n,) int64
     labels: np.ndarray | None = None  # (n,) int64: 1 body, 0 not, IGNORE left out
-    roles: np.ndarray | None = None  # (n,) int64: each block's index in model.roles, IGNORE where it has none
 
     @property
     def n(self) -> int:
@@ -55,10 +54,8 @@ def prepare_page(
     cfg: ModelConfig,
     text_vectors: np.ndarray | None = None,
     labels: Sequence[int] | np.ndarray | None = None,
-    roles: Sequence[str] | None = None,
 ) -> PageInputs:
-    """Model inputs of one page; frozen encoders need `text_vectors` (n, cfg.encoder.dim); `roles` (training, a model
-    with a role head): each block's role name, one of cfg.roles or left out of the role loss."""
+    """Model inputs of one page; frozen encoders need `text_vectors` (n, cfg.encoder.dim)."""
     n = len(blocks)
     if cfg.use_tag_path:
         tag_ids, tag_offsets = tag_bags(blocks, cfg.tag_buckets)
@@ -80,11 +77,6 @@ def prepare_page(
         page.labels = np.asarray(labels, dtype=np.int64)
         if page.labels.shape != (n,):
             raise ValueError(f"labels: expected {n} values, got {page.labels.shape}")
-    if roles is not None and cfg.roles:
-        if len(roles) != n:
-            raise ValueError(f"roles: expected {n} values, got {len(roles)}")
-        index = {r: i for i, r in enumerate(cfg.roles)}
-        page.roles = np.fromiter((index.get(r, IGNORE) for r in roles), np.int64, n)
     return page
 
 

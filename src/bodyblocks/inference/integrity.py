@@ -300,8 +300,6 @@ def expected_shapes(cfg: ModelConfig) -> dict[str, list[int]]:
         out["tags.weight"] = [cfg.tag_buckets, cfg.tag_dim]
     if cfg.use_context:
         out["context.norm.weight"] = [d]
-    if cfg.roles:
-        out["role_head.3.weight"] = [len(cfg.roles), d]
     return out
 
 
@@ -319,9 +317,6 @@ def check_shapes(folder: str | Path, cfg: ModelConfig) -> None:
             said = "is not there" if got is None else f"is {got}"
             raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: tensor {name} "
                                   f"{said}, the settings (d_model {cfg.d_model}, ...) make it {want}")
-    if not cfg.roles and any(name.startswith("role_head.") for name in shapes):
-        raise CheckpointError(f"{Path(folder) / 'config.json'} does not match {path.name}: the weights hold a role "
-                              "head, the settings no model.roles")
     layers = {int(m.group(1)) for name in shapes if (m := _LAYER.match(name))}
     want_layers = cfg.n_layers if cfg.use_context else 0
     if len(layers) != want_layers:

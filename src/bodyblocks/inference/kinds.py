@@ -173,13 +173,20 @@ def repeated_posts(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
 
 
 def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray, outside: int,
-                 inside: int, repeated: bool = True) -> np.ndarray | None:
+                 inside: int) -> np.ndarray | None:
     """The posts of a thread to keep (a mask), or None when the page is no thread (its comment containers are
     then no body). `comments`: the blocks in comment containers; `outside` and `inside`: the kept characters
     outside and inside them. A thread: some of the kept text is in comment containers and less than MIN_ARTICLE
     outside them, or the page's structured data says so (add_kind) and its posts in comment containers hold more
     text than the kept text outside them (a Q&A page whose answers sit outside them keeps its comments out);
-    else (`repeated`) a thread of repeated posts outside comment containers (repeated_posts)."""
+    else a thread of repeated posts outside comment containers (repeated_posts)."""
+    posts = container_posts(doc, probs, keep, comments, outside, inside)
+    return posts if posts is not None else repeated_posts(doc.blocks, probs, keep, comments, outside + inside)
+
+
+def container_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray, outside: int,
+                    inside: int) -> np.ndarray | None:
+    """thread_posts' posts in comment containers alone (None: no such thread)."""
     blocks = doc.blocks
     if comments.any():
         if inside > 0 and outside < MIN_ARTICLE:
@@ -188,7 +195,7 @@ def thread_posts(doc: Document, probs: np.ndarray, keep: np.ndarray, comments: n
             posts = post_groups(blocks, probs, keep, comments)
             if sum(blocks[i].text_len for i in np.flatnonzero(posts)) >= POST_SHARE * outside:
                 return posts
-    return repeated_posts(blocks, probs, keep, comments, outside + inside) if repeated else None
+    return None
 
 
 # ------------------------------------------------------------------------------------------- errors

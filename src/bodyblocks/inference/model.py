@@ -16,7 +16,6 @@ Forward:
   3. Transformer encoder with a padding mask; pages longer than `window` blocks run in
      overlapping windows and the logits of blocks seen twice are averaged                (B, T, 2)
   4. MLP head: 2 logits (non-body, body) per real block                                  (N, 2)
-     and, where model.roles names roles, a second MLP head: a logit per role              (N, R)
 With use_context=False steps 2-3 are skipped and the head sees each block alone.
 Blocks are packed: N = all real blocks of the batch in page order, so padding never reaches the loss.
 """
@@ -68,7 +67,6 @@ class PageBatch:
     text_ids: torch.Tensor | None = None  # (K,) int64
     text_offsets: torch.Tensor | None = None  # (N,) int64
     labels: torch.Tensor | None = None  # (N,) int64
-    roles: torch.Tensor | None = None  # (N,) int64 role indices (a role head's training)
 
     @property
     def lengths(self) -> list[int]:
@@ -115,8 +113,6 @@ def collate(pages: Sequence[PageInputs]) -> PageBatch:
         batch.text_ids, batch.text_offsets = _bags([p.text_ids for p in pages], [p.text_offsets for p in pages])
     if all(p.labels is not None for p in pages):
         batch.labels = torch.from_numpy(np.concatenate([p.labels for p in pages]))
-    if all(p.roles is not None for p in pages):
-        batch.roles = torch.from_numpy(np.concatenate([p.roles for p in pages]))
     return batch
 
 
@@ -132,9 +128,7 @@ class BlockOutput(NamedTuple):
     """What forward returns."""
 
     logits: torch.Tensor  # (N, 2): non-body, body
-    loss: torch.Tensor | None  # scalar cross-entropy when labels were given (plus role_weight times the roles')
-    role_logits: torch.Tensor | None = None  # (N, R): the role head's, where the model has one
-    role_loss: torch.Tensor | None = None  # the roles' cross-entropy, where it is part of `loss` (unweighted)
+    loss: torch.Tensor | None  # scalar cross-entropy when labels were given
 
 
 def sinusoidal(positions: torch.Tensor, dim: int) -> torch.Tensor:
@@ -165,11 +159,7 @@ class BlockClassifier(nn.Module):
             )
             self.context = nn.TransformerEncoder(layer, cfg.n_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False)
         self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(d, 2))
-        self.role_head = None if not cfg.roles else nn.Sequential(
-            nn.Linear(d, d), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(d, len(cfg.roles)))
         self.register_buffer("class_weights", torch.tensor(cfg.class_weights, dtype=torch.float32), persistent=False)
-        self.register_buffer("role_class_weights", torch.tensor(cfg.role_class_weights, dtype=torch.float32)
-                             if cfg.role_class_weights else None, persistent=False)
 
     def embed_blocks(self, batch: PageBatch) -> torch.Tensor:
         """(N, d_model) representation of every real block, before context."""
@@ -212,18 +202,12 @@ class BlockClassifier(nn.Module):
             pad[empty, 0] = False
         return self.context(x, src_key_padding_mask=pad)
 
-    def _heads(self, h: torch.Tensor) -> torch.Tensor:
-        """(..., d) -> (..., 2 + R): the body head's logits, then the role head's where there is one."""
-        if self.role_head is None:
-            return self.head(h)
-        return torch.cat((self.head(h), self.role_head(h)), dim=-1)
-
     def _head_over_context(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """(b, w, d) -> (b, w, 2 + R) logits of one pass of the Transformer and the heads."""
-        return self._heads(self._encode(x, mask))
+        """(b, w, d) -> (b, w, 2) logits of one pass of the Transformer and the head."""
+        return self.head(self._encode(x, mask))
 
     def _contextualise(self, x: torch.Tensor, mask: torch.Tensor, run: Any = None) -> torch.Tensor:
-        """(B, T, d) -> (B, T, 2 + R) logits, over overlapping windows when T > window; `run`: in place of
+        """(B, T, d) -> (B, T, 2) logits, over overlapping windows when T > window; `run`: in place of
         _head_over_context (SinglePage's traced one)."""
         run = run or self._head_over_context
         B, T, _ = x.shape
@@ -248,35 +232,19 @@ class BlockClassifier(nn.Module):
         return total / count[None, :, None]
 
     def forward(self, batch: PageBatch, labels: torch.Tensor | None = None) -> BlockOutput:
-        """Logits (N, 2) for the batch's real blocks (and the role head's, (N, R)), and the loss when `labels` (N,)
-        are given: the body's cross-entropy, plus role_weight times the roles' where the batch has roles."""
+        """Logits (N, 2) for the batch's real blocks, and the cross-entropy when `labels` (N,) are given."""
         h = self.embed_blocks(batch)  # (N, d)
         if self.context is None:
-            out = self._heads(h)
+            logits = self.head(h)
         else:
-            out = self._contextualise(self._place(h, batch.mask), batch.mask)[batch.mask]  # (N, 2 + R)
-        logits, role_logits = (out, None) if self.role_head is None else (out[:, :2], out[:, 2:])
-        loss = role_loss = None
-        if labels is not None:
-            loss = _cross_entropy(logits, labels, self.class_weights)
-            if role_logits is not None and batch.roles is not None and self.cfg.role_weight > 0:
-                role_loss = _cross_entropy(role_logits, batch.roles, self.role_class_weights)
-                loss = loss + self.cfg.role_weight * role_loss
-        return BlockOutput(logits, loss, role_logits, role_loss)
+            logits = self._contextualise(self._place(h, batch.mask), batch.mask)[batch.mask]  # (N, 2)
+        loss = None if labels is None else _cross_entropy(logits, labels, self.class_weights)
+        return BlockOutput(logits, loss)
 
     @torch.inference_mode()
     def probabilities(self, batch: PageBatch) -> list[np.ndarray]:
         """P(body) per block, one array per page."""
         return batch.per_page(torch.softmax(self(batch).logits.float(), dim=-1)[:, 1].cpu().numpy())
-
-    @torch.inference_mode()
-    def role_probabilities(self, batch: PageBatch) -> list[np.ndarray]:
-        """P(role) per block, (n, R) in model.roles' order, one array per page (ValueError: no role head)."""
-        if self.role_head is None:
-            raise ValueError("this model has no role head (model.roles is empty)")
-        out = self(batch).role_logits
-        assert out is not None
-        return batch.per_page(torch.softmax(out.float(), dim=-1).cpu().numpy())
 
     # ------------------------------------------------------------------------------------- checkpoints
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:

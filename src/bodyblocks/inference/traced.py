@@ -30,7 +30,7 @@ from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, c
 from bodyblocks.types import Block
 
 _log = logging.getLogger(__name__)
-_BATCH_FIELDS = tuple(f.name for f in fields(PageBatch) if f.name not in ("mask", "labels", "roles"))  # the inputs
+_BATCH_FIELDS = tuple(f.name for f in fields(PageBatch) if f.name not in ("mask", "labels"))  # the inputs
 
 
 class _Embed(nn.Module):
@@ -47,7 +47,7 @@ class _Embed(nn.Module):
 
 
 class _Context(nn.Module):
-    """(b, w, d) unpadded windows -> (b, w, 2 + R) logits: the model's _head_over_context, for the tracer."""
+    """(b, w, d) unpadded windows -> (b, w, 2) logits: the model's _head_over_context, for the tracer."""
 
     def __init__(self, model: BlockClassifier) -> None:
         super().__init__()
@@ -74,7 +74,7 @@ class SinglePage:
         with torch.inference_mode():
             x = self.embed(*(getattr(batch, f) for f in self.names))
             logits = self.model._contextualise(x, batch.mask, lambda xs, _: self.context(xs))[0]
-            return torch.softmax(logits[:, :2].float(), dim=-1)[:, 1].numpy()  # (the role head's columns follow)
+            return torch.softmax(logits.float(), dim=-1)[:, 1].numpy()
 
     @classmethod
     def build(cls, model: BlockClassifier) -> SinglePage | None:

@@ -1,6 +1,7 @@
 """The heuristic's vote: 1 for a block whose text is in the `heuristic` extractor's answer, else 0.
 
-    doc = segment_with_vote(html)              # blocks, plus the vote in doc.extra[VOTE]
+    add_vote(doc, html, tree)                  # the vote in doc.extra[VOTE], on the tree the segmenter parsed
+    vote_on_blocks(key, texts, html)           # the vote on a cached page's blocks (tuning, fine-tuning)
 
 The `heuristic` extractor (baselines/heuristic.py) picks the one container with the most text and
 paragraphs and the fewest links, which is right on kinds of page the learners saw few of (product grids,
@@ -65,8 +66,8 @@ def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
 
 
 def segment_with_vote(html: str | bytes, marks: bool = False) -> Document:
-    """segment.segment, plus the heuristic's vote on the same parsed tree (the page segmenter of an
-    extractor that blends the vote; the batch runner's workers call it). `marks`: as segment's."""
+    """segment.segment, plus the heuristic's vote on the same parsed tree (vote_on_blocks' segmenter; an
+    extractor's pages go through blocks.segment_page, which calls add_vote). `marks`: as segment's."""
     doc, tree = segment_tree(html, marks=marks)
     return add_vote(doc, html, tree)
 

@@ -11,7 +11,6 @@ no body block are left out.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,33 +53,14 @@ def held_out_sites(cfg: DataConfig, names: list[str] | tuple[str, ...]) -> Unsee
     return unseen_sites((name, dataset_folder(cfg, name)) for name in names)
 
 
-def with_roles(pages: Iterable[CachedPage], folder: Path, cfg: DataConfig, workers: int) -> Iterator[CachedPage]:
-    """The pages, each with its blocks' roles from the dataset's convention cache (training/roles.py), where that
-    cache holds the page with the same blocks' texts (the same segmentation); a convention cache's pages have theirs."""
-    if cfg.targets == "convention":
-        yield from pages
-        return
-    roles = {cp.id: cp for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets="convention")}
-    for cp in pages:
-        found = roles.get(cp.id)
-        if (cp.roles is None and found is not None and found.roles is not None
-                and [b.text for b in found.blocks] == [b.text for b in cp.blocks]):
-            cp.roles = found.roles
-        yield cp
-
-
-def load_pages(cfg: DataConfig, workers: int = 2, roles: bool = False) -> dict[str, list[CachedPage]]:
+def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names, less those of a site of
-    cfg.exclude_sites_of (held_out_sites); `roles`: each page with its blocks' roles, whatever cfg.targets (a
-    page whose roles are missing is left out)."""
+    cfg.exclude_sites_of (held_out_sites)."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
     unseen = held_out_sites(cfg, cfg.exclude_sites_of)
     for folder in data_folders(cfg):
         counts: dict[str, int] = {}
-        pages = load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets)
-        for cp in with_roles(pages, folder, cfg, workers) if roles else pages:
-            if roles and cp.roles is None:
-                continue
+        for cp in load_cached(folder, cfg.cache_dir, workers=workers, targets=cfg.targets):
             if cp.error or not cp.blocks or cp.method == "none" or not any(cp.labels):
                 continue
             if not unseen.keeps(cp.site):

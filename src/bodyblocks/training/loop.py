@@ -15,7 +15,6 @@ Checkpoints are safetensors + JSON (model.py); nothing is pickled, the optimizer
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
 import random
 import time
@@ -34,19 +33,16 @@ from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, coll
 from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.cache import CachedPage, made_with
 from bodyblocks.training.data import load_pages
-from bodyblocks.training.roles import ROLES
 from bodyblocks.training.tune import pooled_char_f1, tune_rule
 
 
 # ----------------------------------------------------------------------------------------- data
 def make_inputs(pages: Sequence[CachedPage], cfg: ModelConfig, encoder: Any = None) -> list[PageInputs]:
-    """Model inputs with labels for each page (frozen encoders: vectors through their disk cache), and with each
-    block's role where the model has a role head and the page has roles (load_pages(roles=True); a batch with a
-    page without them trains the body head alone, as fine-tuning on a user's pages does)."""
+    """Model inputs with labels for each page (frozen encoders: vectors through their disk cache)."""
     inputs = []
     for cp in pages:
         vectors = encoder.encode([b.text for b in cp.blocks]) if encoder is not None else None
-        inputs.append(prepare_page(cp.blocks, cfg, text_vectors=vectors, labels=cp.labels, roles=cp.roles))
+        inputs.append(prepare_page(cp.blocks, cfg, text_vectors=vectors, labels=cp.labels))
     return inputs
 
 
@@ -68,29 +64,6 @@ def batches(inputs: Sequence[PageInputs], batch_pages: int, max_blocks: int, rng
         rng.shuffle(groups)
     for g in groups:
         yield [inputs[i] for i in g]
-
-
-def role_class_weights(inputs: Sequence[PageInputs], n_roles: int, balance: float) -> list[float]:
-    """The role head's cross-entropy weights: (a role's share of the blocks) ** -balance, scaled so that the
-    blocks' mean weight is 1 (a role no block has: 1, never a target)."""
-    roles = np.concatenate([p.roles for p in inputs if p.roles is not None] or [np.zeros(0, np.int64)])
-    counts = np.bincount(roles[roles != IGNORE], minlength=n_roles).astype(np.float64)
-    if not counts.sum():
-        return [1.0] * n_roles
-    present = counts > 0
-    weights = np.ones(n_roles)
-    weights[present] = np.power(counts[present] / counts.sum(), -balance)
-    weights[present] /= float((counts * weights).sum() / counts.sum())
-    return [round(float(w), 6) for w in weights]
-
-
-def recorded_role_weights(cfg: Config, resume: bool, out: Path) -> list[float] | None:
-    """The role weights of the checkpoint this run continues (last/ when resuming, else train.init), so that a
-    resumed or fine-tuned run keeps the weights it started with; None: none recorded."""
-    start = out / "last" if resume and (out / "last" / "optimizer.safetensors").exists() else cfg.train.init
-    if not start:
-        return None
-    return read_checkpoint(start)["model"].get("role_class_weights") or None
 
 
 # ----------------------------------------------------------------------------------------- loop helpers
@@ -116,13 +89,12 @@ def make_optimizer(model: torch.nn.Module, cfg: Config) -> torch.optim.Optimizer
 @torch.no_grad()
 def estimate_loss(model: BlockClassifier, inputs: Sequence[PageInputs], cfg: Config,
                   device: torch.device) -> tuple[float, list[np.ndarray]]:
-    """Mean validation loss (per block, the body's cross-entropy alone) and P(body) per page, in input order."""
+    """Mean validation loss (per block) and P(body) per page, in input order."""
     model.eval()
     total, n = 0.0, 0
     probs: list[np.ndarray] = []
     for i in range(0, len(inputs), cfg.train.batch_pages):
         batch = collate(inputs[i : i + cfg.train.batch_pages]).to(device)
-        batch.roles = None  # (the role head's loss is not the validation loss: comparable with a model without one)
         out = model(batch, batch.labels)
         real = int((batch.labels != IGNORE).sum())
         total += float(out.loss) * real
@@ -213,19 +185,13 @@ def _start(cfg: Config, resume: bool, splits: dict[str, list[CachedPage]] | None
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.train.seed)
     device = resolve_device(cfg.train.device)
-    if unknown := [r for r in cfg.model.roles if r not in ROLES]:
-        raise ValueError(f"model.roles: {', '.join(unknown)} not among the training roles ({', '.join(ROLES)})")
-    splits = splits or load_pages(cfg.data, roles=bool(cfg.model.roles))
+    splits = splits or load_pages(cfg.data)
     if not splits.get("train") or not splits.get("val"):
         raise ValueError(f"need train and validation pages, got { {k: len(v) for k, v in splits.items()} }")
     frozen = cfg.model.use_text and cfg.model.encoder.frozen
     encoder = make_encoder(cfg.model.encoder, device=str(device)) if frozen else None
     train_in = make_inputs(splits["train"], cfg.model, encoder)
     val_in = make_inputs(splits["val"], cfg.model, encoder)
-    if cfg.model.roles and cfg.model.role_balance and not cfg.model.role_class_weights:
-        weights = (recorded_role_weights(cfg, resume, out)
-                   or role_class_weights(train_in, len(cfg.model.roles), cfg.model.role_balance))
-        cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, role_class_weights=weights))
     model = BlockClassifier(cfg.model).to(device)
     opt = make_optimizer(model, cfg)
     steps_per_epoch = sum(1 for _ in batches(train_in, cfg.train.batch_pages, cfg.train.max_blocks, random.Random(0)))
@@ -263,8 +229,7 @@ def _train_epoch(run: Run, epoch: int, progress: bool) -> tuple[list[float], flo
         if cfg.train.grad_clip:
             torch.nn.utils.clip_grad_norm_(run.model.parameters(), cfg.train.grad_clip)
         run.opt.step()
-        body = loss if out.role_loss is None else loss - cfg.model.role_weight * out.role_loss
-        losses.append(float(body.detach()))  # the body's loss, as validation's (the role head's is not in it)
+        losses.append(float(loss.detach()))
         state["step"] += 1
         bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", lr=f"{lr:.2e}")
         if state["step"] >= run.total:

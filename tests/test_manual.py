@@ -1,0 +1,52 @@
+"""The manual describes what ships: package docstrings list their modules, CHANGELOG lines stay short, the pages
+that used to carry the history of rounds stay short, and every marked section a benchmark writes is in its page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "bodyblocks"
+MAX_BULLET = 200  # characters of one CHANGELOG line
+MAX_PAGE_LINES = 200
+# `--write docs/PAGE.md#SECTION` or `--section docs/PAGE.md#SECTION` in a benchmark's text
+_WRITTEN = re.compile(r"(docs/[A-Z_]+\.md)#([a-z0-9-]+)")
+
+
+def listed_modules(package: Path) -> list[str]:
+    """The modules a package's docstring lists, one a line as `  name.py  what it does`."""
+    init = (package / "__init__.py").read_text(encoding="utf-8")
+    doc = init.split('"""')[1]
+    return re.findall(r"^\s+(\w+)\.py\s", doc, re.M)
+
+
+@pytest.mark.parametrize("name", ["inference", "capture"])
+def test_a_package_docstring_lists_every_module_it_has(name: str) -> None:
+    package = PACKAGE / name
+    modules = sorted(p.stem for p in package.glob("*.py") if p.name != "__init__.py")
+    assert sorted(listed_modules(package)) == modules
+
+
+def test_every_changelog_line_is_short() -> None:
+    lines = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
+    long = [f"line {i}: {len(line)} characters" for i, line in enumerate(lines, 1)
+            if line.startswith("- ") and len(line) > MAX_BULLET]
+    assert not long, long
+
+
+@pytest.mark.parametrize("page", ["GENERALIZATION.md", "CONVENTION.md"])
+def test_the_pages_of_measurements_state_how_things_are_in_few_lines(page: str) -> None:
+    assert len((ROOT / "docs" / page).read_text(encoding="utf-8").splitlines()) <= MAX_PAGE_LINES
+
+
+def test_every_section_a_benchmark_writes_is_marked_in_its_page() -> None:
+    wanted = {m.groups() for f in (ROOT / "benchmarks").glob("*.py")
+              for m in _WRITTEN.finditer(f.read_text(encoding="utf-8"))}
+    assert wanted  # the benchmarks name their sections
+    for page, section in sorted(wanted):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        begin, end = f"<!-- {section}: begin -->", f"<!-- {section}: end -->"
+        assert text.count(begin) == text.count(end) == 1 and text.index(begin) < text.index(end), (page, section)
