@@ -49,8 +49,8 @@
      between the headline (or the first kept block) and the last kept block, under their common element;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
-     error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
-     says so) comes back empty, flagged error_page (and no_body), its message in Extraction.error_text.
+     error or "not found" page (kinds.error_page: its title or its own text names the error, and its short kept
+     text is that message and little else) comes back empty, flagged error_page (and no_body), its message in Extraction.error_text.
 """
 
 from __future__ import annotations
