@@ -339,5 +339,5 @@ class BlockExtractor:
             text=h.text, title=ex.title or h.title, extractor=f"{self.name}+heuristic", encoding=ex.encoding,
             blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
             low_confidence=True, no_body=not h.text, replaced=ex.replaced, truncated=ex.truncated,
-            guessed=ex.guessed,
+            guessed=ex.guessed, hidden_source=ex.hidden_source,
         )

@@ -50,7 +50,8 @@
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
      error or "not found" page (kinds.error_page: its title or its own text names the error, and its short kept
-     text is that message and little else) comes back empty, flagged error_page (and no_body), its message in Extraction.error_text.
+     text is that message and little else) comes back empty, flagged error_page (and no_body), its message in
+     Extraction.error_text.
 """
 
 from __future__ import annotations
@@ -436,6 +437,7 @@ class DecisionRule:
             confidence=float(np.mean(probs[kept])) if kept else top,
             low_confidence=bool(top < self.confident or comment_share > PAGE_SHARE or links > PAGE_SHARE),
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
+            hidden_source=doc.hidden_source,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
             error_text=message,
