@@ -244,8 +244,8 @@ def _hidden_view(tree: Any, parser: str, text: str, blocks: list[Block], owners:
     Returns (blocks, whether they hold hidden text). The hidden text read is bounded (hidden.limit_hidden)."""
     shown = sum(b.text_len for b in blocks)
     if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
-        if parser == "lxml":
-            limit_hidden(tree.iter("noscript"))
+        if parser == "lxml":  # the outermost ones, listed before any is cut
+            limit_hidden([el for el in tree.iter("noscript") if next(el.iterancestors("noscript"), None) is None])
         noscript_owners: list[Any] | None = [] if owners is not None else None
         with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners, marks=marks)
         if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
