@@ -29,9 +29,9 @@ Error    the page's visible text is an error message and little else: the title 
          the message (the error named, or what an error page says about it: "may have been moved", "try the search
          box", "return to the home page", "sorry", "返回首页") hold at most OTHER_CHARS characters (a CJK one
          counted twice). An article is never emptied on its title or one phrase: two paragraphs of its own prose are
-         more than OTHER_CHARS. The extraction is then empty, flagged error_page (and no_body). A response's HTTP status, where it is known, is
-         read before any of this: WARC records and URL-list captures of a status other than 2xx are no pages
-         (batch/warc.py, batch/inputs.py), so what is left here are soft 404s served with 200.
+         more than OTHER_CHARS. The extraction is then empty, flagged error_page (and no_body). A response's HTTP
+         status, where it is known, is read before any of this: WARC records and URL-list captures of a status other
+         than 2xx are no pages (batch/warc.py, batch/inputs.py), so what is left here are soft 404s served with 200.
 """
 
 from __future__ import annotations
