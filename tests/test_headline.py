@@ -566,31 +566,3 @@ def test_a_blogs_trackbacks_are_comments() -> None:
     inside = ARTICLE.replace(PARAS, PARAS + line + PARAS.replace("Paragraph", "Later paragraph"))
     ex = _decide(inside)
     assert "Later paragraph 3" in ex.text and not any("Later paragraph" in c for c in ex.comments)
-
-
-def test_comments_the_model_doubts_are_kept_in_the_text_when_asked() -> None:
-    # the comments' P(body) under the threshold, as the shipped models give them: asked for, they are still kept
-    doc = segment(ARTICLE)
-    probs = np.array([0.9 if "/main" in b.tag_path and "comment" not in b.tag_path else 0.15 for b in doc.blocks],
-                     np.float32)
-    plain = RULE.decide(doc, probs, "test")
-    assert "Great article" not in plain.text and plain.comments[0].startswith("Great article")
-    asked = DecisionRule(threshold=0.5, confident=0.5, comments=True).decide(doc, probs, "test")
-    lines = asked.text.splitlines()
-    assert lines[-2:] == ["Great article, thanks for writing it up.",
-                          "I disagree with most of it, but it was an interesting read."]
-    assert lines[0].startswith("Paragraph 0") and asked.comments == [] and "Comments" not in lines
-
-
-def test_the_sample_pages_comments_are_in_the_text_with_the_option() -> None:
-    import bodyblocks
-    from bodyblocks.inference.options import ExtractOptions
-
-    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "article-en.html"
-    said = ["Brilliant idea. I have a spare jigsaw that can go to a better home.",
-            "Will there be a way to see which tools are available online before going in?"]
-    plain = bodyblocks.load("ensemble").extract(sample)
-    assert plain.comments == said and said[0] not in plain.text
-    asked = bodyblocks.load("ensemble", ExtractOptions(comments=True)).extract(sample)
-    assert asked.text.splitlines()[-2:] == said and asked.comments == []
-    assert asked.text.startswith(plain.text)  # the article as it was, the comments after it
