@@ -191,3 +191,31 @@ def test_a_detectors_guess_of_a_single_byte_charset_is_flagged() -> None:
     assert d.guessed and d.encoding not in ("utf-8", "gb18030")
     assert segment(page(serbian).encode("cp1251")).guessed  # the segmented page carries it to the Extraction
     assert not decode_bytes(page(ZH).encode("gbk")).guessed and not decode_bytes(page(ZH).encode("utf-8")).guessed
+
+
+@pytest.mark.parametrize("parser", ["lxml", "bs4"])
+def test_a_str_page_with_a_lone_surrogate_keeps_all_its_text(parser: str) -> None:
+    # bytes decoded with "surrogateescape" leave \udcff for a byte no UTF-8 reads; libxml2 stopped at it (lxml: the
+    # text after it lost, bs4: an exception)
+    paras = "".join(f"<p>Paragraph {i}: the council opened a tool library in the old post office on Friday.</p>"
+                    for i in range(30))
+    raw = page(f"<p>Caf\xe9 \xff menu</p>{paras}", "<title>Tools</title>").encode("latin-1")
+    html = raw.decode("utf-8", "surrogateescape")
+    doc = segment(html, parser=parser)
+    texts = [b.text for b in doc.blocks]
+    assert texts[0] == "Caf\ufffd \ufffd menu" and len(texts) == 31 and texts[-1].startswith("Paragraph 29")
+    assert doc.replaced
+    pair = segment(page("<p>Smile \ud83d\ude00 please</p>"), parser=parser)  # a surrogate pair is its character
+    assert [b.text for b in pair.blocks] == ["Smile \U0001f600 please"] and not pair.replaced
+
+
+def test_the_api_keeps_the_text_after_a_lone_surrogate() -> None:
+    import bodyblocks
+
+    paras = "".join(f"<p>Paragraph {i}: the council opened a tool library in the old post office on Friday, and "
+                    "residents can now borrow drills, ladders and sewing machines for a week at a time.</p>"
+                    for i in range(20))
+    html = page(f"<h1>Tool library opens</h1><p>A note \udcff on prices.</p><article>{paras}</article>",
+                "<title>Tool library opens</title>")
+    ex = bodyblocks.get_extractor("gbt").extract(html)
+    assert "Paragraph 19" in ex.text and not ex.no_body and ex.replaced

@@ -240,3 +240,91 @@ def test_a_hidden_copy_of_a_visible_article_or_a_short_one_stays_hidden() -> Non
     assert not any("enable JavaScript" in b.text for b in short.blocks)
     lazy = segment(_blog("<noscript><img src='a.jpg'></noscript>", visible=f"<article>{_POST}</article>"))
     assert sum(b.text.startswith("Line ") for b in lazy.blocks) == 8
+
+
+# short real articles whose title names an error: each two to four paragraphs of its own prose
+_SHORT_ARTICLES = {
+    "Access denied: how a council locked residents out of the tip": [
+        "Residents of Eastfield found the recycling centre gates shut on Saturday after the council moved to a "
+        "booking system without telling anyone.",
+        "Queues of cars with garden waste stretched back to the ring road, and several drivers left bags by the fence.",
+        "The council said the change would cut waiting times once people got used to it."],
+    "Error 404: the band that vanished and came back": [
+        "Five years after their last show, the Leeds quartet played a surprise set at a pub in Hunslet on Friday.",
+        "They opened with two new songs, slower and stranger than anything on their first record, and closed with "
+        "the single that made their name."],
+    "Gone | Film review": [
+        "The director's third feature follows a fisherman who rows out one morning and never returns, told through "
+        "the neighbours who keep his boat ready for him.",
+        "It is patient, beautifully shot on the Norfolk coast, and a little too fond of its long silences."],
+    "Forbidden – the garden nobody may enter": [
+        "Behind a brick wall in the middle of the old town lies a walled garden that has been closed to the public "
+        "since 1962.",
+        "Its owner, a trust set up by the last resident, opens it for one afternoon a year, and the waiting list for "
+        "that afternoon now runs to three thousand names."],
+    "Oops! - the week in bloopers": [
+        "A weather presenter pointed at the wrong county for a full minute on Tuesday, and the clip has since been "
+        "watched two million times.",
+        "Elsewhere, a mayor cut a ribbon that turned out to belong to the shop next door, which was not opening at "
+        "all."],
+    "Not Found: the missing Vermeer that turned up in a loft": [
+        "A painting listed as lost since 1944 was identified last month in the roof space of a farmhouse near Utrecht.",
+        "Experts spent six weeks on the pigments and the canvas before the museum announced the find on Monday."],
+    "找不到 - 电影评论": [
+        "这部电影讲述了一位母亲在南方小城寻找失踪女儿的故事，导演用大量长镜头记录了她穿过街巷、车站和码头的每一天。",
+        "影片节奏缓慢，但演员的表演极其克制，许多观众在映后座谈中表示被最后一场雨中的戏深深打动。",
+        "这部作品将于下月在全国艺术院线上映。"],
+    "Bad Request | The agony aunt column": [
+        "My neighbour has asked to borrow my car every weekend since March, and I have run out of polite ways to say "
+        "no.",
+        "Our columnist says a clear answer given once is kinder than a dozen vague ones, and suggests offering a lift "
+        "to the station instead."],
+    "Error 500 - a play about a data centre": [
+        "The new play at the Crucible is set entirely in a server room on the night of a power cut, with four "
+        "engineers and one failing generator.",
+        "It is funnier than it sounds, and the second act, in near darkness, is the best thing on a Sheffield stage "
+        "this year."],
+    "Gone: the last tram to Bury": [
+        "The final tram of the old line ran at eleven on Sunday night, packed with enthusiasts and a brass band.",
+        "Services resume in the spring on the new track, which adds two stops and a park-and-ride at Heaton Park."],
+    "Service Unavailable – a review of the new rail timetable": [
+        "The new timetable promised more trains between Leeds and York, yet on its first day eleven services were "
+        "cancelled before nine o'clock.",
+        "The operator blamed a shortage of drivers trained on the new route and said the gaps would close by June."],
+    "Page not found: a novel about a forgotten archive": [
+        "Her second novel follows a librarian who discovers that a whole floor of the city archive has been left out "
+        "of every catalogue since the war.",
+        "What she finds there is less a mystery than a family history, told with a light hand and a sharp ear for "
+        "small-town talk."],
+}
+
+
+def test_short_articles_titled_with_an_error_are_not_emptied() -> None:
+    assert len(_SHORT_ARTICLES) == 12
+    for title, paras in _SHORT_ARTICLES.items():
+        body = f"<h1>{title.split(' | ')[0]}</h1>" + "".join(f"<p>{p}</p>" for p in paras)
+        ex = _decide(_page(title, body), {"/main": 0.9})
+        assert not ex.error_page and ex.text.splitlines() == paras and not ex.no_body, title
+
+
+def test_a_short_explainer_quoting_a_not_found_message_is_no_error_page() -> None:
+    explainer = ("<p>When a browser shows “the page you requested could not be found”, the server has answered with "
+                 "status 404: it was reached, but it holds nothing at that address.</p><p>Most of the time the cause "
+                 "is an old bookmark or a typing slip, and a look at the address bar settles it in a second.</p>")
+    ex = _decide(_page("What a 404 means | Tech Help", f"<h1>What a 404 means</h1>{explainer}"), {"/main": 0.9})
+    assert not ex.error_page and ex.text.startswith("When a browser shows")
+
+
+def test_real_error_pages_with_some_help_text_are_still_flagged() -> None:
+    for title, body in (
+            ("404 Not Found", "<p>404 Not Found. The page you requested could not be found. Go home</p>"),
+            ("Page not found", "<p>The page you are looking for is no longer at this address. We have updated and "
+                               "reorganised our website. You should be able to find the same content by navigating "
+                               "from our home page.</p><p>If you still can't find what you're looking for, please "
+                               "e-mail us.</p>"),
+            ("Site", "<h1>Page Not Found</h1><p>We're sorry - the page or function you tried to access could not be "
+                     "found on our web site. Would you take a moment to email us? Please include details of how you "
+                     "arrived at this page so that we can correct the problem.</p><p>Thank you for your help,</p>"),
+            ("新闻网", "<p>抱歉，您访问的页面不存在或已被删除。</p><p>请返回首页继续浏览。</p>")):
+        ex = _decide(_page(title, body), {"/main": 0.9})
+        assert ex.error_page and ex.text == "" and ex.error_text, title

@@ -83,6 +83,9 @@ class Document:
     truncated: bool = False  # the input was cut at the size limit
     extra: dict[str, Any] = field(default_factory=dict)  # what an extractor's segmenter adds per page
     guessed: bool = False  # the charset is a detector's guess of a single-byte one (Decoded.guessed)
+    # the blocks hold text a browser hides until a script runs (<noscript>, <template>: page/hidden.py), read because
+    # the visible page has no article
+    hidden_source: bool = False
 
     @property
     def text(self) -> str:
@@ -118,6 +121,8 @@ class Extraction:
     byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)
     standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)
     guessed: bool = False  # the page's charset is a detector's guess of a single-byte one (Decoded.guessed): unsure
+    hidden_source: bool = False  # the text was read from hidden markup (<noscript>, <template>), the visible page
+    # holding no article (Document.hidden_source, page/hidden.py)
     error_page: bool = False  # an error or "not found" page (inference/kinds.py): no body, rather than its error text
     error_text: str = ""  # an error page's message (the text it kept, out of text): "" on other pages
     # the article's figure captions and photo credits, in page order, left out of text (inference/roles.is_caption)

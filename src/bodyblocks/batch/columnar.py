@@ -28,8 +28,8 @@ from bodyblocks.runtime.files import open_new
 COLUMNAR = {"parquet": ".parquet", "jsonl": ".jsonl"}
 SHARD_SIZE = 10_000  # pages per shard file
 ROW_GROUP = 1_000  # rows per Parquet row group (and per write of a JSON Lines shard)
-# one row per page; `flags`: low_confidence, no_body, truncated, replaced, guessed, error_page; `error`
-# "reason: message" or null;
+# one row per page; `flags`: low_confidence, no_body, truncated, replaced, guessed, error_page, hidden_source;
+# `error` "reason: message" or null;
 # `standfirst`: the summary paragraph under the headline, apart from `text` (null where the page has none);
 # `captions`, `comments`: the article's figure captions and its readers' comments, apart from `text` (lists);
 # author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing

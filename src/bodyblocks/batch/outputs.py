@@ -72,7 +72,7 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence,
         "low_confidence_reason": ex.low_confidence_reason or None, "no_body": ex.no_body,
-        "error_page": ex.error_page, "error_text": ex.error_text or None,
+        "error_page": ex.error_page, "error_text": ex.error_text or None, "hidden_source": ex.hidden_source,
     }
     if ex.blocks is not None:
         probs = ex.probabilities or [None] * len(ex.blocks)
@@ -100,7 +100,8 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
     """One page's row of a columnar shard (columnar.COLUMNS); a failed page has its error and no text."""
     flags = [] if ex is None else [name for name, on in (
         ("low_confidence", ex.low_confidence), ("no_body", ex.no_body), ("truncated", ex.truncated),
-        ("replaced", ex.replaced), ("guessed", ex.guessed), ("error_page", ex.error_page)) if on]
+        ("replaced", ex.replaced), ("guessed", ex.guessed), ("error_page", ex.error_page),
+        ("hidden_source", ex.hidden_source)) if on]
     return {
         "id": job.key, "url": job.url and printable(job.url), "record_id": job.record_id,
         "title": ex.title if ex else None, "standfirst": (ex.standfirst or None) if ex else None,
@@ -123,6 +124,7 @@ def outcome(ex: Extraction) -> dict[str, Any]:
         "low_confidence": ex.low_confidence, "low_confidence_reason": ex.low_confidence_reason or None,
         "no_body": ex.no_body, "replaced": ex.replaced,
         "truncated": ex.truncated, "guessed": ex.guessed, "error_page": ex.error_page,
+        "hidden_source": ex.hidden_source,
     }
 
 

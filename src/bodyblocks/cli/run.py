@@ -109,7 +109,8 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--page-timeout", type=whole(1), default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
     p.add_argument("--comments", action="store_true",
-                   help="keep the comments under an article (dropped by default; a forum thread keeps its posts)")
+                   help="keep the comments under an article in its text (by default out of it, in `comments`; a forum "
+                        "thread keeps its posts)")
     p.add_argument("--no-vote", action="store_true",
                    help="ensemble: leave out the heuristic's vote (faster; the blend and rule tuned without it)")
     p.add_argument("--review", type=share, default=0.0, help="share of pages that get a review page (0 to 1)")

@@ -340,5 +340,5 @@ class BlockExtractor:
             blocks=ex.blocks, probabilities=ex.probabilities, kept=[], confidence=ex.confidence,
             low_confidence=True, no_body=not h.text, replaced=ex.replaced, truncated=ex.truncated,
             low_confidence_reason="the heuristic's answer (--fallback): " + (ex.low_confidence_reason or "unsure"),
-            guessed=ex.guessed,
+            guessed=ex.guessed, hidden_source=ex.hidden_source,
         )

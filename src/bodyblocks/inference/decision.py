@@ -34,10 +34,10 @@
      gets the title channel less its site's name (site_free_title). A kept block with the title's very text
      (a headline shown twice) is dropped too (roles.headline_copies);
   7. roles (roles.py): the blocks in comment containers are not body and their comment text goes to
-     Extraction.comments (roles.is_comment_text: no headings, names or link lines), unless the rule keeps
-     comments (`--comments`) or the page is a thread (kinds.py: less than
-     MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page, or posts
-     repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out), whose posts
+     Extraction.comments (roles.is_comment_text: no headings, names or link lines); a rule that keeps comments
+     (`--comments`) keeps that comment text as body instead, whatever the model said of it. On a thread (kinds.py:
+     less than MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page, or
+     posts repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out) the posts
      are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
      go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
      to Extraction.standfirst; short promo lines, a short link-only last block (a button: "Follow", "关注"), a
@@ -49,8 +49,9 @@
      between the headline (or the first kept block) and the last kept block, under their common element;
   8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
      whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
-     error or "not found" page (kinds.error_page: its title says so and it keeps little text, or its short text
-     says so) comes back empty, flagged error_page (and no_body), its message in Extraction.error_text.
+     error or "not found" page (kinds.error_page: its title or its own text names the error, and its short kept
+     text is that message and little else) comes back empty, flagged error_page (and no_body), its message in
+     Extraction.error_text.
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ class DecisionRule:
     rescue: float | None = None
     container: tuple[float, ...] | None = None  # step 3: (share, inside, outside[, core, core_share]); None: no step 3
     headline: bool = False  # step 3b: keep the block that matches the page's title
-    comments: bool = False  # step 7: keep the blocks in comment containers (roles.in_comments)
+    comments: bool = False  # step 7: keep the comment text (roles.is_comment_text) as body, not Extraction.comments
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -386,14 +387,18 @@ class DecisionRule:
             keep |= posts  # a thread: its posts, in order
         # an article with comments, or a thread whose posts lie outside comment containers (kinds.repeated_posts):
         # the body alone, the comments a field of their own
-        if not self.comments and (posts is None or (posts.any() and not (posts & comments).any())):
+        if posts is None or (posts.any() and not (posts & comments).any()):
             heard = comments.copy()  # the comments reported: all in containers; under a heading, those not dismissed
             if posts is None:  # an article: the sections under a comments heading too
                 sections = self._comment_sections(blocks, keep) & ~comments
                 comments = comments | sections
                 heard |= sections & (keep | (probs >= SECTION_HEARD))
             said = [int(i) for i in np.flatnonzero(heard) if roles.is_comment_text(blocks[i])]
-            keep &= ~comments
+            if self.comments:  # kept in the text, after the article, rather than a field (the model doubts them)
+                keep[said] = True
+                said = []
+            else:
+                keep &= ~comments
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
         if head is not None:  # the headline is the title, not body
             keep[head] = False
@@ -427,6 +432,7 @@ class DecisionRule:
             confidence=float(np.mean(probs[kept])) if kept else top,
             low_confidence=bool(unsure), low_confidence_reason=unsure,
             no_body=not kept, replaced=doc.replaced, truncated=doc.truncated, guessed=doc.guessed, headline=head,
+            hidden_source=doc.hidden_source,
             byline="\n".join(blocks[i].text for i in byline),
             standfirst=blocks[standfirst].text if standfirst is not None else "", error_page=error,
             error_text=message, captions=[blocks[i].text for i in captions], caption_blocks=captions,

@@ -22,10 +22,16 @@ Thread   the page's structured data says so (JSON-LD or microdata of type Discus
          one article) and holds all but MIN_ARTICLE of the kept characters, some of them at least (on a page that
          keeps next to nothing, a group of menu lines is no thread); its posts are every such group the model
          leans to (repeated_posts).
-Error    the title (the headline block, else the title channel) names an error ("404", "Page not found", "Error
-         500", "Access denied", "页面不存在", "找不到", ...) and the kept text is short (ERROR_CHARS), or the kept
-         text is short (SOFT_ERROR_CHARS) and says it (a soft 404: "The page you are looking for could not be
-         found", "抱歉，您访问的页面不存在"). The extraction is then empty, flagged error_page (and no_body).
+Error    the page's visible text is an error message and little else: the title (the headline block, else the title
+         channel) names an error ("404", "Page not found", "Error 500", "Access denied", "页面不存在", "找不到", ...)
+         or a kept block says it outside quotation marks (a soft 404: "The page you are looking for could not be
+         found", "抱歉，您访问的页面不存在"); the kept text is at most ERROR_CHARS; and its sentences that are not
+         the message (the error named, or what an error page says about it: "may have been moved", "try the search
+         box", "return to the home page", "sorry", "返回首页") hold at most OTHER_CHARS characters (a CJK one
+         counted twice). An article is never emptied on its title or one phrase: two paragraphs of its own prose are
+         more than OTHER_CHARS. The extraction is then empty, flagged error_page (and no_body). A response's HTTP
+         status, where it is known, is read before any of this: WARC records and URL-list captures of a status other
+         than 2xx are no pages (batch/warc.py, batch/inputs.py), so what is left here are soft 404s served with 200.
 """
 
 from __future__ import annotations
@@ -51,8 +57,10 @@ POST_SHARE = 0.25  # on a page named a thread by its structured data, the posts 
 REPEAT_KEY = 2  # tag path segments that name a post's text block in a repeated structure
 MIN_POSTS = 3  # a repeated group's blocks sit in this many different parent elements at least
 REPEAT_KEPT = 2000  # a page keeping this many characters or more is no thread of repeated posts (an article)
-ERROR_CHARS = 1000  # an error title's page keeps at most this many characters (white space excluded)
-SOFT_ERROR_CHARS = 400  # a page whose kept text says "not found" keeps at most this many
+ERROR_CHARS = 1000  # an error page keeps at most this many characters (white space excluded)
+# of an error page's kept text, at most this many characters (white space excluded) lie in sentences that are not
+# about the error (a sign-off, the site's name); a short article's own prose is more
+OTHER_CHARS = 120
 
 _THREAD_TYPE = re.compile(r"DiscussionForumPosting|QAPage")
 _LD_TYPE = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"(?:https?://schema\.org/)?(?:DiscussionForumPosting|QAPage)"')
@@ -82,6 +90,25 @@ _SOFT_ERROR = re.compile(
     r"|\bthis\s+page\s+(?:does\s*n[o']t|doesn't|no\s+longer)\s+exist|\b404\b.{0,40}\bnot\s+found"
     r"|页面不存在|页面未找到|找不到(?:该|您|你)?(?:要)?(?:访问|请求)?的?(?:页面|网页|内容)|(?:页面|网页|内容)已(?:被)?删除",
     re.IGNORECASE)
+
+# what an error page says about the error besides naming it: the page is gone, moved or not allowed, and where to go
+_ABOUT_ERROR = re.compile(
+    r"\b(?:page|site|website|url|link|address|file|document|resource|topic|post|content|information)s?\b"
+    r".{0,80}?\b(?:not\s+(?:be\s+)?(?:been\s+)?(?:found|available|valid)|no\s+longer|unavailable|does\s*n[o']t\s+exist"
+    r"|doesn't\s+exist|(?:re)?moved|deleted|renamed|changed|broken|restructured|redesigned|reorgani[sz]ed)"
+    r"|\b(?:could\s*n[o']t|couldn't|cannot|can't|can\s+not)\s+(?:be\s+)?find|\b(?:not|n't)\s+(?:been\s+)?found\b"
+    r"|\bno\s+longer\s+(?:available|exists?|valid)|\b(?:may|might)\s+have\s+been\s+(?:re)?moved"
+    r"|\byou(?:'re|\s+are|\s+were)\s+looking\s+for|\byou\s+(?:have\s+)?(?:requested|tried\s+to|followed|typed)"
+    r"|\bhome\s*page|\bsite\s*map|\bsearch\s+(?:box|page|engine|our|the\s+site|this\s+site|again)|\btry\s+searching"
+    r"|\ba-z\s+index|\bgo\s+(?:home|back)\b|\b(?:back|return)\s+to\s+(?:the\s+)?(?:home|previous|main)"
+    r"|\bback\s+button|\btry\s+again|\bplease\s+retry|\bwent\s+wrong|\bpermission\s+to"
+    r"|\bnot\s+(?:allowed|authori[sz]ed)\s+to|\bbookmarks?\b|\bfavou?rites\b|\bwebmaster|\bweb\s+manager"
+    r"|\be-?mail\s+us\b|\bcontact\s+us\b|\bsorry\b|\bapologi[sz]e|\binconvenience|\bthank\s+you\s+for\s+your\s+help"
+    r"|返回(?:首页|主页|上一?页)|首页|主页|页面|网页|链接|网址|已(?:被)?删除|不存在|出错|错误|抱歉|对不起|稍后再试|重试|权限",
+    re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
+_SPACE = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # ------------------------------------------------------------------------------------------- threads
@@ -207,11 +234,43 @@ def _names_error(title: str) -> bool:
     return any(_ERROR_PART.fullmatch(part.strip(" .!-–—()[]")) for part in _TITLE_CUT.split(title))
 
 
+def _says_error(text: str) -> bool:
+    """Whether a kept block says the page is missing (_SOFT_ERROR) in its own voice: not inside quotation marks (an
+    article quoting a server's message)."""
+    return any(not _quoted(text[:m.start()]) for m in _SOFT_ERROR.finditer(text))
+
+
+def _quoted(before: str) -> bool:
+    """Whether the text after `before` sits inside a quotation: a curly or angle quote opened and not closed since,
+    or an odd number of straight double quotes."""
+    opened = max(before.rfind(q) for q in "“«„「『")
+    return opened > max(before.rfind(q) for q in "”»」』") or before.count('"') % 2 == 1
+
+
+def _about_error(sentence: str) -> bool:
+    """Whether a sentence of an error page is its message: the error named, or what error pages say about it."""
+    return bool(_ABOUT_ERROR.search(sentence) or _SOFT_ERROR.search(sentence)) or _names_error(sentence)
+
+
+def other_chars(texts: Sequence[str]) -> int:
+    """The characters (white space excluded) of the sentences of `texts` that are not about an error (_about_error),
+    a CJK character counted twice (it carries about what two Latin letters do)."""
+    total = 0
+    for t in texts:
+        for sentence in _SENTENCES.split(t):
+            if sentence.strip() and not _about_error(sentence):
+                flat = _SPACE.sub("", sentence)
+                total += len(flat) + len(_CJK.findall(flat))
+    return total
+
+
 def error_page(blocks: Sequence[Block], keep: np.ndarray, title: str, headline: str = "") -> bool:
     """Whether the page is an error or "not found" page (module docstring): `title` the title channel, `headline`
     the headline block's text ("" where none); `keep` the kept blocks."""
     kept = [int(i) for i in np.flatnonzero(keep)]
-    chars = sum(blocks[i].text_len for i in kept)
-    if chars <= ERROR_CHARS and any(_names_error(t) for t in (headline, title) if t):
-        return True
-    return chars <= SOFT_ERROR_CHARS and any(_SOFT_ERROR.search(blocks[i].text) for i in kept)
+    if sum(blocks[i].text_len for i in kept) > ERROR_CHARS:
+        return False
+    texts = [blocks[i].text for i in kept]
+    if not (any(_names_error(t) for t in (headline, title) if t) or any(_says_error(t) for t in texts)):
+        return False
+    return other_chars(texts) <= OTHER_CHARS

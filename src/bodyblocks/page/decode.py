@@ -389,10 +389,17 @@ def to_text(html: str | bytes, declared: Sequence[str] = ()) -> Decoded:
     if isinstance(html, str):
         if not html.strip():
             raise EmptyInput("empty page")
+        if not html.isascii() and _SURROGATE.search(html):
+            # a str decoded with "surrogateescape" (or built by hand): libxml2 cannot take a surrogate and stopped
+            # reading the page there; a pair is joined into its character, a lone one becomes U+FFFD (as an
+            # undecodable byte does)
+            text = html.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+            return Decoded(text, "str", "\ufffd" in text)
         return Decoded(html, "str", "\ufffd" in html)
     return decode_bytes(html, declared)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # lone surrogates: a str can hold them, no UTF can encode them
 _LANG_ATTR = re.compile(rb"<html\b[^>]*?\s(?:xml:)?lang\s*=\s*[\"']?\s*([A-Za-z]{2,3})(?:[-_][A-Za-z0-9-]*)?",
                         re.IGNORECASE)
 _LANG_META = re.compile(rb"<meta[^>]+http-equiv\s*=\s*[\"']?content-language[\"']?[^>]*content\s*=\s*[\"']?\s*"

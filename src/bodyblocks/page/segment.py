@@ -6,8 +6,9 @@ Stages:
   3. walk the tree depth-first into blocks (walk.py: invisible subtrees skipped, text cut into blocks at
      block-level tags, tag paths, xpaths and DOM features); an app shell whose visible text is almost
      nothing is walked again with its <noscript> content visible (what a browser without JavaScript
-     displays: Discourse and many apps serve their pages there); a page whose visible text lacks its article
-     while a <noscript>, <template> or script template holds a long one shows those (hidden.py);
+     displays: Discourse and many apps serve their pages there); a page whose visible text has no article
+     while a <noscript>, <template> or script template holds a long one shows those (hidden.py: never beside a
+     visible article, bounded in size, flagged Document.hidden_source);
   4. the title (<title>, og:title, first <h1>) is its own channel.
 """
 
@@ -24,13 +25,13 @@ from typing import Any, TextIO
 from bodyblocks.errors import InputError
 from bodyblocks.page.builder import WS
 from bodyblocks.page.decode import read_bytes, to_text
-from bodyblocks.page.hidden import reveal_hidden
+from bodyblocks.page.hidden import limit_hidden, reveal_hidden, visible_article
 from bodyblocks.page.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.page.metadata import METADATA, page_metadata
 from bodyblocks.page.walk import walk_blocks
 from bodyblocks.types import Block, Document, Extraction
 
-SEGMENTER_VERSION = "8"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "9"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
@@ -226,23 +227,36 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     else:
         tree = parse(text, parser)
     blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
-    shown, walked = sum(b.text_len for b in blocks), False
-    if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
-        noscript_owners: list[Any] | None = [] if owners is not None else None
-        with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners, marks=marks)
-        if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
-            blocks, walked = with_noscript, True
-            if owners is not None and noscript_owners is not None:
-                owners[:] = noscript_owners
-    if not walked and parser == "lxml" and any(_contains(text, t) for t in _HIDDEN_MARKS) \
-            and reveal_hidden(tree, blocks):  # the article in <noscript> or a template, the visible page short of it
-        if owners is not None:
-            owners.clear()
-        blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
-    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed)
+    hidden = False  # the blocks hold hidden text: the visible page has no article, a hidden container holds one
+    if any(_contains(text, t) for t in _HIDDEN_MARKS) and not visible_article(blocks):
+        blocks, hidden = _hidden_view(tree, parser, text, blocks, owners, marks)
+    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed, hidden_source=hidden)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
         doc.extra[METADATA] = page_metadata(tree)
     return doc, (tree if parser == "lxml" else None)
+
+
+def _hidden_view(tree: Any, parser: str, text: str, blocks: list[Block], owners: list[Any] | None, marks: bool
+                 ) -> tuple[list[Block], bool]:
+    """The blocks of a page whose visible text has no article (hidden.visible_article), with what its hidden
+    containers hold where that is more: an app shell walked with its <noscript> content shown (what a browser without
+    JavaScript displays), else the article of a <noscript>, <template> or script template (hidden.reveal_hidden).
+    Returns (blocks, whether they hold hidden text). The hidden text read is bounded (hidden.limit_hidden)."""
+    shown = sum(b.text_len for b in blocks)
+    if shown < NOSCRIPT_FALLBACK_CHARS and _contains(text, "<noscript"):
+        if parser == "lxml":  # the outermost ones, listed before any is cut
+            limit_hidden([el for el in tree.iter("noscript") if next(el.iterancestors("noscript"), None) is None])
+        noscript_owners: list[Any] | None = [] if owners is not None else None
+        with_noscript = walk_blocks(tree, parser, noscript=True, owners=noscript_owners, marks=marks)
+        if sum(b.text_len for b in with_noscript) > 2 * shown + 100:  # an app shell with a no-JS view
+            if owners is not None and noscript_owners is not None:
+                owners[:] = noscript_owners
+            return with_noscript, True
+    if parser == "lxml" and reveal_hidden(tree, blocks):  # the article in <noscript> or a template
+        if owners is not None:
+            owners.clear()
+        return walk_blocks(tree, parser, owners=owners, marks=marks), True
+    return blocks, False
 
 
 def block_record(block: Block) -> dict[str, Any]:
