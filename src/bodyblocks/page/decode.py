@@ -33,6 +33,7 @@ from pathlib import Path
 
 from bodyblocks.errors import BinaryInput, EmptyInput, NotMarkup, TooLarge
 from bodyblocks.page.charsets import LABELS, MULTI_BYTE
+from bodyblocks.page.chinese import GBK_COMMON, GBK_MIN_CHARS, is_cjk, looks_chinese, undo_mojibake
 from bodyblocks.page.detect import (
     CJK_SCRIPTS,
     WRONG_CHAOS_MARGIN,
@@ -123,90 +124,6 @@ def _strict(data: bytes, codec: str) -> str | None:
 
 
 _CJK_CODECS = ("gb18030", "big5", "big5hkscs")
-_CP1252_BYTE = {bytes([b]).decode("cp1252"): b for b in range(128, 256) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
-
-
-def _latin_bytes(text: str) -> bytes | None:
-    """The bytes a cp1252/latin-1 misreading turned into `text`, or None when it cannot have been one."""
-    out = bytearray()
-    for c in text:
-        o = ord(c)
-        if o < 128:
-            out.append(o)
-        elif c in _CP1252_BYTE:
-            out.append(_CP1252_BYTE[c])
-        elif o < 256:
-            out.append(o)
-        else:
-            return None
-    return bytes(out)
-
-
-def _undo_mojibake(text: str) -> str | None:
-    """Chinese text saved as UTF-8 after being misread as cp1252 (once or twice): peel the layers off.
-
-    Only tried on pages that declare a Chinese charset and decode as UTF-8 without a single CJK character.
-    """
-    if any(_is_cjk(c) for c in text) or text.isascii():
-        return None
-    for _ in range(3):
-        raw = _latin_bytes(text)
-        if raw is None:
-            return None
-        layer = _strict(raw, "utf-8")
-        if layer is not None and layer != text:
-            text = layer  # a UTF-8 misreading: one layer removed
-            continue
-        # the misreading lost the five bytes cp1252 leaves undefined: tolerate a few replacements
-        chinese = raw.decode("gb18030", errors="replace")
-        non_ascii = sum(1 for c in chinese if ord(c) > 127)
-        lost = chinese.count("\ufffd")
-        ok = non_ascii and lost <= 0.03 * non_ascii and _looks_chinese(chinese.replace("\ufffd", ""))
-        return chinese if ok else None
-    return None
-
-
-def _is_cjk(c: str) -> bool:
-    """Common CJK ideographs, CJK punctuation and full-width forms."""
-    return "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
-
-
-# GB2312's symbols that Chinese text is written with besides CJK punctuation: quotes, dashes, ellipsis, middle dot,
-# numbers in circles, arrows, shapes
-_ZH_SYMBOLS = frozenset("·×÷°±§¨¤")
-
-
-def _zh_symbol(c: str) -> bool:
-    return "\u2010" <= c <= "\u266f" or c in _ZH_SYMBOLS
-
-
-# step 5: GB18030 text with fewer of GB2312's everyday characters (Traditional Chinese in GBK: about 60%) is still
-# Chinese when at least this share of its non-ASCII characters, and this many, are (Latin-1 misread as GBK: none)
-GBK_COMMON = 0.5
-GBK_MIN_CHARS = 20
-
-
-def _looks_chinese(text: str, common_share: float = 0.8, min_chars: int = 0) -> bool:
-    """True when the non-ASCII characters are mostly CJK or Chinese text's symbols, and at least `common_share`
-    of them (and `min_chars`) GB2312's everyday ones (not Latin-1 bytes misread as GBK)."""
-    non_ascii = [c for c in text if ord(c) > 127]
-    if not non_ascii:
-        return True
-    if len(non_ascii) < min_chars:
-        return False
-    cjk = sum(1 for c in non_ascii if _is_cjk(c) or _zh_symbol(c))
-    if cjk < 0.9 * len(non_ascii):
-        return False
-    common = 0  # GB2312 (both bytes >= 0xA1) holds the 6,763 everyday characters
-    for c in non_ascii[:2000]:
-        try:
-            b = c.encode("gb2312")
-            common += len(b) == 2
-        except UnicodeEncodeError:
-            pass
-    return common >= common_share * min(len(non_ascii), 2000)
-
-
 _CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or 13 < b < 32 and b != 27)  # not in text
 
 
@@ -255,7 +172,7 @@ def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
     if not data.isascii():
         text = _strict(data, "utf-8")
         if text is not None:
-            fixed = _undo_mojibake(text) if honoured & set(_CJK_CODECS) else None
+            fixed = undo_mojibake(text) if honoured & set(_CJK_CODECS) else None
             if fixed is not None:
                 return Decoded(fixed, "utf-8(mojibake)->gb18030", "\ufffd" in fixed, declared)
             return Decoded(text, "utf-8", False, declared, guessed=bool(honoured) and "utf-8" not in honoured)
@@ -268,7 +185,7 @@ def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
         if codec is None or codec.startswith("utf-16") or codec.startswith("utf-32"):
             continue  # a page that says utf-16 without a BOM is ASCII-compatible in practice
         text = _strict(data, codec)
-        if text is None or (codec == "gb18030" and not _looks_chinese(text)):
+        if text is None or (codec == "gb18030" and not looks_chinese(text)):
             continue
         if data.isascii():
             return Decoded(text, codec, False, declared)
@@ -312,10 +229,10 @@ def _guess(data: bytes, declared: list[str], guesses: list[Guess]) -> Decoded:
     if top is not None and top.codec in MULTI_BYTE and script in CJK_SCRIPTS:
         return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
     text = _strict(data, "gb18030")
-    if text is not None and (_looks_chinese(text) or _looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
+    if text is not None and (looks_chinese(text) or looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
         return Decoded(text, "gb18030", False, declared, guessed=True)
     if top is not None and foreign_script(reading):
-        if text is not None and _looks_chinese(text, 0.0, GBK_MIN_CHARS):  # Cyrillic, Greek, ... of Chinese bytes
+        if text is not None and looks_chinese(text, 0.0, GBK_MIN_CHARS):  # Cyrillic, Greek, ... of Chinese bytes
             return Decoded(text, "gb18030", False, declared, guessed=True)
         return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
     text = _strict(data, "cp1252")
@@ -355,16 +272,16 @@ def _declared_cjk_with_replacements(data: bytes, declared: Sequence[str]) -> Dec
 
 
 def _reads_as(text: str, script: str) -> bool:
-    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, _looks_chinese;
+    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, looks_chinese;
     zh-hant: CJK ideographs and punctuation; ja: those and kana; ko: those and Hangul)."""
     if script == "zh":
-        return _looks_chinese(text)
+        return looks_chinese(text)
     non_ascii = [c for c in text if c > "\x7f"]
     if not non_ascii:
         return False
     fits = 0
     for c in non_ascii:
-        fits += _is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
+        fits += is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
             script == "ko" and ("\uac00" <= c <= "\ud7af" or "\u1100" <= c <= "\u11ff" or "\u3130" <= c <= "\u318f"))
     return fits >= 0.9 * len(non_ascii)
 
