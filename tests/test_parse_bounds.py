@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from lxml import etree
 
-from bodyblocks.page.bounds import MAX_ATTRIBUTES, bound_attributes
+from bodyblocks.errors import TooLarge
+from bodyblocks.page.bounds import MAX_ATTRIBUTES, MAX_ELEMENTS, bound_attributes, check_elements
 from bodyblocks.page.segment import segment
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -51,14 +53,16 @@ def test_a_million_distinct_attribute_names_in_six_megabytes_segment_in_seconds(
 
 
 def test_the_bound_is_linear_in_the_page() -> None:
-    small, large = bomb(100_000), bomb(400_000)
-    t = time.perf_counter()
-    bound_attributes(small)
-    t_small = time.perf_counter() - t
-    t = time.perf_counter()
-    bound_attributes(large)
-    t_large = time.perf_counter() - t
-    assert t_large < 1.0 and t_large < 12 * max(t_small, 1e-3)  # 4x the attributes: about 4x, not 16x
+    def seconds(page: str) -> float:  # the least of three runs: the machine is shared
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            bound_attributes(page)
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    t_small, t_large = seconds(bomb(100_000)), seconds(bomb(400_000))
+    assert t_large < 5.0 and t_large < 12 * max(t_small, 1e-3)  # 4x the attributes: about 4x, not 16x
 
 
 def test_a_cut_tag_keeps_its_first_attributes_its_text_and_what_follows() -> None:
@@ -94,3 +98,12 @@ def test_ordinary_pages_are_left_as_they_are() -> None:
             + "".join(f'<a href="/x/{i}" class="l" data-i="{i}">Link {i}</a>' for i in range(2000))
             + "</body></html>")
     assert bound_attributes(page) == (page, 0)
+
+
+def test_a_page_of_more_elements_than_the_bound_is_refused_before_parsing() -> None:
+    nested = "<html><body>" + "<i>x" * (MAX_ELEMENTS + 1000) + "</body></html>"  # past libxml2's depth: slow
+    t = time.perf_counter()
+    with pytest.raises(TooLarge, match="start tags"):
+        segment(nested)
+    assert time.perf_counter() - t < 2.0
+    check_elements("<p>" + "a < b, " * (MAX_ELEMENTS + 10) + "</p>")  # "<" that opens no tag is not counted
