@@ -107,3 +107,18 @@ def test_a_page_of_more_elements_than_the_bound_is_refused_before_parsing() -> N
         segment(nested)
     assert time.perf_counter() - t < 2.0
     check_elements("<p>" + "a < b, " * (MAX_ELEMENTS + 10) + "</p>")  # "<" that opens no tag is not counted
+
+
+def test_a_script_templates_markup_is_bounded_too_and_its_end_tag_kept() -> None:
+    attrs = " ".join(names(20_000))
+    article = "<p>" + "A long paragraph of the article that only the template holds. " * 20 + "</p>"
+    page = (f'<html><body><p>Short.</p><script type="text/template"><div {attrs}>{article}</div></script>'
+            "<p>After the template.</p></body></html>")
+    text, cut = bound_attributes(page)
+    assert cut == 1 and text.count("</script>") == 1 and "<p>After the template.</p>" in text
+    t = time.perf_counter()
+    blocks = [b.text for b in segment(page).blocks]  # hidden.py parses the template's markup on its own
+    assert time.perf_counter() - t < 2.0
+    assert blocks[-1] == "After the template."
+    js = f"<html><body><script>var s = '<b {attrs}>';</script></body></html>"  # JavaScript is left alone
+    assert bound_attributes(js) == (js, 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from bodyblocks.errors import TooLarge
+from bodyblocks.page.hidden import TEMPLATE_TYPES
 
 MAX_ATTRIBUTES = 256  # attributes of one start tag that libxml2 is given; the rest are dropped
 LONG_TAG = 2 * MAX_ATTRIBUTES  # an attribute takes at least two characters ("a ")
@@ -35,10 +36,12 @@ _START_TAG = re.compile(r"<[A-Za-z]" + _TAG_BODY)
 # One attribute of a start tag's body: a name, then maybe "=" and a value (HTML5: a name may begin with "=").
 _ATTRIBUTE = re.compile(r"""(?:=|[^\s/>=])[^\s/>=]*+(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+))?""")
 _TAG_NAME = re.compile(r"<[^\s/>]*+")
+_TYPE = re.compile(r"""\stype\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*))""", re.IGNORECASE)
 
 
 def bound_attributes(text: str) -> tuple[str, int]:
-    """The page with each start tag cut to its first MAX_ATTRIBUTES attributes, and how many tags were cut."""
+    """The page with each start tag cut to its first MAX_ATTRIBUTES attributes, and how many tags were cut; the
+    markup inside a script template (hidden.TEMPLATE_TYPES, which hidden.py parses on its own) too."""
     if len(text) < LONG_TAG:
         return text, 0
     pieces: list[str] = []
@@ -47,17 +50,27 @@ def bound_attributes(text: str) -> tuple[str, int]:
         if found.end() - found.start() <= LONG_TAG or found.group().startswith("<!--"):
             continue
         tag = _START_TAG.match(text, found.start())  # a raw-text element's own start tag, or the match itself
-        if tag is None or tag.end() - tag.start() <= LONG_TAG:
+        if tag is None:
             continue
-        kept = _kept_end(tag.group())
-        if kept is None:
-            continue
-        pieces += [text[done : tag.start() + kept], ">"]
-        done, cut = tag.end(), cut + 1
+        kept = _kept_end(tag.group()) if tag.end() - tag.start() > LONG_TAG else None
+        if kept is not None:
+            pieces += [text[done : tag.start() + kept], ">"]
+            done, cut = tag.end(), cut + 1
+        if (found.group("raw") or "").lower() == "script" and _template(tag.group()):
+            inner, n = bound_attributes(text[tag.end() : found.end()])  # cut within it: its end tag stays
+            if n:
+                pieces += [text[done : tag.end()], inner]
+                done, cut = found.end(), cut + n
     if not cut:
         return text, 0
     pieces.append(text[done:])
     return "".join(pieces), cut
+
+
+def _template(start_tag: str) -> bool:
+    """Whether a script's start tag makes it a template of markup (its type is one of TEMPLATE_TYPES)."""
+    m = _TYPE.search(start_tag)
+    return m is not None and (m.group(1) or m.group(2) or m.group(3) or "").strip().lower() in TEMPLATE_TYPES
 
 
 def _kept_end(tag: str) -> int | None:
