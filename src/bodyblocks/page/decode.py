@@ -19,8 +19,9 @@ Order (first that succeeds wins):
      a CJK script, else GB18030 when the result looks like Chinese text (its quotes, dashes and other GB2312
      symbols count as such; Traditional Chinese in GBK, with fewer of GB2312's everyday characters, when at least
      GBK_COMMON of GBK_MIN_CHARS or more are), else the detector's where it reads as another script no Latin code
-     page gives (Cyrillic, Greek, ...), else cp1252, else the detector's Latin guess, else UTF-8 with replacement
-     characters, reported through `Decoded.replaced`.
+     page gives (Cyrillic, Greek, ...; GB18030 instead where that reading is CJK ideographs), else cp1252, else
+     the first declared charset with replacement characters (not a guess), else the detector's Latin guess, else
+     UTF-8 with replacement characters, reported through `Decoded.replaced`.
 """
 
 from __future__ import annotations
