@@ -167,13 +167,13 @@ ZH_HANT = ("<p>臺灣經濟部週三公佈統計數據顯示，上個月出口�
 
 def test_gbk_without_declaration_reads_as_chinese_with_its_quotes_and_dashes() -> None:
     d = decode_bytes(page(ZH_DIALOGUE).encode("gbk"))  # was cp1252 mojibake: the quotes were not "Chinese"
-    assert d.encoding == "gb18030" and "“明天还来吗？”" in d.text and not d.guessed
+    assert d.encoding == "gb18030" and "“明天还来吗？”" in d.text and d.guessed  # no declaration: a guess
 
 
 def test_traditional_chinese_in_gbk_without_declaration_reads_as_gbk() -> None:
     data = page(ZH_HANT, "<title>新聞</title>").encode("gbk")
     d = decode_bytes(data)  # was cp1252 mojibake: fewer of GB2312's characters than Simplified text
-    assert d.encoding == "gb18030" and "電子產品需求回溫" in d.text and not d.guessed
+    assert d.encoding == "gb18030" and "電子產品需求回溫" in d.text and d.guessed
     more = data.replace("上個月".encode("gbk"), "颱風過境後上個月".encode("gbk"))  # a byte cp1252 lacks: the detector
     assert b"\x81" in more or b"\x8d" in more or b"\x8f" in more or b"\x90" in more or b"\x9d" in more
     assert decode_bytes(more).encoding == "gb18030"
@@ -190,7 +190,8 @@ def test_a_detectors_guess_of_a_single_byte_charset_is_flagged() -> None:
     d = decode_bytes(page(serbian).encode("cp1251"))  # "ђ" is a byte cp1252 lacks: no codec fits strictly
     assert d.guessed and d.encoding not in ("utf-8", "gb18030")
     assert segment(page(serbian).encode("cp1251")).guessed  # the segmented page carries it to the Extraction
-    assert not decode_bytes(page(ZH).encode("gbk")).guessed and not decode_bytes(page(ZH).encode("utf-8")).guessed
+    assert not decode_bytes(page(ZH, '<meta charset="gbk">').encode("gbk")).guessed  # a declaration that held
+    assert not decode_bytes(page(ZH).encode("utf-8")).guessed and not decode_bytes(b"<p>plain ASCII</p>").guessed
 
 
 @pytest.mark.parametrize("parser", ["lxml", "bs4"])

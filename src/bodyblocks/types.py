@@ -16,7 +16,7 @@ class Decoded:
     replaced: bool  # True when undecodable bytes had to be replaced (U+FFFD)
     declared: list[str] = field(default_factory=list)  # charsets the page declared, in order found
     bom: bool = False  # a byte-order mark decided the encoding
-    guessed: bool = False  # a detector's guess of a single-byte charset decided it (decode.py, step 6): unsure
+    guessed: bool = False  # no BOM, declaration that held, nor uncontradicted UTF-8 decided it (decode.py)
 
 
 @dataclass
@@ -82,7 +82,7 @@ class Document:
     replaced: bool = False
     truncated: bool = False  # the input was cut at the size limit
     extra: dict[str, Any] = field(default_factory=dict)  # what an extractor's segmenter adds per page
-    guessed: bool = False  # the charset is a detector's guess of a single-byte one (Decoded.guessed)
+    guessed: bool = False  # the charset is a guess (Decoded.guessed)
     # the blocks hold text a browser hides until a script runs (<noscript>, <template>: page/hidden.py), read because
     # the visible page has no article
     hidden_source: bool = False
@@ -120,7 +120,7 @@ class Extraction:
     headline: int | None = None  # the block the title was read from, left out of text (None: no headline block)
     byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)
     standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)
-    guessed: bool = False  # the page's charset is a detector's guess of a single-byte one (Decoded.guessed): unsure
+    guessed: bool = False  # the page's charset is a guess (Decoded.guessed): the text may be mojibake
     hidden_source: bool = False  # the text was read from hidden markup (<noscript>, <template>), the visible page
     # holding no article (Document.hidden_source, page/hidden.py)
     error_page: bool = False  # an error or "not found" page (inference/kinds.py): no body, rather than its error text

@@ -12,14 +12,20 @@ Routes (JSON unless said otherwise):
 
 Only the pages the dataset lists can be asked for (an id is looked up, never used as a path); requests whose
 Host is not this server's address are refused (DNS rebinding); bodies are capped at MAX_BODY bytes; a client
-that stalls is dropped after CLIENT_TIMEOUT_S, and no more than MAX_CLIENTS are served at once.
+that stalls is dropped after CLIENT_TIMEOUT_S, one that has not sent a whole request (headers and body) within
+REQUEST_DEADLINE_S of starting it is dropped however it trickles, and no more than MAX_CLIENTS are served at once.
+No response may be framed by another site (X-Frame-Options, CSP frame-ancestors): the labelling page by none,
+the render only by the labelling page.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,11 +45,22 @@ CACHED_PAGES = 8  # segmented pages kept in memory
 # a connection beyond that is answered 503 and closed, so stalled clients cannot pile up threads
 CLIENT_TIMEOUT_S = 30.0
 MAX_CLIENTS = 32
+# a whole request, its headers and body, read within this long of its first byte being awaited (a client that
+# sends a byte every few seconds meets no per-read timeout, and 32 of them held every slot)
+REQUEST_DEADLINE_S = 10.0
 _DROP_TAGS = ("script", "noscript", "iframe", "frame", "frameset", "object", "embed", "base", "link", "meta",
               "applet", "template", "input", "select", "textarea")  # controls would take the label keys
 _UNWRAP_TAGS = ("form", "button")  # kept as their content
 RENDER_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
               "frame-ancestors 'self'; form-action 'none'")
+INDEX_CSP = ("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'; "
+             "img-src 'self' data:; frame-ancestors 'none'; form-action 'none'")
+DATA_CSP = "default-src 'none'; frame-ancestors 'none'"  # JSON and errors: nothing to load, nothing to frame
+# an attribute value that runs script wherever it ends up (href, xlink:href, <animate values/from/to>, ...), once
+# percent-escapes are undone (the serializer escapes a URL's tab) and the whitespace and control characters a
+# browser skips in a URL are taken out
+_SCRIPT_URL = re.compile(r"(?:java|vb)script:", re.IGNORECASE)
+_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]+")
 
 
 @dataclass
@@ -193,10 +210,14 @@ def render_page(tree: Any, blocks: Sequence[Block], owners: Sequence[Any] = ()) 
             continue
         for name in list(el.attrib):
             low = name.lower()
-            if low.startswith("on") or low in ("src", "srcset", "href", "action", "formaction", "background",
-                                               "poster", "autofocus", "tabindex", "contenteditable"):
+            value = el.attrib[name]
+            if _SCRIPT_URL.search(_URL_IGNORED.sub("", unquote(value))):  # any attribute, SVG and MathML too
+                del el.attrib[name]
+            elif low.startswith("on") or low in ("src", "srcset", "href", "action", "formaction", "background",
+                                                 "poster", "autofocus", "tabindex", "contenteditable") \
+                    or low.endswith(":href"):
                 if low in ("href",):
-                    el.attrib["data-href"] = el.attrib[name]
+                    el.attrib["data-href"] = value
                 del el.attrib[name]
     out: bytes = lxml.html.tostring(root, encoding="utf-8", doctype="<!doctype html>")
     return out.replace(b"<head>", b'<head><meta charset="utf-8">', 1)
@@ -229,13 +250,24 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            self._reader = _DeadlineReader(self.connection, self.timeout)
+            self.rfile = io.BufferedReader(self._reader)
+
+        def handle_one_request(self) -> None:
+            self._reader.deadline = time.monotonic() + REQUEST_DEADLINE_S  # this request's, its body included
+            super().handle_one_request()
+
         def _send(self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
+            self.connection.settimeout(self.timeout)  # the reads' deadline is not the response's
+            headers = {"Content-Security-Policy": DATA_CSP, "X-Frame-Options": "DENY", **(extra or {})}
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
-            for k, v in (extra or {}).items():
+            for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
@@ -264,16 +296,15 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
             try:
                 if path == "/":
                     self._send(HTTPStatus.OK, index_html(app.token).encode("utf-8"), "text/html; charset=utf-8",
-                               {"Content-Security-Policy": "default-src 'self'; script-src 'unsafe-inline'; "
-                                "style-src 'unsafe-inline'; frame-src 'self'; img-src 'self' data:"})
+                               {"Content-Security-Policy": INDEX_CSP})
                 elif path == "/api/pages":
                     self._json(HTTPStatus.OK, app.pages_json())
                 elif path.startswith("/api/page/"):
                     self._json(HTTPStatus.OK, app.page_json(self._page_id("/api/page/")))
                 elif path.startswith("/render/"):
                     view = app.view(self._page_id("/render/"))
-                    self._send(HTTPStatus.OK, view.render, "text/html; charset=utf-8",
-                               {"Content-Security-Policy": RENDER_CSP})
+                    self._send(HTTPStatus.OK, view.render, "text/html; charset=utf-8",  # the side pane's
+                               {"Content-Security-Policy": RENDER_CSP, "X-Frame-Options": "SAMEORIGIN"})
                 else:
                     self._error(HTTPStatus.NOT_FOUND, "no such route")
             except AnnotationError as exc:
@@ -300,7 +331,12 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
                 self._error(HTTPStatus.NOT_FOUND, "no such route", close=True)
                 return
             try:
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+            except OSError:  # its deadline passed (TimeoutError) or the client left: nothing to answer
+                self.close_connection = True
+                return
+            try:
+                body = json.loads(raw or b"{}")
                 if not isinstance(body, dict):
                     raise AnnotationError("the body must be a JSON object")
                 self._json(HTTPStatus.OK, app.save(self._page_id("/api/page/"), body))
@@ -310,6 +346,25 @@ def make_handler(app: Annotator, hosts: set[str]) -> type[BaseHTTPRequestHandler
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
 
     return Handler
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A connection's reads, each given no more time than its request has left (`deadline`, time.monotonic) and
+    at most `timeout` seconds: past the deadline a read raises TimeoutError, which ends the connection."""
+
+    def __init__(self, sock: Any, timeout: float | None) -> None:
+        self.sock, self.timeout, self.deadline = sock, timeout, float("inf")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not sent within its deadline")
+        self.sock.settimeout(left if self.timeout is None else min(left, self.timeout))
+        n: int = self.sock.recv_into(buffer)
+        return n
 
 
 class _Server(ThreadingHTTPServer):

@@ -237,7 +237,9 @@ def _run(inputs: list[str | Path], opts: BatchOptions, extractor: Extractor, rep
                              unique=unique)
             for window in _windows(jobs):  # 1. inputs, WINDOW at a time
                 todo = _not_done(window, report, opts.resume)
-                results = _in_order(pool, todo) if pool else map(work, todo)
+                # a page stuck past its limit holds the later ones back only while order counts (shards)
+                stuck_s = None if report.shards is not None else opts.page_timeout
+                results = _in_order(pool, todo, stuck_s) if pool else map(work, todo)
                 _classify(results, scheduler, staged, max(opts.batch_size, GROUP))
                 report.flush()
                 release_free_memory()
@@ -293,15 +295,36 @@ def _work_at(task: tuple[int, Job]) -> Result:
     return work(task[1])
 
 
-def _in_order(pool: WorkerPool, todo: list[Job]) -> Iterator[Result]:
-    """The workers' results in the jobs' order; a job whose worker died or overran is a failed result."""
+def _in_order(pool: WorkerPool, todo: list[Job], stuck_s: float | None = None) -> Iterator[Result | None]:
+    """The workers' results in the jobs' order; a job whose worker died or overran is a failed result.
+
+    `stuck_s` (the page time limit; None: strict order): a page whose results behind it have waited that long
+    is past its own limit, stuck where its alarm cannot reach it (inside C code) until its worker is killed at
+    the pool's deadline; the pages behind it go out as they come, each followed by None (write now: nothing
+    after them may come for a while), and it in its own time."""
     held: dict[int, Result] = {}
+    gone: set[int] = set()  # positions given out ahead of their turn
     position = 0
-    for (i, job), result, failure in pool.run(enumerate(todo)):
-        held[i] = result if failure is None else (job, None, failure, 0.0)
-        while position in held:
-            yield held.pop(position)
+    waiting_since: float | None = None  # when results first waited behind the page at `position`
+    for finished in pool.rounds(enumerate(todo), tick_s=None if stuck_s is None else min(1.0, stuck_s)):
+        for (i, job), result, failure in finished:
+            held[i] = result if failure is None else (job, None, failure, 0.0)
+        start = position
+        while position in held or position in gone:
+            if position in held:
+                yield held.pop(position)
+            gone.discard(position)
             position += 1
+        if position != start or not held:
+            waiting_since = None if not held else time.monotonic()
+        elif waiting_since is None:
+            waiting_since = time.monotonic()
+        if stuck_s is not None and held and waiting_since is not None \
+                and time.monotonic() - waiting_since >= stuck_s:
+            for i in sorted(held):  # behind a stuck page: out of turn rather than held until it is killed
+                gone.add(i)
+                yield held.pop(i)
+            yield None
 
 
 def _windows(jobs: Iterator[Job]) -> Iterator[list[Job]]:
@@ -326,9 +349,10 @@ def _not_done(window: list[Job], report: Report, resume: bool) -> list[Job]:
     return todo
 
 
-def _classify(results: Iterable[Result], scheduler: Scheduler, staged: bool, group: int) -> None:
+def _classify(results: Iterable[Result | None], scheduler: Scheduler, staged: bool, group: int) -> None:
     """Stages 2-3 for one window: parsed pages to the scheduler in groups, the rest written in their turn, BURST
-    at a time (a run stopped by a signal writes those it holds first)."""
+    at a time (a run stopped by a signal writes those it holds first); a None among the results writes every
+    page held (the pages behind a stuck one, _in_order)."""
     pending: list[tuple[Job, Document, float]] = []
     decided: list[Result] = []  # pages with their answer (or failure), not yet written
 
@@ -339,7 +363,12 @@ def _classify(results: Iterable[Result], scheduler: Scheduler, staged: bool, gro
 
     try:
         for item in results:
-            if staged and isinstance(item[1], Document):
+            if item is None:
+                write_decided()
+                scheduler.submit(pending)
+                pending = []
+                scheduler.drain()
+            elif staged and isinstance(item[1], Document):
                 write_decided()
                 pending.append((item[0], item[1], item[3]))
                 if len(pending) >= group:

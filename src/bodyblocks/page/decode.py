@@ -1,23 +1,27 @@
 """Bytes -> text, the first stage: pages lie about their charset, so every guess is checked strictly.
 
 Order (first that succeeds wins):
-  1. a byte-order mark (UTF-8, UTF-16, UTF-32);
+  1. a byte-order mark (UTF-8, UTF-16, UTF-32); then UTF-16 without one (detect.sniff_utf16: NUL bytes at one
+     parity, strictly valid), flagged `Decoded.guessed`;
   2. UTF-8, when the bytes hold multi-byte sequences and are strictly valid UTF-8 — legacy-encoded text
-     is almost never valid UTF-8 by chance, and real pages declare gb2312 over UTF-8 bytes (daniel);
+     is almost never valid UTF-8 by chance, and real pages declare gb2312 over UTF-8 bytes (daniel): flagged
+     `guessed` when a declaration said otherwise;
   3. each charset declared for the page, decoded strictly: those given by the caller first (the HTTP
      Content-Type of a WARC response), then the page's own (HTTP-equiv / meta charset / XML declaration);
      only the WHATWG Encoding Standard's labels count (LABELS: what browsers honour), read as browsers read
-     them (gb2312 as GB18030, latin1 as windows-1252, ...); any other label (cp037, utf-7) is ignored;
+     them (gb2312 as GB18030, latin1 as windows-1252, ...); any other label (cp037, utf-7) is ignored. A
+     declaration that decodes is still proved wrong when the detector reads the bytes as another script, one no
+     Latin code page gives, and the declared reading is clearly the messier (_proved_wrong);
   4. a declared CJK charset with a few broken bytes replaced, when the rest reads as its script (flagged
      `Decoded.replaced`), rather than a single-byte codec's mojibake of the whole page;
-  5. UTF-8 (pure ASCII pages end here), then GB18030 (a superset of GB2312 and GBK) when the result
-     looks like Chinese text (its quotes, dashes and other GB2312 symbols count as such; Traditional Chinese in
-     GBK, with fewer of GB2312's everyday characters, when at least GBK_COMMON of GBK_MIN_CHARS or more are),
-     then cp1252;
-  6. a detector (charset_normalizer) as a last resort, its guess taken only when it is a WHATWG encoding and
-     flagged `Decoded.guessed` when it is a single-byte charset (its guess of a legacy Cyrillic or Greek
-     charset is often a CJK page's mojibake), and finally UTF-8 with replacement characters, reported through
-     `Decoded.replaced`.
+  5. ASCII bytes as they are;
+  6. a guess, flagged `guessed` (_guess): the detector's (charset_normalizer, detect.py) where its reading is in
+     a CJK script, else GB18030 when the result looks like Chinese text (its quotes, dashes and other GB2312
+     symbols count as such; Traditional Chinese in GBK, with fewer of GB2312's everyday characters, when at least
+     GBK_COMMON of GBK_MIN_CHARS or more are), else the detector's where it reads as another script no Latin code
+     page gives (Cyrillic, Greek, ...; GB18030 instead where that reading is CJK ideographs), else cp1252, else
+     the first declared charset with replacement characters (not a guess), else the detector's Latin guess, else
+     UTF-8 with replacement characters, reported through `Decoded.replaced`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bodyblocks.errors import BinaryInput, EmptyInput, NotMarkup, TooLarge
-from bodyblocks.page.charsets import LABELS, MULTI_BYTE, WHATWG_CODECS
+from bodyblocks.page.charsets import LABELS, MULTI_BYTE
+from bodyblocks.page.chinese import GBK_COMMON, GBK_MIN_CHARS, is_cjk, looks_chinese, undo_mojibake
+from bodyblocks.page.detect import (
+    CJK_SCRIPTS,
+    WRONG_CHAOS_MARGIN,
+    WRONG_COHERENCE_MARGIN,
+    Guess,
+    detect,
+    foreign_script,
+    script_of,
+    sniff_utf16,
+)
 from bodyblocks.page.gunzip import gunzip_stream
 from bodyblocks.types import Decoded
 
@@ -110,98 +125,22 @@ def _strict(data: bytes, codec: str) -> str | None:
 
 
 _CJK_CODECS = ("gb18030", "big5", "big5hkscs")
-_CP1252_BYTE = {bytes([b]).decode("cp1252"): b for b in range(128, 256) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
-
-
-def _latin_bytes(text: str) -> bytes | None:
-    """The bytes a cp1252/latin-1 misreading turned into `text`, or None when it cannot have been one."""
-    out = bytearray()
-    for c in text:
-        o = ord(c)
-        if o < 128:
-            out.append(o)
-        elif c in _CP1252_BYTE:
-            out.append(_CP1252_BYTE[c])
-        elif o < 256:
-            out.append(o)
-        else:
-            return None
-    return bytes(out)
-
-
-def _undo_mojibake(text: str) -> str | None:
-    """Chinese text saved as UTF-8 after being misread as cp1252 (once or twice): peel the layers off.
-
-    Only tried on pages that declare a Chinese charset and decode as UTF-8 without a single CJK character.
-    """
-    if any(_is_cjk(c) for c in text) or text.isascii():
-        return None
-    for _ in range(3):
-        raw = _latin_bytes(text)
-        if raw is None:
-            return None
-        layer = _strict(raw, "utf-8")
-        if layer is not None and layer != text:
-            text = layer  # a UTF-8 misreading: one layer removed
-            continue
-        # the misreading lost the five bytes cp1252 leaves undefined: tolerate a few replacements
-        chinese = raw.decode("gb18030", errors="replace")
-        non_ascii = sum(1 for c in chinese if ord(c) > 127)
-        lost = chinese.count("\ufffd")
-        ok = non_ascii and lost <= 0.03 * non_ascii and _looks_chinese(chinese.replace("\ufffd", ""))
-        return chinese if ok else None
-    return None
-
-
-def _is_cjk(c: str) -> bool:
-    """Common CJK ideographs, CJK punctuation and full-width forms."""
-    return "\u4e00" <= c <= "\u9fff" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
-
-
-# GB2312's symbols that Chinese text is written with besides CJK punctuation: quotes, dashes, ellipsis, middle dot,
-# numbers in circles, arrows, shapes
-_ZH_SYMBOLS = frozenset("·×÷°±§¨¤")
-
-
-def _zh_symbol(c: str) -> bool:
-    return "\u2010" <= c <= "\u266f" or c in _ZH_SYMBOLS
-
-
-# step 5: GB18030 text with fewer of GB2312's everyday characters (Traditional Chinese in GBK: about 60%) is still
-# Chinese when at least this share of its non-ASCII characters, and this many, are (Latin-1 misread as GBK: none)
-GBK_COMMON = 0.5
-GBK_MIN_CHARS = 20
-
-
-def _looks_chinese(text: str, common_share: float = 0.8, min_chars: int = 0) -> bool:
-    """True when the non-ASCII characters are mostly CJK or Chinese text's symbols, and at least `common_share`
-    of them (and `min_chars`) GB2312's everyday ones (not Latin-1 bytes misread as GBK)."""
-    non_ascii = [c for c in text if ord(c) > 127]
-    if not non_ascii:
-        return True
-    if len(non_ascii) < min_chars:
-        return False
-    cjk = sum(1 for c in non_ascii if _is_cjk(c) or _zh_symbol(c))
-    if cjk < 0.9 * len(non_ascii):
-        return False
-    common = 0  # GB2312 (both bytes >= 0xA1) holds the 6,763 everyday characters
-    for c in non_ascii[:2000]:
-        try:
-            b = c.encode("gb2312")
-            common += len(b) == 2
-        except UnicodeEncodeError:
-            pass
-    return common >= common_share * min(len(non_ascii), 2000)
-
-
 _CONTROL_BYTES = bytes(b for b in range(32) if b < 9 or 13 < b < 32 and b != 27)  # not in text
 
 
 def check_binary(data: bytes) -> None:
     """Raise BinaryInput for PDFs, images, archives and other non-text bytes."""
+    _check_magic(data)
+    _check_controls(data)
+
+
+def _check_magic(data: bytes) -> None:
     for magic in _BINARY_MAGIC:
         if data.startswith(magic):
             raise BinaryInput(f"binary content (starts with {magic[:4]!r}), not HTML")
+
+
+def _check_controls(data: bytes) -> None:
     sample = data[:8192]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     if sample and controls > 0.05 * len(sample):
@@ -209,7 +148,9 @@ def check_binary(data: bytes) -> None:
 
 
 def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
-    """Decode page bytes to text, reporting the codec used and whether replacement was needed.
+    """Decode page bytes to text, reporting the codec used, whether replacement was needed and whether the
+    codec is a guess (`Decoded.guessed`: neither a BOM, nor a declaration that held, nor UTF-8 or ASCII
+    bytes that nothing contradicts).
 
     `declared`: charset labels declared for the page from outside it (the HTTP Content-Type's charset),
     tried strictly before those the page declares itself, as the HTML standard ranks them.
@@ -222,38 +163,90 @@ def decode_bytes(data: bytes, declared: Sequence[str] = ()) -> Decoded:
         if data.startswith(bom):
             text = data[len(bom) :].decode(codec, errors="replace")
             return Decoded(text, codec, "\ufffd" in text, _merged(outside, declared_charsets(data)), bom=True)
-    check_binary(data)
+    _check_magic(data)
+    utf16 = sniff_utf16(data)  # before the control bytes are counted: its NULs would read as binary
+    if utf16 is not None:
+        return Decoded(utf16[1], utf16[0], False, _merged(outside, declared_charsets(data)), guessed=True)
+    _check_controls(data)
     declared = _merged(outside, declared_charsets(data))
+    honoured = {c for c in map(_codec, declared) if c is not None}  # what the declarations can be read as
     if not data.isascii():
         text = _strict(data, "utf-8")
         if text is not None:
-            fixed = _undo_mojibake(text) if any(_codec(d) in _CJK_CODECS for d in declared) else None
+            fixed = undo_mojibake(text) if honoured & set(_CJK_CODECS) else None
             if fixed is not None:
                 return Decoded(fixed, "utf-8(mojibake)->gb18030", "\ufffd" in fixed, declared)
-            return Decoded(text, "utf-8", False, declared)
+            return Decoded(text, "utf-8", False, declared, guessed=bool(honoured) and "utf-8" not in honoured)
         nearly = _nearly_utf8(data)  # multi-byte UTF-8 but for a few bytes: still UTF-8, replacements flagged
         if nearly is not None:
-            return Decoded(nearly, "utf-8", True, declared)
+            return Decoded(nearly, "utf-8", True, declared, guessed=bool(honoured) and "utf-8" not in honoured)
+    guesses: list[Guess] | None = None
     for label in declared:
         codec = _codec(label)
         if codec is None or codec.startswith("utf-16") or codec.startswith("utf-32"):
             continue  # a page that says utf-16 without a BOM is ASCII-compatible in practice
         text = _strict(data, codec)
-        if text is not None and (codec != "gb18030" or _looks_chinese(text)):
+        if text is None or (codec == "gb18030" and not looks_chinese(text)):
+            continue
+        if data.isascii():
+            return Decoded(text, codec, False, declared)
+        guesses = detect(data) if guesses is None else guesses
+        if not _proved_wrong(data, codec, text, guesses):
             return Decoded(text, codec, False, declared)
     damaged = _declared_cjk_with_replacements(data, declared)
     if damaged is not None:
         return damaged
-    text = _strict(data, "utf-8")
-    if text is not None:
-        return Decoded(text, "utf-8", False, declared)
+    if data.isascii():
+        return Decoded(data.decode("ascii"), "utf-8", False, declared)
+    return _guess(data, declared, detect(data) if guesses is None else guesses)
+
+
+def _proved_wrong(data: bytes, codec: str, text: str, guesses: list[Guess]) -> bool:
+    """Whether a declared charset that decodes strictly is still wrong: the detector reads the bytes in a script
+    no Latin code page gives (Russian in cp1251 declared as windows-1252 or in KOI8-R declared as windows-1251,
+    Korean in EUC-KR declared as gb2312), and the declared reading is clearly the messier (the detector is not
+    trusted between Latin code pages)."""
+    if not guesses or guesses[0].codec == codec:
+        return False
+    top = guesses[0]
+    own = next((g for g in guesses if g.codec == codec), None)
+    if own is not None and own.chaos < top.chaos + WRONG_CHAOS_MARGIN and (
+            own.chaos <= top.chaos or own.coherence + WRONG_COHERENCE_MARGIN > top.coherence):
+        return False
+    reading = data.decode(top.codec, errors="replace")
+    return reading != text and foreign_script(reading)
+
+
+def _guess(data: bytes, declared: list[str], guesses: list[Guess]) -> Decoded:
+    """The charset of non-UTF-8 bytes that no declaration decodes, flagged `guessed`, first that fits:
+    the detector's guess where it reads as a CJK script (GB2312's bytes also hold EUC-KR's Hangul); GB18030 when
+    the bytes read as Chinese text; the detector's guess where it reads as another script no Latin code page gives
+    (but GB18030 where the bytes read strictly as CJK ideographs: an ISO-8859-5 guess of those is mojibake);
+    cp1252 (the detector cannot tell Latin code pages apart); the first declared charset with replacement
+    characters (not a guess); the detector's Latin guess; UTF-8 with replacement characters."""
+    top = guesses[0] if guesses else None
+    reading = data.decode(top.codec, errors="replace") if top is not None else ""
+    script = script_of(reading)
+    if top is not None and top.codec in MULTI_BYTE and script in CJK_SCRIPTS:
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
     text = _strict(data, "gb18030")
-    if text is not None and (_looks_chinese(text) or _looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
-        return Decoded(text, "gb18030", False, declared)
+    if text is not None and (looks_chinese(text) or looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
+        return Decoded(text, "gb18030", False, declared, guessed=True)
+    if top is not None and foreign_script(reading):
+        if text is not None and looks_chinese(text, 0.0, GBK_MIN_CHARS):  # Cyrillic, Greek, ... of Chinese bytes
+            return Decoded(text, "gb18030", False, declared, guessed=True)
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
     text = _strict(data, "cp1252")
     if text is not None:
-        return Decoded(text, "cp1252", False, declared)
-    return _last_resort(data, declared)
+        return Decoded(text, "cp1252", False, declared, guessed=True)
+    for label in declared:  # a declared charset, a few bytes replaced, over a Latin code page the detector picked
+        codec = _codec(label)
+        if codec is not None and not codec.startswith(("utf-16", "utf-32")):
+            text = data.decode(codec, errors="replace")
+            return Decoded(text, codec, "\ufffd" in text, declared)
+    if top is not None:
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
+    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared, guessed=True)
 
 
 # A page that declares a CJK charset and fails it strictly on a few broken bytes (a truncated upload, a byte lost
@@ -280,16 +273,16 @@ def _declared_cjk_with_replacements(data: bytes, declared: Sequence[str]) -> Dec
 
 
 def _reads_as(text: str, script: str) -> bool:
-    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, _looks_chinese;
+    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, looks_chinese;
     zh-hant: CJK ideographs and punctuation; ja: those and kana; ko: those and Hangul)."""
     if script == "zh":
-        return _looks_chinese(text)
+        return looks_chinese(text)
     non_ascii = [c for c in text if c > "\x7f"]
     if not non_ascii:
         return False
     fits = 0
     for c in non_ascii:
-        fits += _is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
+        fits += is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
             script == "ko" and ("\uac00" <= c <= "\ud7af" or "\u1100" <= c <= "\u11ff" or "\u3130" <= c <= "\u318f"))
     return fits >= 0.9 * len(non_ascii)
 
@@ -314,29 +307,6 @@ def _nearly_utf8(data: bytes) -> str | None:
         return None
     good = sum(1 for c in text if c > "\x7f" and c != "\ufffd")
     return text if good >= NEARLY_UTF8_RATIO * bad else None
-
-
-def _last_resort(data: bytes, declared: list[str]) -> Decoded:
-    """A statistical detector, then UTF-8 with replacement characters."""
-    try:
-        from charset_normalizer import from_bytes
-
-        best = from_bytes(data[:200_000]).best()
-        if best is not None and best.encoding and _whatwg(best.encoding):  # its guess, only among the web's
-            text = data.decode(best.encoding, errors="replace")
-            guessed = codecs.lookup(best.encoding).name not in MULTI_BYTE
-            return Decoded(text, best.encoding, "\ufffd" in text, declared, guessed=guessed)
-    except ImportError:  # the detector is optional
-        pass
-    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared)
-
-
-def _whatwg(codec: str) -> bool:
-    """Whether a Python codec name is one a WHATWG encoding decodes as (WHATWG_CODECS)."""
-    try:
-        return codecs.lookup(codec).name in WHATWG_CODECS
-    except LookupError:
-        return False
 
 
 def page_source(page: str | bytes | os.PathLike[str]) -> str | bytes:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bodyblocks.errors import InputError
+from bodyblocks.page.bounds import bound_attributes, check_elements
 from bodyblocks.page.builder import WS
 from bodyblocks.page.decode import read_bytes, to_text
 from bodyblocks.page.hidden import limit_hidden, reveal_hidden, visible_article
@@ -67,6 +68,8 @@ class _TooDeep(Exception):
 
 def parse(text: str, parser: str = "bs4") -> Any:
     """Parse decoded HTML: a BeautifulSoup tree ("bs4") or an lxml root element ("lxml")."""
+    check_elements(text)
+    text = bound_attributes(text)[0]  # libxml2's time grows with the square of a tag's attributes
     if parser == "bs4":
         from bs4 import BeautifulSoup
 

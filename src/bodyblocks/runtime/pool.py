@@ -221,6 +221,12 @@ class WorkerPool:
         died or overran; the workers stay up for the next call. Each worker holds its next task while it works
         (PREFETCH), and a worker that finished gets another before the results are handed out: it works while
         the caller deals with them (the batch runner writes each page's output)."""
+        for finished in self.rounds(tasks):
+            yield from finished
+
+    def rounds(self, tasks: Iterable[Any], tick_s: float | None = None) -> Iterator[list[tuple[Any, Any, str | None]]]:
+        """run's results, a list of those that finished together at a time; with `tick_s`, an empty list too
+        when that long passed without any (the caller looks at the time: a task stuck past its own limit)."""
         self._queue, self._again, self._held, self._exhausted = iter(tasks), deque(), None, False
         self._feed()
         while True:
@@ -228,13 +234,14 @@ class WorkerPool:
             if not busy:
                 return
             timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
-            ready = wait([w.conn for w in busy], timeout=timeout)
+            ready = wait([w.conn for w in busy], timeout=timeout if tick_s is None else min(timeout, tick_s))
             finished = []
             for i, w in enumerate(self.workers):
                 if w.busy:
                     finished += self._collect(i, w, ready)
             self._feed()
-            yield from finished
+            if finished or tick_s is not None:
+                yield finished
 
     def _next(self) -> tuple[Any, bytes] | None:
         """The next task to hand out with its pickled form (a task given back by a failed worker first), or
