@@ -3,6 +3,7 @@
 A page's parts
   vote.py          the heuristic's vote on the segmenter's blocks
   roles.py         blocks on the article's page that are not its body: byline, standfirst, captions, comments
+  role_cues.py     the role steps' cue data (words, class names, patterns), apart from their code
   prominence.py    a headline where the page names none (a short, prominent block above the body)
   kinds.py         page kinds the rule reads: a forum or Q&A thread, an error page
 The learned parts

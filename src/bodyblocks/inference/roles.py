@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.inference import role_cues as cues
 from bodyblocks.types import Block, Document
 
 BYLINE_CHARS = 100  # white space excluded
@@ -81,80 +82,14 @@ STANDFIRST_LINKS = 0.3  # link density at most
 STANDFIRST_BODY = 200  # kept characters after it, outside comment containers, at least
 DESCRIPTION_MATCH = 90.0  # rapidfuzz ratio (0-100) of a block's text to a meta description
 DESCRIPTIONS = "descriptions"  # Document.extra's key of the page's meta descriptions (page_descriptions)
-_DESCRIPTION_NAMES = ("description", "og:description", "twitter:description", "dc.description")
 _MAX_DESCRIPTIONS = 4
 
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE = re.compile(
-    r"\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b|\b\d{1,2}:\d{2}\b"
-    rf"|\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|\b\d{{1,2}}\.?\s+{_MONTH}\s+\d{{4}}",
-    re.IGNORECASE)
-_AUTHOR = re.compile(
-    r"^\s*(?:by|von|par|por|przez|от)\s+\S|来源\s*[:：]|作者\s*[:：]|编辑\s*[:：]|记者|发布时间|发表于|時間\s*[:：]|时间\s*[:：]"
-    r"|\b(?:posted|published|updated|last modified|written by|autor|źródło|автор|источник|πηγή|συντάκτης)\b",
-    re.IGNORECASE)
-_BYLINE_CLASS = re.compile(
-    r"byline|author|dateline|\bdate|time|posted|pubdate|published|meta|source|credit|article-?info|post-?info",
-    re.IGNORECASE)
-_PROMO_TEXT = re.compile(
-    r"^\s*(?:推广|广告|赞助|advertisement|sponsored|promoted|anzeige|reklama|реклама|διαφήμιση)\s*[:：|\-]?",
-    re.IGNORECASE)
-_AD_CLASS = re.compile(r"(?:^|[-_ ])(?:ad|ads|advert\w*|sponsor\w*|promo\w*)(?:$|[-_ ])", re.IGNORECASE)
-# an id or class token (between "." or "#" and the next ".", "#", "/" or the end) that names a comment thread
-_COMMENT_NAMES = (r"comments?|comment-?(?:list|body|content|text|area|section|thread|wrapper|container|s-area"
-                  r"|s-section|s-list|s-wrapper|s-container|item)|commentlist|replies|disqus[^./#]*|dsq-[^./#]+"
-                  r"|respond|fb-comments|(?:user|article|post|reader)-comments?")
-_COMMENT_TOKEN = re.compile(rf"[.#](?:{_COMMENT_NAMES})(?=[.#/]|$)", re.IGNORECASE)
-# a comment container's name: those, and a blog's trackbacks and pingbacks (replies from other blogs), whose own
-# names head no comments section (one "Trackback: <url>" line in a post: _own_names_comments reads _COMMENT_TOKEN)
-_COMMENT_CONTAINER = re.compile(
-    rf"[.#](?:{_COMMENT_NAMES}|(?:track|ping)backs?(?:[-_]?(?:list|heading|header|title|link|area))?)(?=[.#/]|$)",
-    re.IGNORECASE)
-# an id or a whole class name (not a token of one: Genesis' "content-sidebar-wrap" wraps the article too) that names
-# a sidebar or a widget area, where blog themes put their widgets (WordPress: div#sidebar, li.widget), or a news
-# site's rail or right column (div#rightRail, div.right-rail, div#rightcol)
-_SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area|(?:right|left)?[-_]?rail"
-                      r"|right[-_]?(?:col|column|sidebar))(?=[.#/]|$)", re.IGNORECASE)
 _SEGMENT = re.compile(r"([.#])([^.#]+)")
-# the words of an id or class token ("article-subhead" -> article, subhead; "introP" -> intro, p) that name a dek
-_DEK_WORDS = frozenset(
-    "standfirst dek deck summary subtitle subhead subheading subheadline lede lead leadtext leadin intro introtext "
-    "introduction excerpt sapo chapo chapeau teaser teasertext abstract strapline digest synopsis zhaiyao daoyu "
-    "daodu".split())
-# a dek's name inside a longer token ("articleLead" is read by words; "boxstandfirst" by this)
-_DEK_INSIDE = re.compile(
-    r"standfirst|subtitle|subhead|summary|excerpt|teaser|abstract|strapline|synopsis|intro(?!duc)|lede|chapo|sapo"
-    r"|zhaiyao|daoyu", re.IGNORECASE)
-# a token naming something else: a caption, an image, a byline, a list of links ("lead-image-caption", "photo-intro"):
-# these inside a token, the short words as words of it
-_NOT_DEK = re.compile(r"caption|photo|image|figure|credit|video|gallery|thumb|author|byline|related|promo",
-                      re.IGNORECASE)
-_NOT_DEK_WORDS = frozenset("img pic media date time meta nav menu".split())
 _WORD_BREAK = re.compile(r"[-_\s]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
-_SUMMARY_LABEL = re.compile(r"^\s*(?:摘要|导语|导读|本文导读|核心提示|内容提要|提要|编者按)\s*[:：]")
-# a news story's first paragraph opens with its dateline; a dek does not
-_DATELINE = re.compile(
-    r"^\s*(?:[A-ZÀ-Ý][A-ZÀ-Ý .,/'-]{2,40}(?:\([^)]{2,30}\))?\s*[-–—:]"
-    r"|\S{0,20}\s*\((?:AP|AFP|Reuters|dpa|PAP|ANSA|EFE|IANS|PTI)\b[^)]*\)|本报讯|本报|新华社|记者|中新网|【)")
 _SENTENCE_END = re.compile(r"[.!?。！？…»\"”')）]\s*$")
 _SPACE = re.compile(r"\s+")
 _LETTERS = re.compile(r"[^\W\d_]+")
-
-_CREDIT = re.compile(
-    r"^\s*(?:photos?|photograph|image|picture|illustration|file photo|credit)s?\s*(?:by\b|:|/|\|)"
-    r"|\((?:AP|AFP|Reuters|EPA|Getty)?\s*(?:Photo|Image|Illustration)s?\s*[/:)]"
-    r"|(?:getty\s*images|shutterstock|associated press photo|\bAP photo|/\s*(?:AFP|Reuters|EPA|AP)\b|photo credit"
-    r"|©\s*(?:reuters|ap|afp|getty))[^.]{0,40}\)?\s*$"
-    r"|^\s*(?:图片来源|图片来自|图片提供|图源|摄影|图\s*[/／]|图\s*[:：])|(?:供图|摄|资料图(?:片)?|图片来源[:：][^。]{0,20})\s*[)）]?\s*$",
-    re.IGNORECASE)
-# "1of4", "3 of 12", "2/5" opening a gallery's caption (not a date "12/30", nor a time after it)
-_GALLERY_COUNTER = re.compile(r"^\s*(\d{1,3})\s*(?:of|/|／)\s*(\d{1,3})(?![\d/.:]|\s*\d{1,2}:)", re.IGNORECASE)
-_CAPTION_TOKEN = re.compile(r"caption|cutline|(?:photo|image|img|pic)-?credit|^credits?$|img-?text|image-?text"
-                            r"|photo-?text|pic-?info|bildtext", re.IGNORECASE)
-_NOT_CAPTION_TOKEN = re.compile(r"author|byline", re.IGNORECASE)  # "authorCredit" names a byline
-_IMAGE_TOKEN = re.compile(r"image|photo|picture|^img|^pic$|gallery|slideshow", re.IGNORECASE)
-_NOT_CAPTION_TAGS = frozenset({"blockquote", "pre", "code", "table", "ul", "ol", "li", "td", "th"})
 
 
 def _tokens(segment: str) -> list[str]:
@@ -193,8 +128,8 @@ def is_byline(block: Block) -> bool:
     """A short date/source/author line (module docstring), wherever it is."""
     if not 0 < block.text_len <= BYLINE_CHARS:
         return False
-    date, author = bool(_DATE.search(block.text)), bool(_AUTHOR.search(block.text))
-    cue = bool(_BYLINE_CLASS.search(_own_cues(block)))
+    date, author = bool(cues.DATE.search(block.text)), bool(cues.AUTHOR.search(block.text))
+    cue = bool(cues.BYLINE_CLASS.search(_own_cues(block)))
     return (date and author) or (cue and (date or author))
 
 
@@ -210,16 +145,14 @@ def is_promo(block: Block) -> bool:
     """A short advertising line: an ad label at its start, or its own element an ad slot."""
     if not 0 < block.text_len <= PROMO_CHARS:
         return False
-    if _PROMO_TEXT.search(block.text):
+    if cues.PROMO_TEXT.search(block.text):
         return True
     own = block.tag_path.rsplit("/", 1)[-1]
-    return any(_AD_CLASS.search(t) for t in _tokens(own))
+    return any(cues.AD_CLASS.search(t) for t in _tokens(own))
 
 
 KEY_POINTS_LABEL = 40  # a key points box's label, at most
 KEY_POINT_CHARS = 300  # each of its items, at most
-# a label that is a whole line: a story's key points box ("STORY HIGHLIGHTS", "Key points", "本文要点")
-_KEY_POINTS = re.compile(r"(?:story\s+)?highlights|key\s+(?:points|takeaways)|(?:本文|内容|新闻)?要点", re.IGNORECASE)
 
 
 def key_points(blocks: Sequence[Block]) -> np.ndarray:
@@ -232,7 +165,7 @@ def key_points(blocks: Sequence[Block]) -> np.ndarray:
     for i, block in enumerate(blocks):
         if not 0 < block.text_len <= KEY_POINTS_LABEL or block.link_density >= 0.5 or block.is_list_item:
             continue
-        if _KEY_POINTS.fullmatch(block.text.strip().rstrip(":：").strip()) is None:
+        if cues.KEY_POINTS.fullmatch(block.text.strip().rstrip(":：").strip()) is None:
             continue
         parent = block.xpath[: block.xpath.rfind("/") + 1]
         j = i + 1
@@ -245,18 +178,13 @@ def key_points(blocks: Sequence[Block]) -> np.ndarray:
 
 def gallery_counter(text: str) -> bool:
     """Whether the text opens with a gallery counter ("1of4", "3 of 12")."""
-    m = _GALLERY_COUNTER.match(text)
+    m = cues.GALLERY_COUNTER.match(text)
     return m is not None and 0 < int(m.group(1)) <= int(m.group(2))
-
-
-# a word every _CREDIT match holds (lower-cased): text with none is no credit, found without the regular expression
-_CREDIT_HINTS = ("photo", "image", "picture", "illustration", "credit", "getty", "shutterstock", "ap", "afp",
-                 "reuters", "epa", "©", "图", "摄")
 
 
 def _credit_hint(text: str) -> bool:
     low = text.lower()
-    return any(h in low for h in _CREDIT_HINTS)
+    return any(h in low for h in cues.CREDIT_HINTS)
 
 
 def is_caption(block: Block) -> bool:
@@ -264,8 +192,8 @@ def is_caption(block: Block) -> bool:
     text = block.text.strip()
     if not text:
         return False
-    if block.text_len <= CAPTION_CHARS and _credit_hint(text) and (_CREDIT.search(text[:120]) or (
-            len(text) > 120 and _CREDIT.search(text[-120:]))):
+    if block.text_len <= CAPTION_CHARS and _credit_hint(text) and (cues.CREDIT.search(text[:120]) or (
+            len(text) > 120 and cues.CREDIT.search(text[-120:]))):
         return True
     if block.text_len > 8 and gallery_counter(text):
         return True
@@ -273,9 +201,9 @@ def is_caption(block: Block) -> bool:
         return False
     near_tag, near_tokens, tags, path_tokens, own_image = _caption_path(block.tag_path)
     named = near_tag or any(not _slug_of(t, text) for t in near_tokens)  # its own element or its parent's
-    if named and tags[-1] not in _NOT_CAPTION_TAGS and not block.heading_level:  # (a lead in an <h2> is no caption)
+    if named and tags[-1] not in cues.NOT_CAPTION_TAGS and not block.heading_level:  # (a lead in an <h2> is no caption)
         return True
-    if block.text_len > CAPTION_CHARS or block.heading_level or not _NOT_CAPTION_TAGS.isdisjoint(tags):
+    if block.text_len > CAPTION_CHARS or block.heading_level or not cues.NOT_CAPTION_TAGS.isdisjoint(tags):
         return False
     if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
         return True
@@ -294,11 +222,11 @@ def _caption_path(tag_path: str) -> tuple[bool, tuple[str, ...], tuple[str, ...]
     near = [t for seg in segments[-2:] for t in _tokens(seg)]
 
     def caption_named(tokens: list[str]) -> tuple[str, ...]:
-        return tuple(t for t in tokens if _CAPTION_TOKEN.search(t) and not _NOT_CAPTION_TOKEN.search(t))
+        return tuple(t for t in tokens if cues.CAPTION_TOKEN.search(t) and not cues.NOT_CAPTION_TOKEN.search(t))
 
     return (any(_tag(seg) in ("figcaption", "caption") for seg in segments[-2:]), caption_named(near),
             tuple(_tag(seg) for seg in segments), caption_named(names),
-            any(_IMAGE_TOKEN.search(t) for t in _tokens(segments[-1])))
+            any(cues.IMAGE_TOKEN.search(t) for t in _tokens(segments[-1])))
 
 
 COMMENT_CHARS = 20  # a comment's text, at least (a commenter's name, "Reply", "3 hours ago" are shorter)
@@ -311,20 +239,6 @@ def is_comment_text(block: Block) -> bool:
 
 
 COMMENT_HEADING_CHARS = 60  # a comments heading, at most ("37 Responses to “Why the web needs …”")
-# a heading (<h1>..<h6>) that opens with a counted or quoted comments title, or a reply form's ("3 Responses to …",
-# "One thought on “…”", "Comments on “…”", "Leave a Reply Cancel reply", "网友评论（12）"); not a section heading of
-# the article itself ("Comments on the draft law", "Comment is free", "Responses")
-_COMMENT_HEADING = re.compile(
-    r"(?:\d+|one)\s+(?:comments?|responses?|thoughts?)\b|(?:no|two|three)\s+(?:comments|responses|thoughts)\b"
-    r"|(?:comments?|responses?|thoughts?)\s+(?:on|to)\s+[“\"'‘«„]"
-    r"|(?:leave|post|add|write|submit)\s+(?:a|your)\s+(?:comment|reply|response)"
-    r"|(?:网友|读者|用户|发表|我要|全部)(?:评论|留言)",
-    re.IGNORECASE)
-# a line that is nothing but a comments heading, whatever element holds it (a styled <div>: "Comments (12)")
-_COMMENT_LINE = re.compile(
-    r"(?:(?:reader|user|visitor)s?'?\s+)?comments(?:\s*\(\d+\))?\s*:?|\d+\s+comments?|(?:\d+|one)\s+responses?"
-    r"|leave\s+a\s+(?:comment|reply)|(?:网友|读者|用户|发表|全部)?(?:评论|留言)(?:\s*[（(]\d+[)）])?\s*[:：]?",
-    re.IGNORECASE)
 
 
 def comment_heading(block: Block) -> bool:
@@ -332,16 +246,16 @@ def comment_heading(block: Block) -> bool:
     if block.text_len > COMMENT_HEADING_CHARS or block.link_density >= 0.5 or not block.text_len:
         return False
     text = block.text.strip()
-    if block.heading_level and _COMMENT_HEADING.match(text) is not None:
+    if block.heading_level and cues.COMMENT_HEADING.match(text) is not None:
         return True
-    return _COMMENT_LINE.fullmatch(text) is not None or _own_names_comments(block.tag_path)
+    return cues.COMMENT_LINE.fullmatch(text) is not None or _own_names_comments(block.tag_path)
 
 
 @lru_cache(maxsize=1 << 16)
 def _own_names_comments(tag_path: str) -> bool:
     """Whether the last segment of a tag path (the block's own element) has an id or class naming comments (not a
-    trackback's or pingback's: _COMMENT_CONTAINER)."""
-    return _COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
+    trackback's or pingback's: cues.COMMENT_CONTAINER)."""
+    return cues.COMMENT_TOKEN.search(tag_path, tag_path.rfind("/")) is not None
 
 
 ARTICLE_BEFORE_COMMENTS = 200  # kept characters before a comments heading, at least (a kicker or a meta line is none)
@@ -384,7 +298,7 @@ def in_comments(block: Block) -> bool:
 def _in_comments(tag_path: str) -> bool:
     """in_comments of a tag path (the blocks of a page share a few hundred): tokens below the body segment."""
     start = _below_body(tag_path)
-    return start >= 0 and _COMMENT_CONTAINER.search(tag_path, start) is not None
+    return start >= 0 and cues.COMMENT_CONTAINER.search(tag_path, start) is not None
 
 
 def in_sidebar(block: Block) -> bool:
@@ -398,7 +312,7 @@ def _in_sidebar(tag_path: str) -> bool:
     """in_sidebar of a tag path: ids and class names below the body segment (a theme's body class "sidebar" names
     its layout, not a widget)."""
     start = _below_body(tag_path)
-    return start >= 0 and _SIDEBAR.search(tag_path, start) is not None
+    return start >= 0 and cues.SIDEBAR.search(tag_path, start) is not None
 
 
 def _below_body(tag_path: str) -> int:
@@ -417,7 +331,7 @@ def page_descriptions(root: Any) -> tuple[str, ...]:
     found: list[str] = []
     for el in (root if head is None else head).iter("meta"):
         key = (el.get("name") or el.get("property") or "").strip().lower()
-        if key in _DESCRIPTION_NAMES:
+        if key in cues.DESCRIPTION_NAMES:
             text = " ".join((el.get("content") or "").split())
             if text and text not in found:
                 found.append(text)
@@ -439,12 +353,12 @@ def _words(token: str) -> list[str]:
 
 def _names_other(token: str) -> bool:
     """Whether an id or class token names a caption, an image, a byline, a menu, … (no dek)."""
-    return _NOT_DEK.search(token) is not None or not _NOT_DEK_WORDS.isdisjoint(_words(token))
+    return cues.NOT_DEK.search(token) is not None or not cues.NOT_DEK_WORDS.isdisjoint(_words(token))
 
 
 def _is_dek_token(token: str) -> bool:
     """Whether an id or class token names a dek."""
-    return not _DEK_WORDS.isdisjoint(_words(token)) or _DEK_INSIDE.search(token) is not None
+    return not cues.DEK_WORDS.isdisjoint(_words(token)) or cues.DEK_INSIDE.search(token) is not None
 
 
 def _slug_of(token: str, text: str) -> bool:
@@ -494,7 +408,7 @@ def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None
     block, nxt = blocks[cand], blocks[rest[0]]
     low, high = STANDFIRST_CHARS
     if not low <= block.text_len <= high or block.link_density > STANDFIRST_LINKS or block.is_list_item \
-            or block.is_table_cell or block.heading_level == 1 or _DATELINE.match(block.text):
+            or block.is_table_cell or block.heading_level == 1 or cues.DATELINE.match(block.text):
         return None
     body = sum(blocks[i].text_len for i in rest if comments is None or not comments[i])
     if body < STANDFIRST_BODY:
@@ -507,7 +421,7 @@ def standfirst_block(blocks: Sequence[Block], keep: np.ndarray, head: int | None
     tokens = [t for seg in own for t in _tokens(seg) if not _slug_of(t, block.text)]
     if any(_names_other(t) for t in tokens):
         return None
-    if any(_is_dek_token(t) for t in tokens) or _SUMMARY_LABEL.match(block.text):
+    if any(_is_dek_token(t) for t in tokens) or cues.SUMMARY_LABEL.match(block.text):
         return cand
     if not descriptions or not (_SENTENCE_END.search(block.text) or block.text_len >= 80):
         return None
