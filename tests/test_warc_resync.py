@@ -1,0 +1,150 @@
+"""WARC resynchronisation never fabricates a record: a record whose payload quotes a whole WARC record stays one
+page whatever follows it (junk, NUL padding, a damaged record, a missing or wrong Content-Length), in a .warc, one
+gzip member per record and a file gzipped whole; what reading skipped is counted in a reported error."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("warcio")
+
+from bodyblocks.batch.warc import Response, WarcItem, iter_warc, write_warc  # noqa: E402
+
+FAKE = "http://fake.example/quoted"
+QUOTING = "http://example.org/how-warc-works"
+
+
+def _record(tmp_path: Path, url: str, body: bytes) -> bytes:
+    """One uncompressed WARC response record (with its CRLF CRLF trailer)."""
+    path = tmp_path / "one.warc"
+    write_warc(path, [Response(url, body)], gzip=False, requests=False)
+    return path.read_bytes()
+
+
+def _page(text: str) -> bytes:
+    return f"<html><body><article><p>{text}</p></article></body></html>".encode()
+
+
+def _quoting(tmp_path: Path) -> bytes:
+    """A record whose HTML payload quotes a whole WARC record, CRLFs and trailer included, amid more markup."""
+    quoted = _record(tmp_path, FAKE, _page("a page that only exists inside another page"))
+    body = (b"<html><body><article><h1>How a WARC record looks</h1><p>Here is one, byte for byte:</p><pre>"
+            + quoted + b"</pre><p>Its headers end with a blank line, then come the bytes it counts.</p>"
+            + b"</article></body></html>")
+    return _record(tmp_path, QUOTING, body)
+
+
+def _good(tmp_path: Path, n: int) -> bytes:
+    return _record(tmp_path, f"http://example.org/good{n}", _page(f"good page {n}"))
+
+
+def _without_length(record: bytes) -> bytes:
+    return re.sub(rb"Content-Length: \d+\r\n", b"", record, count=1)
+
+
+def _length_off_by(record: bytes, delta: int) -> bytes:
+    n = int(re.search(rb"Content-Length: (\d+)", record).group(1))
+    return re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % (n + delta), record, count=1)
+
+
+def _damages(tmp_path: Path) -> dict[str, tuple[list[bytes], list[str], int]]:
+    """Each damage: the file's records (in order), the pages to read from them, the errors to report."""
+    q, g1, g2 = _quoting(tmp_path), _good(tmp_path, 1), _good(tmp_path, 2)
+    ok = [QUOTING, "http://example.org/good1"]
+    return {
+        "trailing-junk": ([q, b"garbage a crashed tool left behind, no record at all"], [QUOTING], 1),
+        "junk-between": ([q, b"garbage\r\nmore garbage", g1], ok, 1),
+        "nul-padding": ([q, b"\0" * 4096], [QUOTING], 1),
+        "nul-padding-between": ([q, b"\0" * 4096, g1], ok, 1),
+        "damaged-next": ([q, b"WARX" + q[4:], g1], ok, 1),  # its version line broken: skipped whole
+        "next-start-lost": ([q, q[200:], g1], ok, 1),  # a record's first 200 bytes gone
+        "missing-length": ([q, _without_length(q), g1], ok, 1),
+        "length-short": ([q, _length_off_by(q, -300), g1], [QUOTING, QUOTING, "http://example.org/good1"], 1),
+        "length-long": ([q, _length_off_by(q, 50), g1, g2], ok + ["http://example.org/good2"], 1),
+        "length-long-last": ([g1, q, _length_off_by(q, 5000)], ["http://example.org/good1", QUOTING], 1),
+    }
+
+
+DAMAGES = ["trailing-junk", "junk-between", "nul-padding", "nul-padding-between", "damaged-next", "next-start-lost",
+           "missing-length", "length-short", "length-long", "length-long-last"]
+
+
+def _write(path: Path, parts: list[bytes], layout: str) -> None:
+    if layout == "warc":
+        path.write_bytes(b"".join(parts))
+    elif layout == "members":  # a gzip member per record, junk and padding between members left as they are
+        path.write_bytes(b"".join(gzip.compress(p) if p.startswith(b"WARC/1.") or b"WARC-Type" in p else p
+                                  for p in parts))
+    else:
+        path.write_bytes(gzip.compress(b"".join(parts)))
+
+
+def _read(tmp_path: Path, parts: list[bytes], layout: str) -> list[WarcItem]:
+    path = tmp_path / ("crawl.warc" if layout == "warc" else "crawl.warc.gz")
+    _write(path, parts, layout)
+    return list(iter_warc(path, limit=1 << 20))
+
+
+@pytest.mark.parametrize("layout", ["warc", "members", "whole"])
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_quoted_record_never_becomes_a_page_and_the_quoting_one_stays_intact(
+    tmp_path: Path, layout: str, damage: str
+) -> None:
+    parts, pages, n_errors = _damages(tmp_path)[damage]
+    items = _read(tmp_path, parts, layout)
+    assert FAKE not in [i.url for i in items]  # no record made from a quote
+    assert not any(b"only exists inside another page" in (i.body or b"") and i.url != QUOTING for i in items)
+    assert [i.url for i in items if i.body is not None] == pages
+    errors = [i.error for i in items if i.error]
+    assert len(errors) == n_errors, errors
+    assert re.search(r"\d+ bytes", errors[0]), errors  # what was skipped is counted
+
+
+def test_skipped_bytes_are_counted_in_the_error(tmp_path: Path) -> None:
+    q, g1 = _quoting(tmp_path), _good(tmp_path, 1)
+    junk = b"x" * 1000 + b"\r\n" + b"\0" * 500
+    items = _read(tmp_path, [q, junk, g1], "warc")
+    errors = [i.error for i in items if i.error]
+    assert errors == [f"malformed: {len(junk)} bytes that are no WARC record (offset {len(q)})"]
+    assert items[-1].url == "http://example.org/good1" and items[-1].body is not None
+    # a record without a Content-Length: its headers and payload skipped to the next record, and counted
+    bad = _without_length(q)
+    items = _read(tmp_path, [g1, bad, g1], "warc")
+    errors = [i.error for i in items if i.error]
+    assert errors == [f"malformed: no Content-Length in the WARC headers (offset {len(g1)}; {len(bad)} bytes "
+                      "skipped)"], errors
+
+
+def test_nul_padding_between_gzip_members_is_reported(tmp_path: Path) -> None:
+    g1, g2 = _good(tmp_path, 1), _good(tmp_path, 2)
+    items = _read(tmp_path, [g1, b"\0" * 4096, g2], "members")
+    assert [i.url for i in items if i.body is not None] == ["http://example.org/good1", "http://example.org/good2"]
+    assert [i.error for i in items if i.error] == [
+        f"malformed: 4096 bytes at offset {len(gzip.compress(g1))} that are no gzip member"]
+    # blank lines between members are no damage
+    items = _read(tmp_path, [g1, b"\r\n\r\n", g2], "members")
+    assert [i.error for i in items if i.error] == []
+
+
+@pytest.mark.parametrize("layout", ["warc", "members", "whole"])
+def test_a_target_uri_ending_in_a_version_is_read(tmp_path: Path, layout: str) -> None:
+    odd = _record(tmp_path, "http://example.org/spec/WARC/1.0", _page("the version's own page"))
+    odd11 = _record(tmp_path, "http://example.org/WARC/1.1", _page("the next version's page"))
+    items = _read(tmp_path, [_good(tmp_path, 1), odd, odd11, _good(tmp_path, 2)], layout)
+    assert [i.url for i in items if i.body is not None] == [
+        "http://example.org/good1", "http://example.org/spec/WARC/1.0", "http://example.org/WARC/1.1",
+        "http://example.org/good2"]
+    assert [i.error for i in items if i.error] == []
+
+
+def test_headers_cut_inside_a_value_by_the_next_record_fail_alone(tmp_path: Path) -> None:
+    # the next record joins a cut Target-URI: the merged headers hold two records' fields, so it is a cut
+    g1, g2, g3 = _good(tmp_path, 1), _good(tmp_path, 2), _good(tmp_path, 3)
+    cut = g2[: g2.index(b"http://example.org/good2") + 15]
+    items = _read(tmp_path, [g1, cut, g3], "warc")
+    assert [i.url for i in items if i.body is not None] == ["http://example.org/good1", "http://example.org/good3"]
+    assert [i.error.split(":", 1)[0] for i in items if i.error] == ["truncated"]
