@@ -148,3 +148,17 @@ def test_headers_cut_inside_a_value_by_the_next_record_fail_alone(tmp_path: Path
     items = _read(tmp_path, [g1, cut, g3], "warc")
     assert [i.url for i in items if i.body is not None] == ["http://example.org/good1", "http://example.org/good3"]
     assert [i.error.split(":", 1)[0] for i in items if i.error] == ["truncated"]
+
+
+@pytest.mark.parametrize("layout", ["warc", "members", "whole"])
+def test_every_damage_in_one_file_loses_no_record_between_them(tmp_path: Path, layout: str) -> None:
+    # each intact record sits between two kinds of damage: it is still read, by its length, and no quote is
+    q, g1 = _quoting(tmp_path), _good(tmp_path, 1)
+    damage = [b"junk a crashed tool left", b"\0" * 4096, b"WARX" + q[4:], q[150:], _without_length(q),
+              _length_off_by(q, -300)]
+    items = _read(tmp_path, [x for d in damage for x in (q, d)] + [g1], layout)
+    assert FAKE not in [i.url for i in items]
+    assert [i.url for i in items if i.body is not None] == [QUOTING] * 7 + ["http://example.org/good1"]
+    errors = [i.error for i in items if i.error]
+    assert len(errors) == 6 and all(re.search(r"\d+ bytes", e) for e in errors), errors
+    assert sum("skipped by its Content-Length" in e for e in errors) == 2  # the two whose version line is lost

@@ -6,6 +6,10 @@
 - A cut record and one claiming `Content-Length: 999999999999`, followed by good records, in a .warc, a .warc.gz
   of one gzip member per record and a .warc.gz gzipped whole: both fail, every good record after them is a page
   (they ended the file).
+- A page whose payload quotes a whole WARC record, followed by trailing junk, 4 KiB of NUL padding, a record whose
+  version line is broken, one without a Content-Length and one whose Content-Length is 300 bytes short (each
+  quoting the record too), in the same three layouts: the quoted record never becomes a page (it did, with its own
+  URL, and the quoting page failed as cut short), and each stretch of skipped bytes is a failed entry counting them.
 - A URL list with a page running `while(true){}` among good ones (needs Debian's chromium and chromium-driver;
   the target is skipped, with its reason, without them): the pages after it are captured (they all timed out).
 
@@ -37,7 +41,8 @@ PARAGRAPH = ("This paragraph of page {i} is the body of an article, long enough 
 
 
 def scenarios(root: Path) -> list[Target]:
-    return [whole_gzip(root / "whole"), cut_records(root / "cut"), spinning_page(root / "spin")]
+    return [whole_gzip(root / "whole"), cut_records(root / "cut"), quoted_records(root / "quoted"),
+            spinning_page(root / "spin")]
 
 
 def _page(i: int, paragraphs: int = 1) -> bytes:
@@ -120,6 +125,46 @@ def cut_records(root: Path) -> Target:
     met = all(good for _, good, _ in found) and "Traceback" not in err
     return ("WARC: cut record, Content-Length 999999999999", met,
             "; ".join(detail for _, _, detail in found) + f" (4 ok, 2 failed each wanted; {seconds:.1f} s)"
+            + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+FAKE_URL = "http://fake.example/quoted"
+
+
+def quoted_records(root: Path) -> Target:
+    """A page quoting a WARC record, each kind of damage after it, in three layouts: no page made from the quote."""
+    root.mkdir(parents=True)
+    quoted = b"".join(_records(root / "quoted.warc", [_page(0)])).replace(b"http://example.org/0", FAKE_URL.encode())
+    page = _page(1).replace(b"</article>", b"<pre>" + quoted + b"</pre><p>That was one record.</p></article>")
+    quoting, good = _records(root / "records.warc", [_page(0), page, _page(2)])[1:]
+
+    def cl(record: bytes, delta: int) -> bytes:
+        n = int(re.search(rb"Content-Length: (\d+)", record).group(1))  # type: ignore[union-attr]
+        return re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % (n + delta), record, count=1)
+
+    damaged = [b"junk a crashed tool left, no record", b"\0" * 4096, b"WARX" + quoting[4:],
+               re.sub(rb"Content-Length: \d+\r\n", b"", quoting, count=1), cl(quoting, -300)]
+    parts = [x for d in damaged for x in (quoting, d)] + [good]
+    src = root / "in"
+    src.mkdir()
+    files = {"plain.warc": b"".join(parts),
+             "members.warc.gz": b"".join(gzip.compress(p) if b"WARC-Type" in p else p for p in parts),
+             "whole.warc.gz": gzip.compress(b"".join(parts))}
+    for name, data in files.items():
+        (src / name).write_bytes(data)
+    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    found = []
+    for name in files:
+        pages = [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name]
+        ok = [p.get("url") or "" for p in pages if p.get("status") == "ok"]
+        failed = [p.get("error") or "" for p in pages if p.get("status") == "failed"]
+        good_ok = ok.count("http://example.org/1") == 6 and "http://example.org/2" in ok  # the short one too
+        counted = len(failed) == 5 and all(re.search(r"\d+ bytes", e) for e in failed)
+        found.append((FAKE_URL not in ok and good_ok and counted,
+                      f"{name} {len(ok)} ok ({ok.count(FAKE_URL)} fabricated), {len(failed)} failed"))
+    met = all(good for good, _ in found) and "Traceback" not in err
+    return ("WARC: a payload quoting a record, damage after it", met,
+            "; ".join(detail for _, detail in found) + f" (7 ok, 0 fabricated, 5 failed each wanted; {seconds:.1f} s)"
             + (", traceback in stderr" if "Traceback" in err else ""))
 
 

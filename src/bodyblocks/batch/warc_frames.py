@@ -7,17 +7,22 @@ file gzipped whole is one member holding every record: each member is inflated a
 through a window that holds one record (at most the record limit plus its headers) and what is read ahead, so that
 a member of any size is read in linear time and bounded memory, the size limits applying record by record.
 
-A record is taken when its headers end within MAX_HEADER_BYTES, it holds a Content-Length of at most the limit and
-all those bytes, unless a real record starts inside those bytes (then it was cut short: reading goes on there).
-Whatever follows a record taken (junk, NUL padding, a damaged record) is never searched inside that record's bytes.
-A `WARC/1.` line found while resynchronising is a real record, and no quote of one in a payload, only when its
-Content-Length ends where the stream ends or the next record starts (for RESYNC_LINKS records; inside a record that
-claims more bytes, until one runs past that record's claimed end). Every other record is reported (`malformed`,
-`truncated`, `too-large`) with the bytes skipped to the next real record; bytes between records that are no record
-are one `malformed` error with their count. Only a too-large record of an uncompressed file whose Content-Length
-ends at the next record is skipped by its length. A gzip member that is broken or cut ends at the next gzip header;
-one that inflates past BOMB_FACTOR times the record limit with no record in it, far beyond what its compressed
-bytes could hold as text (a decompression bomb), is left there.
+A record is taken when its headers end within MAX_HEADER_BYTES and it holds a Content-Length of at most the limit
+and all those bytes, unless a real record starts inside those bytes (it was cut short: reading goes on there). A
+`WARC/1.` line starts a real record, and no record quoted in a payload, when that record's Content-Length ends at
+the stream's end or at what starts a record (a `WARC/1.` line, or a record whose version line is broken, past
+blanks and NUL padding); inside a record's bytes, the records from it on must so follow one another up to the
+first that ends past that record's claimed end. So what follows a record taken (junk, NUL padding, a damaged
+record) is never looked for inside its bytes, and reading goes on past damage only at a real record. Inside
+headers, a `WARC/1.` line starts the next record at a line start or where the headers then hold two records'
+fields, and otherwise ends a field's value (a Target-URI ending in WARC/1.0). A record that cannot be read is
+reported (`malformed`, `truncated`, `too-large`) with the bytes skipped to the next real record; bytes between
+records that are no record are one `malformed` error with their count, and a record whose version line is broken
+or lost is skipped by its Content-Length when that ends at a record. Only a too-large record of an uncompressed
+file whose Content-Length ends at the next record is skipped by its length. A gzip member that is broken or cut
+ends at the next gzip header; one that inflates past BOMB_FACTOR times the record limit with no record in it, far
+beyond what its compressed bytes could hold as text (a decompression bomb), is left there. NUL padding between
+gzip members is reported like other bytes that are no member; blank lines there are not.
 """
 
 from __future__ import annotations
@@ -41,9 +46,13 @@ from bodyblocks.batch.warc_streams import (
 __all__ = ["GZIP_MAGIC", "MAX_HEADER_BYTES", "gzip_records", "plain_records"]
 
 HEADER_PEEK = 1 << 16  # headers are looked for here first, then up to MAX_HEADER_BYTES
-RESYNC_LINKS = 2  # records in a row whose lengths must meet, for a record found past damage to be taken as one
-FIELD_SPAN = 1 << 14  # how far past a version line inside headers the next record's same field is looked for
+RESYNC_LINKS = 1  # records whose ends are checked, for a record found past damage to be taken as one
+MAX_LINKS = 1024  # records followed inside a record's bytes before one is taken on trust
+MEMO_SIZE = 1 << 16  # candidate records remembered as not real, at most
+FIELD_SPAN = 1 << 12  # how far past a version line inside headers the next record's same field is looked for
 PADDING = b"\r\n\t "  # between gzip members: no damage
+PAD = PADDING + b"\0"  # may follow a record (a crashed writer's preallocated bytes)
+DAMAGED_PEEK = 1 << 13  # where the headers of a record with a broken version line are looked for, past a record
 _VERSION_LINE = re.compile(rb"WARC/1\.[01]\r?\n")
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,30})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 _NO_VERSION = "malformed: no WARC/1.0 or WARC/1.1 line where a record starts"
@@ -87,9 +96,15 @@ def _records(s: Stream, limit: int) -> Iterator[Chunk]:
             break
         offset, where = s.where(at)
         frame = _framing(s, at)
+        if frame[1] is _NO_VERSION and (end := _damaged(s, at, MAX_HEADER_BYTES, limit)) is not None:
+            yield offset, None, (f"malformed: a record with no WARC/1.0 or WARC/1.1 line ({where}; {end - at} bytes "
+                                 "skipped by its Content-Length)")
+            at = end
+            continue
         if isinstance(frame[1], str):
             resume, reason = frame
-            nxt = _find_record(s, resume, None, None, limit)
+            # no CRLF CRLF from here to the stream's end: no record after these headers can be whole either
+            nxt = None if reason is _HEADERS_CUT else _find_record(s, resume, None, None, limit)
             skipped = (stream_end(s) if nxt is None else nxt) - at
             if nxt is None and _fail(s):  # the damage is where the stream broke: one error for both
                 yield offset, None, _cut(s, "")
@@ -193,37 +208,41 @@ def _header_end(s: Stream, at: int) -> int:
 
 
 def _header_facts(s: Stream, at: int, end: int) -> tuple[int | None, tuple[int, int] | None]:
-    """The first `WARC/1.` line after `at` that starts a record in headers ending at `end`, and the first
+    """The first `WARC/1.` line after `at` that starts a record in headers ending at `end`, else the first
     Content-Length line there (start, value); what the last call found is reused when it holds for `at` too."""
     f = s.facts
     if f is not None and f[0] == end and f[1] <= at:
         _, _, brk, length = f
-        if (brk is None or brk > at) and (length is None or length[0] > at):
+        if brk is not None and brk > at or brk is None and (length is None or length[0] > at):
             return brk, length
-    brk = None
+    brk, joined = None, None
     p = at + 1
     while brk is None:
         m = _VERSION_LINE.search(s.buf, p - s.base, end - s.base)
         if m is None:
             break
         p = s.base + m.start()
-        brk = p if _breaks(s, at, p, end) else None
+        verdict = _breaks(s, at, p, end)
+        if verdict is None:  # the field's value may end so: a cut when the headers hold two records' fields
+            joined = _two_records(s, at, end) if joined is None else joined
+            verdict = joined
+        brk = p if verdict else None
         p += 1
-    m = _CONTENT_LENGTH.search(s.buf, at - s.base, end + 2 - s.base)
-    length = None if m is None else (s.base + m.start(), int(m.group(1)))
+    length = None
+    if brk is None:  # looked for only then: candidates cut short by the next one never scan the rest
+        m = _CONTENT_LENGTH.search(s.buf, at - s.base, end + 2 - s.base)
+        length = None if m is None else (s.base + m.start(), int(m.group(1)))
     s.facts = (end, at, brk, length)
     return brk, length
 
 
-def _breaks(s: Stream, at: int, pos: int, end: int) -> bool:
+def _breaks(s: Stream, at: int, pos: int, end: int) -> bool | None:
     """Whether the `WARC/1.` line at `pos`, inside the headers [at, end), starts the next record (one cut short in
     its headers runs on into it, even mid-line) rather than ending a field's value (a Target-URI ending in WARC/1.0):
-    it does at a line start, after a field cut before its colon, or when the headers then repeat that line's field
-    or hold two records' WARC-Type or WARC-Record-ID."""
+    it does at a line start, after a field cut before its colon, or when the headers then repeat that line's field;
+    None: it may end the value."""
     b, buf = s.base, s.buf
-    start = buf.rfind(b"\n", at - b, pos - b) + 1 + b
-    if start == b:  # no line end before it: it is the record's own first line
-        start = at
+    start = max(at, buf.rfind(b"\n", at - b, pos - b) + 1 + b)
     if start == pos:
         return True
     colon = buf.find(b":", start - b, pos - b)
@@ -232,12 +251,17 @@ def _breaks(s: Stream, at: int, pos: int, end: int) -> bool:
     name = bytes(buf[start - b : colon]).strip()
     if name and buf.find(b"\n" + name + b":", pos - b, min(end, pos + FIELD_SPAN) - b) >= 0:
         return True
-    return any(_twice(buf, field, at - b, end - b) for field in (b"\nWARC-Type:", b"\nWARC-Record-ID:"))
+    return None
 
 
-def _twice(buf: bytearray | mmap.mmap, field: bytes, start: int, end: int) -> bool:
-    first = buf.find(field, start, end)
-    return first >= 0 and buf.find(field, first + 1, end) >= 0
+def _two_records(s: Stream, at: int, end: int) -> bool:
+    """Whether the headers [at, end) hold two WARC-Type or two WARC-Record-ID fields (two records' headers joined)."""
+    b, buf = s.base, s.buf
+    for field in (b"\nWARC-Type:", b"\nWARC-Record-ID:"):
+        first = buf.find(field, at - b, end - b)
+        if first >= 0 and buf.find(field, first + 1, end - b) >= 0:
+            return True
+    return False
 
 
 def _ends_here(s: Stream, end: int) -> bool:
@@ -279,6 +303,10 @@ def _find_record(s: Stream, start: int, stop: int | None, until: int | None, lim
             if _real(s, c, until, limit, failed):
                 return c
             p = c + 1
+            if len(failed) > MEMO_SIZE:  # what lies behind the scan is never asked again
+                failed = {x for x in failed if x >= p}
+                if len(failed) > MEMO_SIZE:
+                    failed.clear()
         if stop is not None or reach < top:
             return None
         p = max(p, reach - 16)
@@ -287,14 +315,14 @@ def _find_record(s: Stream, start: int, stop: int | None, until: int | None, lim
 
 def _real(s: Stream, p: int, until: int | None, limit: int, failed: set[int]) -> bool:
     """Whether the `WARC/1.` line at `p` starts a record, not a quote of one inside a payload: its Content-Length
-    ends where the stream ends or the next record starts, and that record's too (RESYNC_LINKS records; inside a
-    record's bytes claimed up to `until`, every record up to the first to end past it, that one ending at the next
-    record or the stream's end). A record too large to hold, or ending beyond MAX_HEADER_BYTES past the scan, is
-    taken on trust: a quote's length is small. `failed`: where records were found not real (memoised)."""
+    ends at what starts a record or at the stream's end (`_after`); inside a record's bytes claimed up to `until`,
+    so does every record from it on up to the first that ends past `until` (MAX_LINKS at most). A record too large
+    to hold, or ending beyond MAX_HEADER_BYTES past the scan, is taken on trust: a quote's length is small.
+    `failed`: where records were found not real (memoised)."""
     horizon = max(p, until or p) + MAX_HEADER_BYTES
     walked: list[int] = []
     ok, links = True, 0
-    while ok and (until is not None or links < RESYNC_LINKS):
+    while ok and links < (MAX_LINKS if until is not None else RESYNC_LINKS):
         if p in failed:
             ok = False
             break
@@ -308,14 +336,56 @@ def _real(s: Stream, p: int, until: int | None, limit: int, failed: set[int]) ->
         if frame[1] > limit or end > horizon or s.ensure(end) < end:
             break
         if until is not None and end >= until:
-            ok = _ends_here(s, end)
+            ok = _after(s, end, limit) is not False
             break
-        q = _skip_blank(s, end, drop=False)
-        reach = s.ensure(q + 16)
-        if reach <= q:
+        nxt = _after(s, end, limit)
+        if nxt is True or nxt is False:
+            ok = nxt
             break
-        ok = _VERSION_LINE.match(s.buf, q - s.base, reach - s.base) is not None
-        p = q
+        p = nxt
     if not ok:
         failed.update(walked)
     return ok
+
+
+def _after(s: Stream, end: int, limit: int) -> int | bool:
+    """What follows a record ending at `end`, past blanks and NUL padding: the next `WARC/1.` line's position;
+    True: the stream's end, or a record whose version line is broken (`_damaged`); False: anything else."""
+    q = _skip_pad(s, end)
+    reach = s.ensure(q + 16)
+    if reach <= q:
+        return True
+    if _VERSION_LINE.match(s.buf, q - s.base, reach - s.base):
+        return q
+    return _damaged(s, q, DAMAGED_PEEK, limit) is not None
+
+
+def _skip_pad(s: Stream, at: int) -> int:
+    """Past the blanks and NUL bytes at `at`; a run already crossed is remembered (many candidates end before one)."""
+    lo, hi = s.pad
+    if lo <= at < hi:
+        return hi
+    p = at
+    while True:
+        reach = s.ensure(p + 4096)
+        chunk = s.buf[p - s.base : reach - s.base]
+        rest = len(chunk.lstrip(PAD))
+        p += len(chunk) - rest
+        if rest or len(chunk) < 4096:
+            s.pad = (at, p)
+            return p
+
+
+def _damaged(s: Stream, at: int, span: int, limit: int) -> int | None:
+    """The end of a record at `at` whose `WARC/1.` line is broken or lost: its headers end within `span`, hold no
+    version line and a Content-Length of at most `limit` that ends where the stream ends or a record starts."""
+    reach = s.ensure(at + span)
+    b = s.base
+    end = s.buf.find(b"\r\n\r\n", at - b, reach - b)
+    if end < 0 or s.buf.find(b"WARC/1.", at - b, end) >= 0:
+        return None
+    m = _CONTENT_LENGTH.search(s.buf, at - b, end + 2)
+    if m is None or int(m.group(1)) > limit:
+        return None
+    stop = b + end + 4 + int(m.group(1))
+    return stop if s.ensure(stop) >= stop and _ends_here(s, stop) else None

@@ -28,6 +28,7 @@ HeaderFacts = tuple[int, int, int | None, tuple[int, int] | None]
 class _Scans:
     hend: HeaderEnd = (0, 0, False)
     facts: HeaderFacts | None = None
+    pad: tuple[int, int] = (0, 0)  # [lo, hi): blanks and NUL bytes, up to what is none
 
 
 class Mapped(_Scans):
