@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,23 @@ def test_every_damage_in_one_file_loses_no_record_between_them(tmp_path: Path, l
     errors = [i.error for i in items if i.error]
     assert len(errors) == 6 and all(re.search(r"\d+ bytes", e) for e in errors), errors
     assert sum("skipped by its Content-Length" in e for e in errors) == 2  # the two whose version line is lost
+
+
+HOSTILE = {  # 512 KiB each, dense with version lines that start no record
+    "version-lines": b"junk" + b"WARC/1.0\r\n" * 52_000,
+    "joined-headers": b"WARC/1.0\r\n" + b"a: WARC/1.0\r\n" * 40_000 + b"\r\n\r\n",
+    "empty-records-then-junk": b"WARC/1.0\r\nContent-Length: 0\r\n\r\nX" * 16_000,
+    "chain-then-junk": b"WARC/1.0\r\nContent-Length: 524288\r\n\r\n" + b"WARC/1.0\r\nContent-Length: 1\r\n\r\nx\r\n\r\n"
+                       * 14_000 + b"JUNK",
+}
+
+
+@pytest.mark.parametrize("layout", ["warc", "whole"])
+@pytest.mark.parametrize("shape", list(HOSTILE))
+def test_hostile_bytes_are_scanned_in_bounded_time_into_few_errors(tmp_path: Path, layout: str, shape: str) -> None:
+    start = time.process_time()
+    items = _read(tmp_path, [HOSTILE[shape]], layout)
+    assert time.process_time() - start < 5  # each byte framed a bounded number of times (measured under 0.3 s)
+    assert len(items) <= 2 and all(i.body is None for i in items), [i.error for i in items][:3]
+    errors = [i.error for i in items if i.error]  # (the first empty record of one shape is a record)
+    assert errors and all(re.search(r"\d+ bytes", e) for e in errors), errors

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import mmap
 import re
+from array import array
 from collections.abc import Iterator
 
 from bodyblocks.batch.warc_streams import (
@@ -46,9 +47,6 @@ from bodyblocks.batch.warc_streams import (
 __all__ = ["GZIP_MAGIC", "MAX_HEADER_BYTES", "gzip_records", "plain_records"]
 
 HEADER_PEEK = 1 << 16  # headers are looked for here first, then up to MAX_HEADER_BYTES
-RESYNC_LINKS = 1  # records whose ends are checked, for a record found past damage to be taken as one
-MAX_LINKS = 1024  # records followed inside a record's bytes before one is taken on trust
-MEMO_SIZE = 1 << 16  # candidate records remembered as not real, at most
 FIELD_SPAN = 1 << 12  # how far past a version line inside headers the next record's same field is looked for
 PADDING = b"\r\n\t "  # between gzip members: no damage
 PAD = PADDING + b"\0"  # may follow a record (a crashed writer's preallocated bytes)
@@ -290,7 +288,7 @@ def _find_record(s: Stream, start: int, stop: int | None, until: int | None, lim
     """The first real record (`_real`) whose `WARC/1.` line starts in [start, stop) (a cut record's last line may
     run on into it); None: none there. `stop` None: up to the stream's end, scanned a CHUNK at a time, the window
     dropping what was scanned. `until`: the scan is inside a record's bytes, which claim to end there."""
-    failed: set[int] = set()
+    failed = None if until is None else _Failed(start, until)
     p = start
     while True:
         top = p + CHUNK if stop is None else stop
@@ -303,31 +301,44 @@ def _find_record(s: Stream, start: int, stop: int | None, until: int | None, lim
             if _real(s, c, until, limit, failed):
                 return c
             p = c + 1
-            if len(failed) > MEMO_SIZE:  # what lies behind the scan is never asked again
-                failed = {x for x in failed if x >= p}
-                if len(failed) > MEMO_SIZE:
-                    failed.clear()
         if stop is not None or reach < top:
             return None
         p = max(p, reach - 16)
         s.release(p)
 
 
-def _real(s: Stream, p: int, until: int | None, limit: int, failed: set[int]) -> bool:
+class _Failed:
+    """Where records inside one record's bytes [start, until) were found not real: a bit a byte (at most the
+    record limit / 8 bytes), so that the records chained inside it are each followed once, however many."""
+
+    def __init__(self, start: int, until: int) -> None:
+        self.start, self.until = start, until
+        self.bits = bytearray((until - start + 8) >> 3)
+
+    def __contains__(self, p: int) -> bool:
+        i = p - self.start
+        return p < self.until and bool(self.bits[i >> 3] & (1 << (i & 7)))
+
+    def add(self, walked: array[int]) -> None:
+        for p in walked:
+            if p < self.until:
+                i = p - self.start
+                self.bits[i >> 3] |= 1 << (i & 7)
+
+
+def _real(s: Stream, p: int, until: int | None, limit: int, failed: _Failed | None) -> bool:
     """Whether the `WARC/1.` line at `p` starts a record, not a quote of one inside a payload: its Content-Length
     ends at what starts a record or at the stream's end (`_after`); inside a record's bytes claimed up to `until`,
-    so does every record from it on up to the first that ends past `until` (MAX_LINKS at most). A record too large
-    to hold, or ending beyond MAX_HEADER_BYTES past the scan, is taken on trust: a quote's length is small.
-    `failed`: where records were found not real (memoised)."""
+    so does every record from it on up to the first that ends past `until`. A record too large to hold, or ending
+    beyond MAX_HEADER_BYTES past the scan, is taken on trust: a quote's length is small."""
     horizon = max(p, until or p) + MAX_HEADER_BYTES
-    walked: list[int] = []
-    ok, links = True, 0
-    while ok and links < (MAX_LINKS if until is not None else RESYNC_LINKS):
-        if p in failed:
+    walked = array("q")
+    ok = True
+    while True:
+        if failed is not None and p in failed:
             ok = False
             break
         walked.append(p)
-        links += 1
         frame = _framing(s, p)
         if isinstance(frame[1], str):
             ok = frame[1] is _HEADERS_CUT  # a record cut at the stream's end: reported as one
@@ -335,16 +346,13 @@ def _real(s: Stream, p: int, until: int | None, limit: int, failed: set[int]) ->
         end = frame[0] + frame[1]
         if frame[1] > limit or end > horizon or s.ensure(end) < end:
             break
-        if until is not None and end >= until:
-            ok = _after(s, end, limit) is not False
-            break
         nxt = _after(s, end, limit)
-        if nxt is True or nxt is False:
-            ok = nxt
+        if nxt is True or nxt is False or until is None or end >= until:
+            ok = nxt is not False
             break
         p = nxt
-    if not ok:
-        failed.update(walked)
+    if not ok and failed is not None:
+        failed.add(walked)
     return ok
 
 
