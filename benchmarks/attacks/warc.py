@@ -10,6 +10,9 @@
   version line is broken, one without a Content-Length and one whose Content-Length is 300 bytes short (each
   quoting the record too), in the same three layouts: the quoted record never becomes a page (it did, with its own
   URL, and the quoting page failed as cut short), and each stretch of skipped bytes is a failed entry counting them.
+- 8 MiB dense with `WARC/1.0` lines that start no record (9 shapes: bare lines, lines ending header values, headers
+  joined, empty or chained records before junk, NUL runs, damaged headers), plain and gzipped whole, read by
+  `iter_warc` in-process: each in bounded CPU into one or two errors (838,861 errors before, one shape over 120 s).
 - A URL list with a page running `while(true){}` among good ones (needs Debian's chromium and chromium-driver;
   the target is skipped, with its reason, without them): the pages after it are captured (they all timed out).
 
@@ -42,7 +45,7 @@ PARAGRAPH = ("This paragraph of page {i} is the body of an article, long enough 
 
 def scenarios(root: Path) -> list[Target]:
     return [whole_gzip(root / "whole"), cut_records(root / "cut"), quoted_records(root / "quoted"),
-            spinning_page(root / "spin")]
+            dense_version_lines(root / "dense"), spinning_page(root / "spin")]
 
 
 def _page(i: int, paragraphs: int = 1) -> bytes:
@@ -166,6 +169,49 @@ def quoted_records(root: Path) -> Target:
     return ("WARC: a payload quoting a record, damage after it", met,
             "; ".join(detail for _, detail in found) + f" (7 ok, 0 fabricated, 5 failed each wanted; {seconds:.1f} s)"
             + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+DENSE_BYTES = 8 << 20
+DENSE_LIMIT_S = 10.0  # CPU seconds for one file; measured 0.06 to 1.9 s on 2 shared cores
+
+
+def _dense_shapes() -> dict[str, bytes]:
+    def fill(unit: bytes) -> bytes:
+        return unit * (DENSE_BYTES // len(unit))
+
+    chain = fill(b"WARC/1.0\r\nContent-Length: 1\r\n\r\nx\r\n\r\n")
+    return {
+        "bare-lines": b"junk" + fill(b"WARC/1.0\r\n"),
+        "value-ends": b"junk" + fill(b"a: http://x/WARC/1.0\r\n"),
+        "value-ends-unique": b"junk" + b"".join(b"f%d: http://x/WARC/1.0\r\n" % i for i in range(DENSE_BYTES // 28)),
+        "headers-joined": b"WARC/1.0\r\n" + fill(b"a: WARC/1.0\r\n") + b"\r\n\r\n",
+        "no-header-end": b"junk" + fill(b"x" * 1000 + b"WARC/1.0\r\n"),
+        "empty-then-junk": fill(b"WARC/1.0\r\nContent-Length: 0\r\n\r\nX"),
+        "chain-in-body": b"WARC/1.0\r\nContent-Length: %d\r\n\r\n" % len(chain) + chain + b"JUNK",
+        "damaged-headers": fill(b"WARC/1.0\r\nContent-Length: 0\r\n\r\nContent-Length: 1000000\r\n\r\n"),
+        "nul-runs": fill(b"WARC/1.0\r\nContent-Length: 3\r\n\r\nabc" + b"\0" * 4000 + b"x"),
+    }
+
+
+def dense_version_lines(root: Path) -> Target:
+    """Hostile bytes dense with version lines: each byte framed a bounded number of times, few errors."""
+    from bodyblocks.batch.warc import iter_warc
+
+    root.mkdir(parents=True)
+    found = []
+    for name, data in _dense_shapes().items():
+        for suffix, content in ((".warc", data), (".warc.gz", gzip.compress(data, 6))):
+            path = root / f"{name}{suffix}"
+            path.write_bytes(content)
+            start = time.process_time()
+            items = list(iter_warc(path))
+            seconds = time.process_time() - start
+            path.unlink()
+            good = len(items) <= 2 and not any(i.body for i in items) and seconds <= DENSE_LIMIT_S
+            found.append((good, f"{path.name} {seconds:.2f} s {len(items)} items"))
+    met = all(good for good, _ in found)
+    return (f"WARC: {DENSE_BYTES >> 20} MiB dense with WARC/1.0 lines, bounded CPU", met,
+            "; ".join(detail for _, detail in found) + f" (at most {DENSE_LIMIT_S:g} s CPU and 2 items each)")
 
 
 class _Site(BaseHTTPRequestHandler):
