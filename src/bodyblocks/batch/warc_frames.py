@@ -47,6 +47,7 @@ from bodyblocks.batch.warc_streams import (
 __all__ = ["GZIP_MAGIC", "MAX_HEADER_BYTES", "gzip_records", "plain_records"]
 
 HEADER_PEEK = 1 << 16  # headers are looked for here first, then up to MAX_HEADER_BYTES
+QUICK_HEADERS = 1 << 11  # headers ending within this many bytes are framed without the scans' memos
 FIELD_SPAN = 1 << 12  # how far past a version line inside headers the next record's same field is looked for
 PADDING = b"\r\n\t "  # between gzip members: no damage
 PAD = PADDING + b"\0"  # may follow a record (a crashed writer's preallocated bytes)
@@ -166,9 +167,16 @@ def _cut(s: Stream, reason: str) -> str:
 def _framing(s: Stream, at: int) -> tuple[int, int] | tuple[int, str]:
     """(body start, Content-Length) of the record at `at`, else (where a record may start next, why there is none
     here). No side effect on the stream's error (candidates are framed while looking for a real record)."""
-    s.ensure(at + 16)
-    if not _VERSION_LINE.match(s.buf, at - s.base):
+    b, buf = s.base, s.buf
+    s.ensure(at + QUICK_HEADERS)
+    if not _VERSION_LINE.match(buf, at - b):
         return at + 1, _NO_VERSION
+    # most headers: their end within QUICK_HEADERS, no other version line, a Content-Length (no memo to keep)
+    end = buf.find(b"\r\n\r\n", at - b, at + QUICK_HEADERS - b)
+    if end >= 0 and _VERSION_LINE.search(buf, at + 1 - b, end) is None:
+        m = _CONTENT_LENGTH.search(buf, at - b, end + 2)
+        if m is not None:
+            return b + end + 4, int(m.group(1))
     end = _header_end(s, at)
     if end < 0:
         if s.ensure(at + MAX_HEADER_BYTES) < at + MAX_HEADER_BYTES:
