@@ -183,3 +183,49 @@ def test_hostile_bytes_are_scanned_in_bounded_time_into_few_errors(tmp_path: Pat
     assert len(items) <= 2 and all(i.body is None for i in items), [i.error for i in items][:3]
     errors = [i.error for i in items if i.error]  # (the first empty record of one shape is a record)
     assert errors and all(re.search(r"\d+ bytes", e) for e in errors), errors
+
+
+def test_back_to_back_quotes_inside_a_record_claiming_too_much_are_no_records(tmp_path: Path) -> None:
+    # the record claims 50 bytes past its end: a real record starts inside its claimed bytes (the next one), and
+    # the three records quoted one after another in its payload are followed back to their end, in the payload
+    q3 = _record(tmp_path, FAKE, _page("one")) + _record(tmp_path, FAKE, _page("two")) * 2
+    page = _record(tmp_path, QUOTING, b"<html><body><pre>" + q3 + b"</pre><p>end</p></body></html>")
+    items = _read(tmp_path, [_length_off_by(page, 50), _good(tmp_path, 1), _good(tmp_path, 2)], "whole")
+    assert FAKE not in [i.url for i in items]
+    assert [i.url for i in items if i.body is not None] == ["http://example.org/good1", "http://example.org/good2"]
+    assert [i.error.split(" is ", 1)[1][:9] for i in items if i.error] == ["cut short"]
+
+
+def test_a_too_large_record_followed_by_padding_is_skipped_by_its_length(tmp_path: Path) -> None:
+    big = _record(tmp_path, "http://example.org/big", _page("x " * 3000) + b"<pre>" + _quoting(tmp_path) + b"</pre>")
+    path = tmp_path / "big.warc"
+    path.write_bytes(big + b"\0" * 100 + _good(tmp_path, 1))
+    items = list(iter_warc(path, limit=4000))
+    assert [i.error.split(":", 1)[0] for i in items if i.error] == ["too-large", "malformed"]
+    assert "bytes skipped" not in items[0].error  # skipped by its Content-Length, not searched
+    assert [i.url for i in items if i.body is not None] == ["http://example.org/good1"]
+    assert items[1].error == f"malformed: 100 bytes that are no WARC record (offset {len(big)})"
+
+
+def test_the_run_report_counts_what_was_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from bodyblocks.cli import main
+
+    q, g1 = _quoting(tmp_path), _good(tmp_path, 1)
+    warc = tmp_path / "crawl.warc.gz"
+    _write(warc, [q, b"\0" * 4096, q, b"WARX" + q[4:], g1], "whole")
+    out = tmp_path / "out"
+    code = main(["extract", str(warc), "--out", str(out), "--format", "jsonl", "--workers", "1", "--no-progress",
+                 "--extractor", "heuristic"])
+    assert code == 1  # some entries failed, the run did not
+    assert "3 extracted, 2 failed" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["totals"]["reasons"] == {"malformed": 2}
+    errors = sorted(p["error"] for p in report["pages"] if p["error"])
+    assert errors[0].startswith("malformed: 4096 bytes that are no WARC record (offset 0 + ")
+    assert errors[1].startswith("malformed: a record with no WARC/1.0 or WARC/1.1 line (offset 0 + ")
+    assert errors[1].endswith(f"; {len(q) - 4} bytes skipped by its Content-Length)")  # then its CRLF CRLF
+    rows = [json.loads(line) for line in (out / "crawl-00000.jsonl").read_text().splitlines()]
+    assert FAKE not in [r["url"] for r in rows]
+    assert [r["url"] for r in rows if not r["error"]] == [QUOTING, QUOTING, "http://example.org/good1"]

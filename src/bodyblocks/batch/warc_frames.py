@@ -119,7 +119,7 @@ def _records(s: Stream, limit: int) -> Iterator[Chunk]:
         body_at, length = frame
         body_end = body_at + length
         if length > limit:
-            if s.seekable and _ends_here(s, body_end):  # a true Content-Length: skipped by it
+            if s.seekable and _after(s, body_end, limit) is not False:  # a true Content-Length: skipped by it
                 yield offset, None, f"too-large: the record at {where} holds {length} bytes (limit {limit})"
                 at = body_end
                 continue
