@@ -366,7 +366,10 @@ def _real(s: Stream, p: int, until: int | None, limit: int, failed: _Failed | No
 
 def _after(s: Stream, end: int, limit: int) -> int | bool:
     """What follows a record ending at `end`, past blanks and NUL padding: the next `WARC/1.` line's position;
-    True: the stream's end, or a record whose version line is broken (`_damaged`); False: anything else."""
+    True: the stream's end, or a record whose version line is broken (`_damaged`); False: anything else, or a
+    stream that ends before `end`."""
+    if s.ensure(end) < end:
+        return False
     q = _skip_pad(s, end)
     reach = s.ensure(q + 16)
     if reach <= q:
