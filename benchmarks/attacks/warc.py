@@ -6,6 +6,13 @@
 - A cut record and one claiming `Content-Length: 999999999999`, followed by good records, in a .warc, a .warc.gz
   of one gzip member per record and a .warc.gz gzipped whole: both fail, every good record after them is a page
   (they ended the file).
+- A page whose payload quotes a whole WARC record, followed by trailing junk, 4 KiB of NUL padding, a record whose
+  version line is broken, one without a Content-Length and one whose Content-Length is 300 bytes short (each
+  quoting the record too), in the same three layouts: the quoted record never becomes a page (it did, with its own
+  URL, and the quoting page failed as cut short), and each stretch of skipped bytes is a failed entry counting them.
+- 8 MiB dense with `WARC/1.0` lines that start no record (9 shapes: bare lines, lines ending header values, headers
+  joined, empty or chained records before junk, NUL runs, damaged headers), plain and gzipped whole, read by
+  `iter_warc` in-process: each in bounded CPU into one or two errors (838,861 errors before, one shape over 120 s).
 - A URL list with a page running `while(true){}` among good ones (needs Debian's chromium and chromium-driver;
   the target is skipped, with its reason, without them): the pages after it are captured (they all timed out).
 
@@ -37,7 +44,8 @@ PARAGRAPH = ("This paragraph of page {i} is the body of an article, long enough 
 
 
 def scenarios(root: Path) -> list[Target]:
-    return [whole_gzip(root / "whole"), cut_records(root / "cut"), spinning_page(root / "spin")]
+    return [whole_gzip(root / "whole"), cut_records(root / "cut"), quoted_records(root / "quoted"),
+            dense_version_lines(root / "dense"), spinning_page(root / "spin")]
 
 
 def _page(i: int, paragraphs: int = 1) -> bytes:
@@ -121,6 +129,89 @@ def cut_records(root: Path) -> Target:
     return ("WARC: cut record, Content-Length 999999999999", met,
             "; ".join(detail for _, _, detail in found) + f" (4 ok, 2 failed each wanted; {seconds:.1f} s)"
             + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+FAKE_URL = "http://fake.example/quoted"
+
+
+def quoted_records(root: Path) -> Target:
+    """A page quoting a WARC record, each kind of damage after it, in three layouts: no page made from the quote."""
+    root.mkdir(parents=True)
+    quoted = b"".join(_records(root / "quoted.warc", [_page(0)])).replace(b"http://example.org/0", FAKE_URL.encode())
+    page = _page(1).replace(b"</article>", b"<pre>" + quoted + b"</pre><p>That was one record.</p></article>")
+    quoting, good = _records(root / "records.warc", [_page(0), page, _page(2)])[1:]
+
+    def cl(record: bytes, delta: int) -> bytes:
+        n = int(re.search(rb"Content-Length: (\d+)", record).group(1))  # type: ignore[union-attr]
+        return re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % (n + delta), record, count=1)
+
+    damaged = [b"junk a crashed tool left, no record", b"\0" * 4096, b"WARX" + quoting[4:],
+               re.sub(rb"Content-Length: \d+\r\n", b"", quoting, count=1), cl(quoting, -300)]
+    parts = [x for d in damaged for x in (quoting, d)] + [good]
+    src = root / "in"
+    src.mkdir()
+    files = {"plain.warc": b"".join(parts),
+             "members.warc.gz": b"".join(gzip.compress(p) if b"WARC-Type" in p else p for p in parts),
+             "whole.warc.gz": gzip.compress(b"".join(parts))}
+    for name, data in files.items():
+        (src / name).write_bytes(data)
+    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    found = []
+    for name in files:
+        pages = [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name]
+        ok = [p.get("url") or "" for p in pages if p.get("status") == "ok"]
+        failed = [p.get("error") or "" for p in pages if p.get("status") == "failed"]
+        good_ok = ok.count("http://example.org/1") == 6 and "http://example.org/2" in ok  # the short one too
+        counted = len(failed) == 5 and all(re.search(r"\d+ bytes", e) for e in failed)
+        found.append((FAKE_URL not in ok and good_ok and counted,
+                      f"{name} {len(ok)} ok ({ok.count(FAKE_URL)} fabricated), {len(failed)} failed"))
+    met = all(good for good, _ in found) and "Traceback" not in err
+    return ("WARC: a payload quoting a record, damage after it", met,
+            "; ".join(detail for _, detail in found) + f" (7 ok, 0 fabricated, 5 failed each wanted; {seconds:.1f} s)"
+            + (", traceback in stderr" if "Traceback" in err else ""))
+
+
+DENSE_BYTES = 8 << 20
+DENSE_LIMIT_S = 10.0  # CPU seconds for one file; measured 0.02 to 2.8 s on 2 shared cores
+
+
+def _dense_shapes() -> dict[str, bytes]:
+    def fill(unit: bytes) -> bytes:
+        return unit * (DENSE_BYTES // len(unit))
+
+    chain = fill(b"WARC/1.0\r\nContent-Length: 1\r\n\r\nx\r\n\r\n")
+    return {
+        "bare-lines": b"junk" + fill(b"WARC/1.0\r\n"),
+        "value-ends": b"junk" + fill(b"a: http://x/WARC/1.0\r\n"),
+        "value-ends-unique": b"junk" + b"".join(b"f%d: http://x/WARC/1.0\r\n" % i for i in range(DENSE_BYTES // 28)),
+        "headers-joined": b"WARC/1.0\r\n" + fill(b"a: WARC/1.0\r\n") + b"\r\n\r\n",
+        "no-header-end": b"junk" + fill(b"x" * 1000 + b"WARC/1.0\r\n"),
+        "empty-then-junk": fill(b"WARC/1.0\r\nContent-Length: 0\r\n\r\nX"),
+        "chain-in-body": b"WARC/1.0\r\nContent-Length: %d\r\n\r\n" % len(chain) + chain + b"JUNK",
+        "damaged-headers": fill(b"WARC/1.0\r\nContent-Length: 0\r\n\r\nContent-Length: 1000000\r\n\r\n"),
+        "nul-runs": fill(b"WARC/1.0\r\nContent-Length: 3\r\n\r\nabc" + b"\0" * 4000 + b"x"),
+    }
+
+
+def dense_version_lines(root: Path) -> Target:
+    """Hostile bytes dense with version lines: each byte framed a bounded number of times, few errors."""
+    from bodyblocks.batch.warc import iter_warc
+
+    root.mkdir(parents=True)
+    found = []
+    for name, data in _dense_shapes().items():
+        for suffix, content in ((".warc", data), (".warc.gz", gzip.compress(data, 6))):
+            path = root / f"{name}{suffix}"
+            path.write_bytes(content)
+            start = time.process_time()
+            items = list(iter_warc(path))
+            seconds = time.process_time() - start
+            path.unlink()
+            good = len(items) <= 2 and not any(i.body for i in items) and seconds <= DENSE_LIMIT_S
+            found.append((good, f"{path.name} {seconds:.2f} s {len(items)} items"))
+    met = all(good for good, _ in found)
+    return (f"WARC: {DENSE_BYTES >> 20} MiB dense with WARC/1.0 lines, bounded CPU", met,
+            "; ".join(detail for _, detail in found) + f" (at most {DENSE_LIMIT_S:g} s CPU and 2 items each)")
 
 
 class _Site(BaseHTTPRequestHandler):

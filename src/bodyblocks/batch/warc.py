@@ -8,8 +8,9 @@
 Records are framed one at a time, each bounded in size (batch/warc_frames.py: an uncompressed file mapped, each
 gzip member inflated as a stream, so a file gzipped whole as one member is read in linear time and bounded memory
 too), and parsed by warcio (WARC and HTTP headers, chunked transfer and content encodings). A record that cannot
-be read becomes an item with its error and the reader goes on at the next `WARC/1.` line (within a cut record
-when one starts there) or gzip member, whatever its Content-Length claims: one bad record never ends a file. The HTTP
+be read becomes an item with its error, counting the bytes skipped, and the reader goes on at the next real
+record (within a cut record when one starts there; a `WARC/1.` line quoted in a payload is none) or gzip member,
+whatever its Content-Length claims: one bad record never ends a file. The HTTP
 Content-Type's charset travels with the body, one more declared charset for decode.decode_bytes to try strictly.
 """
 
