@@ -3,9 +3,12 @@
     python -m benchmarks.page_kind --write docs/EVALUATION.md#page-kind
 
 1. every wcxb-dev page segmented as a block extractor does (inference/blocks.segment_page) and made one row of
-   page/kind_features.KIND_FEATURES; its label, the page's page_type;
-2. settings (learning rate, leaves, iterations, class weights) chosen by accuracy on the val pages of trees
-   fitted on the train pages; the test pages are not looked at;
+   page/kind_features.KIND_FEATURES, twice: with the page's URL, and with only the canonical URL it states (a
+   caller that knows no URL); its label, the page's page_type. The train and val pages of the news sources
+   (dragnet, daniel, l3s-gn1) join the training rows as articles, each of weight NEWS_WEIGHT (wcxb-dev's
+   modern pages alone made a third of daniel's old news pages listings);
+2. settings (learning rate, leaves, iterations, class weights) chosen by accuracy on wcxb-dev's val pages of
+   trees fitted on its train pages; the test pages are not looked at;
 3. trees with those settings fitted on train + val, flattened (training/gbt.flatten_trees) into
    checkpoints/page-kind (inference/pagekind.KindModel; --out to write elsewhere), the flattened walk checked
    against scikit-learn's own predictions;
@@ -44,6 +47,7 @@ NEWS = ("dragnet", "daniel", "l3s-gn1")  # sources of news articles: their pages
 GRID = {"learning_rate": (0.05, 0.1), "max_leaf_nodes": (7, 15), "class_weight": (None, "balanced")}
 ITERS = (100, 200, 400)  # iteration counts tried with each setting of GRID
 SEED = 0
+NEWS_WEIGHT = 0.2  # of a news source's page among the training rows (chosen by cross-validation on train and val)
 
 
 Rows = tuple[list[str], list[str], list[str], np.ndarray, np.ndarray]
@@ -115,12 +119,22 @@ def cost(root: Path, model: KindModel, n: int = 100) -> dict[str, float]:
             "trees_us": float(np.median(walk) * 1e6)}
 
 
-def fit(x: np.ndarray, y: np.ndarray, settings: dict[str, Any]) -> Any:
-    """A HistGradientBoostingClassifier with these settings, fitted (no early stopping: max_iter is a setting)."""
+def fit(x: np.ndarray, y: np.ndarray, settings: dict[str, Any], weight: np.ndarray | None = None) -> Any:
+    """A HistGradientBoostingClassifier with these settings, fitted (no early stopping: max_iter is a setting);
+    `weight`: each row's."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(early_stopping=False, min_samples_leaf=5, l2_regularization=1.0,
-                                          random_state=SEED, **settings).fit(x, y)
+                                          random_state=SEED, **settings).fit(x, y, sample_weight=weight)
+
+
+def training_set(x: np.ndarray, bare: np.ndarray, y: np.ndarray, news: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, labels, weights) to fit: each wcxb-dev page twice (with its URL, and with its canonical URL in its
+    place: a caller that knows no URL), and the news sources' pages as articles, weighted NEWS_WEIGHT."""
+    rows = np.concatenate((x, bare, news))
+    labels = np.concatenate((y, y, np.full(len(news), "article")))
+    return rows, labels, np.concatenate((np.ones(2 * len(x)), np.full(len(news), NEWS_WEIGHT)))
 
 
 def flatten(clf: Any, metrics: dict[str, Any]) -> KindModel:
@@ -131,14 +145,15 @@ def flatten(clf: Any, metrics: dict[str, Any]) -> KindModel:
     return KindModel(classes, forest, np.ravel(clf._baseline_prediction).astype(np.float64), metrics)
 
 
-def choose(x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarray) -> tuple[dict[str, Any], float]:
+def choose(x: np.ndarray, y: np.ndarray, weight: np.ndarray, x_val: np.ndarray, y_val: np.ndarray
+           ) -> tuple[dict[str, Any], float]:
     """The settings of GRID whose trees, fitted on (x, y), are the most accurate on the val pages (the first of
     equals: the grid's order puts the smaller models first); each iteration count of ITERS read from one fit's
     staged predictions."""
     best: tuple[dict[str, Any], float] | None = None
     for values in itertools.product(*GRID.values()):
         settings = dict(zip(GRID, values, strict=True))
-        staged = fit(x, y, {**settings, "max_iter": max(ITERS)}).staged_predict(x_val)
+        staged = fit(x, y, {**settings, "max_iter": max(ITERS)}, weight).staged_predict(x_val)
         for i, pred in enumerate(staged, 1):
             if i not in ITERS:
                 continue
@@ -161,7 +176,8 @@ def markdown(res: dict[str, Any], command: str) -> str:
     lines = [
         "# Page kinds", "",
         f"Command: `{command}` (seconds: {res['seconds']:.0f}). Trees on page-level features "
-        f"(page/kind_features.py), fitted on wcxb-dev's {res['train_pages']} train and val pages with the settings "
+        f"(page/kind_features.py), fitted on wcxb-dev's {res['train_pages']} train and val pages (and the news "
+        f"sources' {res['news_train']} train and val pages as articles, weight {NEWS_WEIGHT}) with the settings "
         f"chosen on its val pages ({res['settings']}, val accuracy {res['val_accuracy']:.3f} of trees fitted on "
         "train alone), reported once on its test pages.", "",
         f"**Test accuracy: {res['test_accuracy']:.3f}** on {res['test_pages']} pages (all articles: "
@@ -200,11 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     y = np.asarray(labels)
     train, val, test = split == "train", split == "val", split == "test"
     print(f"{DATASET}: {train.sum()} train, {val.sum()} val, {test.sum()} test pages", file=sys.stderr)
-    # each page twice: with its URL, and with its canonical URL in its place (a caller that knows no URL)
-    settings, val_acc = choose(np.concatenate((x[train], bare[train])), np.concatenate((y[train], y[train])),
-                               x[val], y[val])
+    news_rows = {source: cached_rows(args.cache, root, source, ("train", "val", "test")) for source in NEWS}
+    news_train = np.concatenate([r[3][np.asarray(r[1]) != "test"] for r in news_rows.values()])
+    print(f"news sources: {len(news_train)} train and val pages, articles", file=sys.stderr)
+    settings, val_acc = choose(*training_set(x[train], bare[train], y[train], news_train), x[val], y[val])
     fitted = train | val
-    clf = fit(np.concatenate((x[fitted], bare[fitted])), np.concatenate((y[fitted], y[fitted])), settings)
+    rows, labels, weight = training_set(x[fitted], bare[fitted], y[fitted], news_train)
+    clf = fit(rows, labels, settings, weight)
     model = flatten(clf, {"settings": settings, "val_accuracy": val_acc, "train_pages": int(fitted.sum())})
     pred = model.predict_rows(x[test])
     if pred != [str(p) for p in clf.predict(x[test])]:
@@ -214,13 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     model.metrics |= {"test_accuracy": accuracy, "test_accuracy_without_url": bare_accuracy,
                       "test_pages": int(test.sum())}
     news = {}
-    for source in NEWS:
-        rows = cached_rows(args.cache, root, source, ("test",))[3]
+    for source, (_, news_parts, _, news_x, _) in news_rows.items():
+        rows = news_x[np.asarray(news_parts) == "test"]
         news[source] = dict(Counter(model.predict_rows(rows))) if len(rows) else {}
     speed = cost(root, model)
     model.save(args.out or shipped_folder(), extra={"data": DATASET, "trained_on": ["train", "val"]})
     kinds = [k for k in PAGE_KINDS if k in model.classes] + [k for k in model.classes if k not in PAGE_KINDS]
-    res = {"kinds": kinds, "settings": settings, "val_accuracy": val_acc, "train_pages": int(fitted.sum()),
+    res = {"kinds": kinds, "settings": settings, "news_train": len(news_train),
+           "val_accuracy": val_acc, "train_pages": int(fitted.sum()),
            "test_pages": int(test.sum()), "test_accuracy": accuracy, "test_accuracy_without_url": bare_accuracy,
            "majority": float(np.mean(y[test] == "article")), "confusion": confusion(list(y[test]), pred, kinds),
            "news": news, "cost": speed, "seconds": time.perf_counter() - start}

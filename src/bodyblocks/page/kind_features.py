@@ -88,6 +88,11 @@ _TITLE_CUES: dict[str, re.Pattern[str]] = {
                                 r"install(?:ation|ing)?|configur\w*|getting started)\b", re.I),
     "service": re.compile(r"\b(?:services?|solutions?|agency|consult\w*|company|contact|pricing|hire|repair|"
                           r"near me|experts?|professional)\b", re.I),
+    "offer": re.compile(r"\b(?:courses?|programs?|programmes?|degrees?|insurance|treatments?|therapy|training|"
+                        r"classes|rentals?|plans?|financing|loans?|tuition|calculator|certificat\w*|software|"
+                        r"platform|tools?)\b", re.I),
+    "listing": re.compile(r"\b(?:news|latest|blog|archives?|reviews|stories|jobs|newest|trending|events|"
+                          r"resources|articles|posts|home ?page|welcome)\b", re.I),
 }
 # tag-path words by kind (tokens of ids and classes)
 _PATH_CUES: dict[str, re.Pattern[str]] = {  # matched in the lower-cased segments of a tag path
@@ -149,7 +154,8 @@ KIND_FEATURES: tuple[str, ...] = (
     "log_blocks", "log_chars", "link_share", "list_share", "table_share", "link_only_share", "short_share",
     "h1", "h2", "h3plus", "heading_share", "punct_density", "digit_share", "mean_chars", "long_blocks",
     "top_group_share", "top_group_blocks", "top_group_parents", "groups_of_3", "path_variety",
-    "long_share", "prose_parents", "prose_top_parent", "max_sibling_p", "linked_headings", "short_dates",
+    "long_share", "prose_parents", "prose_top_parent", "max_sibling_p", "linked_headings", "linked_heading_share",
+    "short_dates",
     "we_share", "you_share", "said_share", "sentence_blocks",
     *_names(_PATH_CUES, "path"), *_names(_TEXT_CUES, "text"), "text:price",
     *_names(_TITLE_CUES, "title"), "title_len",
@@ -298,7 +304,7 @@ def _block_part(blocks: Sequence[Block]) -> list[float]:
         top_chars / max(chars, 1), len(top), parents, sum(len(m) >= 3 for m in merged.values()),
         len(groups) / per, long_chars / max(chars, 1), len(prose_parents),
         max(prose_parents.values(), default=0) / max(sum(prose_parents.values()), 1), math.log1p(sibling_p),
-        linked_heads, dates,
+        linked_heads, linked_heads / max(sum(heads), 1), dates,
         sum(map(_WE.__contains__, words)) / nwords, sum(map(_YOU.__contains__, words)) / nwords,
         sum(map(_SAID.__contains__, words)) / nwords, sentences,
         *(h / per for h in path_hits), *text_hits, price,
