@@ -26,7 +26,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,6 +44,10 @@ _ELEMENTS = ("form", "input", "select", "textarea", "button", "pre", "code", "ar
 _LD_TYPES = re.compile(r'"@type"\s*:\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])')
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _DIGITS = re.compile(r"[.#][^.#/]*\d[^.#/]*")
+_HAS_DIGIT = re.compile(r"\d")
+_LEN, _LINKS, _PUNCT = attrgetter("text_len"), attrgetter("link_len"), attrgetter("punct_count")
+_LIST, _CELL, _LINK_ONLY = attrgetter("is_list_item"), attrgetter("is_table_cell"), attrgetter("in_link_only")
+_HEADING, _TAG_PATH = attrgetter("heading_level"), attrgetter("tag_path")
 
 # structured-data types by kind (JSON-LD @type and microdata itemtype, matched whole, case kept)
 _TYPE_CUES: dict[str, frozenset[str]] = {
@@ -205,104 +211,92 @@ def ld_types(text: str) -> list[str]:
 def _segment(segment: str) -> tuple[str, int]:
     """A tag-path segment without its id and class tokens that hold digits (one post's "#post-123" is the next's
     "#post-124"), and the _PATH_CUES it matches as bits in their order."""
+    cues, low = 0, segment.lower()
+    if _ANY_PATH_CUE.search(low):  # most segments name none
+        for match in _ANY_PATH_CUE.finditer(low):
+            cues |= 1 << int(match.lastgroup[1:])  # type: ignore[index]
+    return (_DIGITS.sub("", segment) if _HAS_DIGIT.search(segment) else segment), cues
+
+
+def _path(tag_path: str) -> tuple[str, int]:
+    """A tag path's group key (its segments as _segment leaves them) and the _PATH_CUES of any of its segments."""
+    parts = list(map(_segment, tag_path.split("/")))
     cues = 0
-    for match in _ANY_PATH_CUE.finditer(segment.lower()):
-        cues |= 1 << int(match.lastgroup[1:])  # type: ignore[index]
-    return (_DIGITS.sub("", segment) if any(map(segment.__contains__, "0123456789")) else segment), cues
-
-
-def _path(tag_path: str, memo: dict[str, tuple[str, int]]) -> tuple[str, int]:
-    """A tag path's group key (its segments as _segment leaves them) and the _PATH_CUES of any of its segments;
-    `memo`: the page's paths and prefixes done already (its paths share most of their segments)."""
-    hit = memo.get(tag_path)
-    if hit is not None:
-        return hit
-    todo = []
-    head = tag_path
-    while head and head not in memo:
-        head, _, last = head.rpartition("/")
-        todo.append(last)
-    key, cues = memo.get(head, ("", 0))
-    for part in reversed(todo):
-        seg_key, bits = _segment(part)
-        key, cues = (f"{key}/{seg_key}" if head or key else seg_key), cues | bits
-        head = f"{head}/{part}" if head else part
-        memo[head] = (key, cues)
-    return key, cues
+    for _, bits in parts:
+        cues |= bits
+    return "/".join([key for key, _ in parts]), cues
 
 
 def _block_part(blocks: Sequence[Block]) -> list[float]:
-    """The block statistics, tag-path and whole-text cues of KIND_FEATURES."""
+    """The block statistics, tag-path and whole-text cues of KIND_FEATURES. Sums over all blocks are taken in C
+    (map with attrgetter); Python loops only over the blocks a feature reads (headings, short or long blocks)."""
     n = len(blocks)
-    chars = links = lists = tables = link_only = short = punct = long_ = 0
+    lens = list(map(_LEN, blocks))
+    chars = sum(lens)
+    longs = [t for t in lens if t >= 200]
     heads = [0, 0, 0]
-    groups: dict[str, list[Block]] = {}
-    text_hits = [0] * len(_TEXT_CUES)
-    price = long_chars = linked_heads = dates = sentences = 0
+    linked_heads = 0
+    for b in filter(_HEADING, blocks):
+        heads[min(b.heading_level, 3) - 1] += 1
+        linked_heads += b.link_len >= 0.8 * b.text_len
     prose: list[str] = []  # the text of the page's first paragraphs, PROSE characters
-    room = PROSE
+    room, sentences, sibling_p = PROSE, 0, 0
     prose_parents: dict[str, int] = {}  # the parent elements of blocks of 80 characters or more: their characters
-    sibling_p = 0
-    cue_of = _TEXT_CUE.get
-    for b in blocks:
-        t = b.text_len
-        chars += t
-        links += b.link_len
-        punct += b.punct_count
-        lists += b.is_list_item
-        tables += b.is_table_cell
-        link_only += b.in_link_only
-        if t >= 200:
-            long_ += 1
-            long_chars += t
-        if t >= 80:
-            parent = b.xpath.rpartition("/")[0]
-            prose_parents[parent] = prose_parents.get(parent, 0) + t
-            sibling_p = max(sibling_p, b.sibling_paragraphs)
-        if t >= 80 and room > 0:
+    for b, t in zip(blocks, lens, strict=True):
+        if t < 80:
+            continue
+        parent = b.xpath.rpartition("/")[0]
+        prose_parents[parent] = prose_parents.get(parent, 0) + t
+        sibling_p = max(sibling_p, b.sibling_paragraphs)
+        if room > 0:
             prose.append(b.text[:room])
             room -= t
             sentences += b.text.rstrip()[-1:] in ".!?"
-        if b.heading_level:
-            heads[min(b.heading_level, 3) - 1] += 1
-            linked_heads += b.link_len >= 0.8 * t
-        group = groups.get(b.tag_path)
-        if group is None:
-            groups[b.tag_path] = [b]
-        else:
-            group.append(b)
-        if t < 40:
-            short += t < SHORT
-            low = " ".join(b.text.lower().split())
-            cue = cue_of(low)
-            if cue is not None:
-                text_hits[cue] += 1
-            if t < SHORT:
-                price += bool(_PRICE.match(low))
-            dates += bool(_DATE.search(low))
-    merged: dict[str, list[Block]] = {}
+    text_hits = [0] * len(_TEXT_CUES)
+    short = price = dates = 0
+    cue_of = _TEXT_CUE.get
+    for b, t in zip(blocks, lens, strict=True):
+        if t >= 40:
+            continue
+        short += t < SHORT
+        low = " ".join(b.text.lower().split())
+        cue = cue_of(low)
+        if cue is not None:
+            text_hits[cue] += 1
+        if t < SHORT:
+            price += bool(_PRICE.match(low))
+        dates += bool(_DATE.search(low))
+    paths = list(map(_TAG_PATH, blocks))
+    sizes = Counter(paths)
+    path_chars: dict[str, int] = {}
+    for path, t in zip(paths, lens, strict=True):
+        path_chars[path] = path_chars.get(path, 0) + t
+    merged: dict[str, list[int]] = {}  # group key -> [blocks, characters]
+    key_of: dict[str, str] = {}
     path_hits = [0] * len(_PATH_CUES)
-    memo: dict[str, tuple[str, int]] = {}
-    for path, members in groups.items():
-        key, cues = _path(path, memo)
-        merged.setdefault(key, []).extend(members)
+    for path, size in sizes.items():
+        key, cues = _path(path)
+        key_of[path] = key
+        group = merged.setdefault(key, [0, 0])
+        group[0] += size
+        group[1] += path_chars[path]
         for j in range(len(path_hits)):
             if cues >> j & 1:
-                path_hits[j] += len(members)
-    top = max(merged.values(), key=lambda m: sum(b.text_len for b in m), default=[])
-    top_chars = sum(b.text_len for b in top)
-    parents = len({b.xpath.rsplit("/", 1)[0] for b in top})
+                path_hits[j] += size
+    top_key, (top_blocks, top_chars) = max(merged.items(), key=lambda kv: kv[1][1], default=("", (0, 0)))
+    parents = len({b.xpath.rsplit("/", 1)[0] for b, p in zip(blocks, paths, strict=True) if key_of[p] == top_key})
     sample = "".join(b.text for b in blocks[:400])
     digits = sum(map(sample.count, "0123456789"))
     per = max(n, 1)
     words = _WORD.findall(" ".join(prose).lower())
     nwords = max(len(words), 1)
     return [
-        math.log1p(n), math.log1p(chars), links / max(chars, 1), lists / per, tables / per, link_only / per,
-        short / per, heads[0], heads[1], heads[2], sum(heads) / per, punct / max(chars, 1),
-        digits / max(len(sample), 1), chars / per, long_,
-        top_chars / max(chars, 1), len(top), parents, sum(len(m) >= 3 for m in merged.values()),
-        len(groups) / per, long_chars / max(chars, 1), len(prose_parents),
+        math.log1p(n), math.log1p(chars), sum(map(_LINKS, blocks)) / max(chars, 1),
+        sum(map(_LIST, blocks)) / per, sum(map(_CELL, blocks)) / per, sum(map(_LINK_ONLY, blocks)) / per,
+        short / per, heads[0], heads[1], heads[2], sum(heads) / per, sum(map(_PUNCT, blocks)) / max(chars, 1),
+        digits / max(len(sample), 1), chars / per, len(longs),
+        top_chars / max(chars, 1), top_blocks, parents, sum(g[0] >= 3 for g in merged.values()),
+        len(sizes) / per, sum(longs) / max(chars, 1), len(prose_parents),
         max(prose_parents.values(), default=0) / max(sum(prose_parents.values()), 1), math.log1p(sibling_p),
         linked_heads, linked_heads / max(sum(heads), 1), dates,
         sum(map(_WE.__contains__, words)) / nwords, sum(map(_YOU.__contains__, words)) / nwords,
