@@ -28,7 +28,7 @@ from bodyblocks.inference.gbt import _TREE_ARRAYS, GbtModel
 from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, file_sha256, read_config, verify_files
 from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features
 from bodyblocks.page.metadata import METADATA
-from bodyblocks.runtime.files import atomic_path, write_json
+from bodyblocks.runtime.files import REPO_ROOT, atomic_path, write_json
 from bodyblocks.types import Document
 
 KIND = "page-kind"  # config.json "kind"
@@ -118,10 +118,10 @@ class KindModel:
 
 
 def shipped_folder() -> Path:
-    """The shipped page-kind folder (checkpoints/page-kind: the package data, else the checkout's)."""
-    from bodyblocks.inference.checkpoints import shipped_root
-
-    return shipped_root() / FOLDER
+    """The shipped page-kind folder: the installed package's data (bodyblocks/checkpoints/page-kind, a wheel), else
+    the source checkout's checkpoints/page-kind (as checkpoints.shipped_root, which imports the extractors)."""
+    packaged = Path(__file__).resolve().parents[1] / "checkpoints" / FOLDER
+    return packaged if (packaged / "config.json").exists() else REPO_ROOT / "checkpoints" / FOLDER
 
 
 def with_url(doc: Document, url: str | None) -> Document:
