@@ -94,9 +94,10 @@ def cached_rows(cache: Path | None, root: Path, dataset: str, splits: Sequence[s
 
 
 def cost(root: Path, model: KindModel, n: int = 100) -> dict[str, float]:
-    """Median microseconds a page (the first `n` wcxb-dev test pages, one at a time) of the kind's features and of
-    its trees' walk, beside the segmentation's (segment_page) for scale; the segment memo of kind_features
-    emptied first, as for pages of sites not seen before."""
+    """Median CPU microseconds a page (the first `n` wcxb-dev test pages, one at a time) of the kind's features and
+    of its trees' walk, beside the segmentation's (segment_page) for scale: CPU time (time.process_time), which a
+    shared machine's other work does not stretch as it does wall time; the segment memo of kind_features emptied
+    first, as for pages of sites not seen before."""
     from bodyblocks.page import kind_features
 
     kind_features._segment.cache_clear()
@@ -105,13 +106,13 @@ def cost(root: Path, model: KindModel, n: int = 100) -> dict[str, float]:
     for page in read_dataset(root / DATASET):
         if len(seg) >= n or where.get(page.id) != "test":
             continue
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         doc = with_url(segment_page(page.html), page.url)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         row = features_of(doc)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         model.predict_rows(row)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         seg.append(t1 - t0)
         feat.append(t2 - t1)
         walk.append(t3 - t2)
@@ -198,7 +199,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
         lines.append(f"| {source} | {n} | " + " | ".join(str(counts.get(k, 0)) for k in kinds)
                      + f" | {counts.get('article', 0) / n if n else float('nan'):.3f} |")
     c = res["cost"]
-    lines += ["", f"Cost a page (median of {c['pages']} test pages, one at a time, on the machine of the command): "
+    lines += ["", f"CPU time a page (median of {c['pages']} test pages, one at a time): "
               f"features {c['features_us']:.0f} us, trees {c['trees_us']:.0f} us, against "
               f"{c['segment_us'] / 1000:.1f} ms for the segmentation they follow."]
     return "\n".join(lines) + "\n"
