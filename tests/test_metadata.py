@@ -85,11 +85,13 @@ def test_json_and_markdown_outputs_and_columnar_rows_carry_the_metadata() -> Non
     assert {f for f in FIELDS} <= set(COLUMNS) and row["author"] == "Ada Lovelace" and row["site_name"]
 
 
-def test_markdown_of_a_page_without_metadata_has_no_front_matter() -> None:
+def test_markdown_of_a_page_without_metadata_has_only_its_kind_in_front_matter() -> None:
     import bodyblocks
     from bodyblocks.batch.outputs import render
 
     ex = bodyblocks.get_extractor("gbt").extract(f"<html><body><article>{BODY}</article></body></html>")
+    assert render(ex, "md", "a").startswith(f'---\npage_kind: "{ex.page_kind}"\n---\n\n')
+    ex.page_kind = None  # an extractor that predicts no kind
     assert not render(ex, "md", "a").startswith("---")
 
 

@@ -131,3 +131,6 @@ class Extraction:
     # kept in text instead with the rule's `comments`, and on a thread page, whose posts are its body)
     comments: list[str] = field(default_factory=list)
     caption_blocks: list[int] = field(default_factory=list)  # the indices of the caption blocks (with blocks)
+    # the page's kind (inference/pagekind.py): article, forum, product, collection, listing, documentation or
+    # service; None from an extractor that does not predict it
+    page_kind: str | None = None

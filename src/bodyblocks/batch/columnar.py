@@ -32,9 +32,10 @@ ROW_GROUP = 1_000  # rows per Parquet row group (and per write of a JSON Lines s
 # `error` "reason: message" or null;
 # `standfirst`: the summary paragraph under the headline, apart from `text` (null where the page has none);
 # `captions`, `comments`: the article's figure captions and its readers' comments, apart from `text` (lists);
-# author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing
+# author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing;
+# `page_kind`: the predicted kind of page (inference/pagekind.py: article, forum, product, ...)
 COLUMNS = ("id", "url", "record_id", "title", "standfirst", "text", "captions", "comments", "markdown", "author",
-           "date", "site_name", "canonical_url", "language", "encoding", "confidence", "flags", "error")
+           "date", "site_name", "canonical_url", "language", "page_kind", "encoding", "confidence", "flags", "error")
 
 
 def schema() -> Any:
@@ -44,8 +45,8 @@ def schema() -> Any:
     return pa.schema([("id", text), ("url", text), ("record_id", text), ("title", text), ("standfirst", text),
                       ("text", text), ("captions", pa.list_(text)), ("comments", pa.list_(text)),
                       ("markdown", text), ("author", text), ("date", text), ("site_name", text),
-                      ("canonical_url", text), ("language", text), ("encoding", text), ("confidence", pa.float64()),
-                      ("flags", pa.list_(text)), ("error", text)])
+                      ("canonical_url", text), ("language", text), ("page_kind", text), ("encoding", text),
+                      ("confidence", pa.float64()), ("flags", pa.list_(text)), ("error", text)])
 
 
 def shard_name(source: str, position: int, shard_size: int) -> str:

@@ -65,9 +65,11 @@ def render(ex: Extraction, fmt: str, key: str) -> str:
         first = ex.text.lstrip().split("\n", 1)[0]
         return (f"{title}\n\n" if title and folded(first) != folded(title) else "") + ex.text + "\n"
     if fmt == "md":
-        return front_matter({**metadata_of(ex), "captions": ex.captions, "comments": ex.comments}) + _markdown(ex)
+        return front_matter({**metadata_of(ex), "page_kind": ex.page_kind, "captions": ex.captions,
+                             "comments": ex.comments}) + _markdown(ex)
     rec: dict[str, Any] = {
         "id": key, "title": ex.title, **metadata_of(ex), "standfirst": ex.standfirst or None, "text": ex.text,
+        "page_kind": ex.page_kind,
         "byline": ex.byline or None, "captions": ex.captions, "comments": ex.comments,
         "extractor": ex.extractor, "encoding": ex.encoding,
         "confidence": ex.confidence, "low_confidence": ex.low_confidence,
@@ -108,7 +110,7 @@ def page_row(job: Job, ex: Extraction | None, error: str | None) -> dict[str, An
         "text": ex.text if ex else None, "captions": ex.captions if ex else None,
         "comments": ex.comments if ex else None,
         "markdown": render(ex, "md", job.key) if ex else None, **metadata_of(ex),
-        "language": job.language or (ex.language if ex else None),
+        "language": job.language or (ex.language if ex else None), "page_kind": ex.page_kind if ex else None,
         "encoding": ex.encoding if ex else None, "confidence": ex.confidence if ex else None, "flags": flags,
         "error": error and printable(error),
     }

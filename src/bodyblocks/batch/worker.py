@@ -19,6 +19,7 @@ from bodyblocks.batch.inputs import Job
 from bodyblocks.batch.provenance import digest
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.errors import InputError
+from bodyblocks.inference.pagekind import with_url
 from bodyblocks.inference.registry import Extractor
 from bodyblocks.page.decode import declared_language, decode_bytes, read_bytes
 from bodyblocks.page.segment import segment
@@ -93,7 +94,7 @@ def work(job: Job) -> Result:
             decoded = decode_bytes(data, [job.charset])
         page = data if decoded is None else decoded.text
         if _EXTRACTOR is None:
-            result: Document | Extraction = (_SEGMENTER or segment)(page)
+            result: Document | Extraction = with_url((_SEGMENTER or segment)(page), job.url)
         else:
             result = _EXTRACTOR.extract(page, url=job.url, **_EXTRACT_OPTS)
         if decoded is not None:  # decoded here: the codec is this decoding's, not "str"

@@ -32,6 +32,7 @@ from bodyblocks.baselines.heuristic import HeuristicExtractor
 from bodyblocks.errors import InputError
 from bodyblocks.inference import kinds, roles, vote
 from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.inference.pagekind import page_kinds, with_url
 from bodyblocks.inference.prominence import add_prominent
 from bodyblocks.inference.vote import VOTE, add_vote
 from bodyblocks.page.decode import page_source
@@ -216,13 +217,15 @@ class BlockExtractor:
         core has a worker already)."""
         page = page_source(html)
         if self.model is None or not self.voting or not overlap:
-            return resolve_canonical(self.extract_documents([self.page_segmenter(page)], [lambda: page])[0], url)
+            doc = with_url(self.page_segmenter(page), url)
+            return resolve_canonical(self.extract_documents([doc], [lambda: page])[0], url)
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
         doc, tree = segment_tree(page, marks=self.marks)
         roles.add_descriptions(doc, tree)
         add_prominent(doc, tree)
         kinds.add_kind(doc, tree)
+        with_url(doc, url)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)
@@ -319,11 +322,13 @@ class BlockExtractor:
                ) -> list[Extraction]:
         """Step 3: the decision rule (and the fallback) on every page, from `forward`'s probabilities."""
         out = []
+        kinds = page_kinds(prepared.docs)
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page
             if unsure and self.fallback and sources is not None and not ex.error_page:
                 ex = self._fall_back(sources[i], ex)
+            ex.page_kind = kinds[i]
             out.append(with_metadata(ex, doc.extra.get(METADATA)))
         return out
 

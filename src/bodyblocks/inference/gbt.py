@@ -209,6 +209,11 @@ class GbtModel:
         kids = np.stack((t["left"], t["right"]), axis=1).astype(np.intp).ravel()
         return (t["feature"].astype(np.intp), t["threshold"], t["nan_left"] == 0, kids, t["left"] == own)
 
+    def leaf_values(self, x: np.ndarray) -> np.ndarray:
+        """(rows, trees) value of the leaf each row reaches in each tree (the NumPy walk; float64 rows of the
+        forest's features): a forest of several classes' trees sums them by class (inference/pagekind.py)."""
+        return self._leaf_values(np.ascontiguousarray(x, dtype=np.float64))
+
     def _leaf_values(self, x: np.ndarray) -> np.ndarray:
         """(rows, trees) value of the leaf each row reaches in each tree.
 

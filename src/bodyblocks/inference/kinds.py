@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.page.kind_features import CUES, page_cues
 from bodyblocks.types import Block, Document
 
 KIND = "kind"  # Document.extra's key: "thread" when the page's structured data names one (add_kind)
@@ -127,8 +128,10 @@ def thread_cue(root: Any) -> bool:
 
 
 def add_kind(doc: Document, root: Any) -> Document:
-    """doc with doc.extra[KIND] = THREAD when the page's structured data names a thread (thread_cue); returned."""
-    if thread_cue(root):
+    """doc with its markup cues (kind_features.page_cues: the page-kind classifier's) in doc.extra[CUES], and
+    doc.extra[KIND] = THREAD when its structured data names a thread (as thread_cue, from those cues); returned."""
+    cues = doc.extra[CUES] = page_cues(root)
+    if any(_THREAD_TYPE.search(t) for t in cues.get("types", ())):
         doc.extra[KIND] = THREAD
     return doc
 

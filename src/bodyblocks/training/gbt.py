@@ -58,11 +58,9 @@ def with_vocabulary(pages: Sequence[CachedPage], cfg: GbtConfig) -> GbtConfig:
     return dataclasses.replace(cfg, tokens=site_vocabulary(pages, cfg.tag_vocab, cfg.vocab_sites))
 
 
-def from_sklearn(clf: Any, cfg: GbtConfig, **kwargs: Any) -> GbtModel:
-    """Flatten a fitted binary HistGradientBoostingClassifier (numeric features only)."""
-    if list(clf.classes_) != [0, 1]:
-        raise ValueError(f"expected classes [0, 1], got {list(clf.classes_)}")
-    nodes = [it[0].nodes for it in clf._predictors]  # binary: one tree per iteration
+def flatten_trees(nodes: Sequence[np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+    """scikit-learn's fitted tree node arrays (TreePredictor.nodes, numeric splits only) as one forest of flat node
+    arrays (inference/gbt.py's _TREE_ARRAYS, leaves pointing to themselves) and its depth."""
     flat = np.concatenate(nodes)
     if flat["is_categorical"].any():
         raise ValueError("categorical splits are not supported")
@@ -80,8 +78,16 @@ def from_sklearn(clf: Any, cfg: GbtConfig, **kwargs: Any) -> GbtModel:
         "value": flat["value"].astype(np.float64),
         "roots": roots.astype(np.int32),
     }
+    return trees, int(flat["depth"].max())
+
+
+def from_sklearn(clf: Any, cfg: GbtConfig, **kwargs: Any) -> GbtModel:
+    """Flatten a fitted binary HistGradientBoostingClassifier (numeric features only)."""
+    if list(clf.classes_) != [0, 1]:
+        raise ValueError(f"expected classes [0, 1], got {list(clf.classes_)}")
+    trees, depth = flatten_trees([it[0].nodes for it in clf._predictors])  # binary: one tree per iteration
     baseline = float(np.ravel(clf._baseline_prediction)[0])
-    return GbtModel(cfg, trees, baseline, int(flat["depth"].max()), **kwargs)
+    return GbtModel(cfg, trees, baseline, depth, **kwargs)
 
 
 def _holdout(pages: Sequence[CachedPage]) -> tuple[list[CachedPage], list[CachedPage]]:

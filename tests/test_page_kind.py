@@ -1,0 +1,179 @@
+"""The page's kind (inference/pagekind.py): its features, the shipped classifier, and page_kind in every output."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bodyblocks.inference.blocks import segment_page
+from bodyblocks.inference.pagekind import (
+    PAGE_KINDS,
+    KindModel,
+    features_of,
+    page_kinds,
+    shipped_folder,
+    with_url,
+)
+from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features, ld_types, page_cues
+from bodyblocks.page.segment import parse
+from bodyblocks.types import Block
+
+PARAS = "".join(f"<p>The harbour works began on Monday, paragraph {i}, and the council said the quay would reopen "
+                "in spring after the old pilings are replaced, officials told reporters.</p>" for i in range(8))
+ARTICLE = ("<html><head><title>Harbour works begin - Port News</title><meta property='og:type' content='article'>"
+           "<link rel='canonical' href='https://news.example/2024/05/17/harbour-works-begin-on-monday'>"
+           '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Harbour works"}</script>'
+           f"</head><body><nav><a href='/'>Home</a></nav><article><h1>Harbour works begin</h1>{PARAS}</article>"
+           "</body></html>")
+CARDS = "".join(f"<div class='product-card'><h3><a href='/p/{i}'>Wool runner {i}</a></h3><span class='price'>"
+                f"${90 + i}.00</span><p><a href='/cart/{i}'>Add to cart</a></p><button>Save</button></div>"
+                for i in range(12))
+SHOP = ("<html><head><title>Men's sneakers | Shop</title><link rel='canonical' href='/collections/mens-sneakers'>"
+        '<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [{"@type": '
+        '["CollectionPage", "WebPage"]}, {"@type": "https://schema.org/ItemList"}]}</script></head><body>'
+        f"<form><input type='hidden' name='t'><input name='q'></form><main>{CARDS}</main></body></html>")
+
+
+def _value(row: np.ndarray, name: str) -> float:
+    return float(row[KIND_FEATURES.index(name)])
+
+
+# ----------------------------------------------------------------------------------------- features
+def test_ld_types_reads_strings_lists_and_schema_org_addresses_without_parsing() -> None:
+    text = '{"@type": ["Product", "https://schema.org/Offer"], "x": {"@type" : "AggregateRating"}} broken {'
+    assert ld_types(text) == ["Product", "Offer", "AggregateRating"]
+
+
+def test_page_cues_name_the_structured_data_types_og_type_and_the_visible_form_fields() -> None:
+    cues = page_cues(parse(SHOP.replace("<main>", "<main itemscope itemtype='http://schema.org/Product'>"), "lxml"))
+    assert {"CollectionPage", "WebPage", "ItemList", "Product"} <= set(cues["types"])
+    assert cues["og"] == "" and cues["counts"]["form"] == 1 and cues["counts"]["button"] == 12
+    assert cues["counts"]["input"] == 1  # the hidden one is no field a reader sees
+    assert page_cues(parse(ARTICLE, "lxml"))["og"] == "article"
+    assert page_cues(None) == {}
+
+
+def test_a_shop_page_and_an_article_differ_in_the_features_that_name_them() -> None:
+    shop = features_of(segment_page(SHOP))
+    article = features_of(segment_page(ARTICLE))
+    assert shop.shape == article.shape == (len(KIND_FEATURES),)
+    assert _value(shop, "text:price") == 12 and _value(shop, "text:cart") == 12 and _value(article, "text:price") == 0
+    assert _value(shop, "type:collection") == 1 and _value(shop, "type:article") == 0
+    assert _value(article, "type:article") == 1 and _value(article, "og:article") == 1
+    assert _value(shop, "url:collection") == 1 and _value(article, "url_date") == 1
+    assert _value(article, "url_slug_words") == 5 and _value(shop, "path:product") > 0.5
+    assert _value(shop, "linked_headings") == 12 and _value(shop, "top_group_parents") >= 12
+    assert _value(article, "prose_top_parent") == 1 and _value(shop, "prose_parents") == 0
+
+
+def test_the_url_the_caller_gives_comes_before_the_canonical_one() -> None:
+    doc = segment_page(ARTICLE)
+    assert _value(features_of(doc), "url:documentation") == 0
+    with_url(doc, "https://docs.example/reference/api/harbour")
+    assert doc.extra[URL] == "https://docs.example/reference/api/harbour"
+    assert _value(features_of(doc), "url:documentation") == 1
+    assert _value(features_of(doc, canonical_only=True), "url:documentation") == 0
+
+
+def test_without_a_url_or_markup_cues_those_features_are_unknown() -> None:
+    blocks = [Block(0, "Some text of a page", "p", "html/body/p", "/html[1]/body[1]/p[1]", 2, text_len=16)]
+    row = kind_features(blocks, "", None, None)
+    assert _value(row, "url_known") == 0 and math.isnan(_value(row, "url_depth"))
+    assert math.isnan(_value(row, "type:article")) and math.isnan(_value(row, "n_form"))
+    assert _value(row, "log_blocks") == pytest.approx(math.log1p(1))
+    assert kind_features([], "", "not a url at all", {}).shape == (len(KIND_FEATURES),)
+
+
+def test_segment_page_keeps_the_cues_and_still_names_a_thread() -> None:
+    thread = ARTICLE.replace('"NewsArticle"', '"DiscussionForumPosting"')
+    assert segment_page(thread).extra.get("kind") == "thread"
+    doc = segment_page(ARTICLE)
+    assert doc.extra.get("kind") is None and "NewsArticle" in doc.extra[CUES]["types"]
+
+
+# ----------------------------------------------------------------------------------------- the classifier
+def test_the_classifier_is_shipped_and_made_for_these_features() -> None:
+    folder = shipped_folder()
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file(), (
+        f"{folder} is missing: python -m benchmarks.page_kind")
+    model = KindModel.load()
+    assert set(model.classes) == set(PAGE_KINDS)
+    assert model.metrics["test_accuracy"] >= 0.8
+
+
+def test_the_shipped_classifier_predicts_a_kind_of_each_page() -> None:
+    docs = [segment_page(SHOP), segment_page(ARTICLE), segment_page("<html><body></body></html>")]
+    kinds = page_kinds(docs)
+    assert kinds[0] in PAGE_KINDS and kinds[1] == "article" and kinds[2] is None
+    model = KindModel.load()
+    p = model.probabilities(np.stack([features_of(d) for d in docs[:2]]))
+    assert p.shape == (2, len(model.classes)) and np.allclose(p.sum(axis=1), 1.0)
+
+
+def test_a_classifier_is_saved_and_loaded_as_the_trees_scikit_learn_fitted(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    from benchmarks.page_kind import fit, flatten
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, len(KIND_FEATURES)))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    y = np.array(["article", "forum", "product"])[np.argmax(x[:, :3], axis=1)]
+    clf = fit(x, y, {"learning_rate": 0.1, "max_leaf_nodes": 7, "max_iter": 20, "class_weight": None})
+    flatten(clf, {"test_accuracy": 1.0}).save(tmp_path / "kind")
+    model = KindModel.load(tmp_path / "kind")
+    assert model.predict_rows(x) == list(clf.predict(x))
+    assert np.allclose(model.probabilities(x), clf.predict_proba(x))
+
+
+def test_a_classifier_of_other_features_or_changed_weights_is_refused(tmp_path: Path) -> None:
+    shutil.copytree(shipped_folder(), tmp_path / "a")
+    meta = json.loads((tmp_path / "a" / "config.json").read_text())
+    meta["feature_names"] = meta["feature_names"][:-1]
+    (tmp_path / "a" / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="other page features"):
+        KindModel.load(tmp_path / "a")
+    shutil.copytree(shipped_folder(), tmp_path / "b")
+    weights = tmp_path / "b" / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ValueError):
+        KindModel.load(tmp_path / "b")
+
+
+# ----------------------------------------------------------------------------------------- outputs
+def test_page_kind_is_in_the_result_and_in_json_md_and_columnar_rows() -> None:
+    import bodyblocks
+    from bodyblocks.batch.columnar import COLUMNS
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import page_row, render
+
+    ex = bodyblocks.get_extractor("gbt").extract(ARTICLE, url="https://news.example/2024/05/17/harbour-works")
+    assert ex.page_kind == "article"
+    assert json.loads(render(ex, "json", "a"))["page_kind"] == "article"
+    front = render(ex, "md", "a").split("---\n", 2)[1]
+    assert 'page_kind: "article"' in front
+    row = page_row(Job(key="a", source="a", position=0), ex, None)
+    assert "page_kind" in COLUMNS and row["page_kind"] == "article" and set(row) == set(COLUMNS)
+    assert page_row(Job(key="b", source="a", position=1), None, "error: x")["page_kind"] is None
+
+
+def test_parquet_shards_have_a_page_kind_column(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import bodyblocks
+    from bodyblocks.batch.columnar import ShardWriter
+    from bodyblocks.batch.inputs import Job
+    from bodyblocks.batch.outputs import page_row
+
+    ex = bodyblocks.get_extractor("gbt").extract(SHOP)
+    shards = ShardWriter(tmp_path, "parquet", 10)
+    shards.start()
+    shard = shards.add("in", 0, page_row(Job(key="a", source="in", position=0), ex, None))
+    shards.close(True)
+    table = pq.read_table(shards.path(shard))
+    assert table.column("page_kind").to_pylist() == [ex.page_kind] and ex.page_kind in PAGE_KINDS
