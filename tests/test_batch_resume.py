@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,10 +102,21 @@ class StopsAt:
         return Extraction(text=f"body of page {self.seen}", extractor="heuristic")
 
 
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt, as in a terminal's process: a job started in the background by a
+    non-interactive shell (CI's, nohup's) inherits it ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_columnar_run_stopped_by_a_signal_lists_only_pages_whose_shard_exists(
-        tmp_path: Path, fmt: str, signum: int) -> None:
+        tmp_path: Path, fmt: str, signum: int, sigint_raises: None) -> None:
     if fmt == "parquet":
         pytest.importorskip("pyarrow")
     src, out = pages(tmp_path / "in", *(f"p{i:02d}" for i in range(12))), tmp_path / "out"

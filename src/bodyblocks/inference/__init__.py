@@ -6,6 +6,7 @@ A page's parts
   role_cues.py     the role steps' cue data (words, class names, patterns), apart from their code
   prominence.py    a headline where the page names none (a short, prominent block above the body)
   kinds.py         page kinds the rule reads: a forum or Q&A thread, an error page
+  pagekind.py      the page's kind (article, forum, product, listing, ...): a small tree classifier
 The learned parts
   inputs.py        a page's model inputs as NumPy arrays (training, torch and ONNX Runtime alike)
   encoders.py      block text -> vector: hashed n-grams, a Hugging Face encoder, e5-small
