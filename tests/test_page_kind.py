@@ -153,7 +153,8 @@ def test_page_kind_is_in_the_result_and_in_json_md_and_columnar_rows() -> None:
     from bodyblocks.batch.inputs import Job
     from bodyblocks.batch.outputs import page_row, render
 
-    ex = bodyblocks.get_extractor("gbt").extract(ARTICLE, url="https://news.example/2024/05/17/harbour-works")
+    ex = bodyblocks.get_extractor("gbt", page_kind=True).extract(ARTICLE,
+                                                                 url="https://news.example/2024/05/17/harbour-works")
     assert ex.page_kind == "article"
     assert json.loads(render(ex, "json", "a"))["page_kind"] == "article"
     front = render(ex, "md", "a").split("---\n", 2)[1]
@@ -170,10 +171,24 @@ def test_parquet_shards_have_a_page_kind_column(tmp_path: Path) -> None:
     from bodyblocks.batch.inputs import Job
     from bodyblocks.batch.outputs import page_row
 
-    ex = bodyblocks.get_extractor("gbt").extract(SHOP)
+    ex = bodyblocks.get_extractor("gbt", page_kind=True).extract(SHOP)
     shards = ShardWriter(tmp_path, "parquet", 10)
     shards.start()
     shard = shards.add("in", 0, page_row(Job(key="a", source="in", position=0), ex, None))
     shards.close(True)
     table = pq.read_table(shards.path(shard))
     assert table.column("page_kind").to_pylist() == [ex.page_kind] and ex.page_kind in PAGE_KINDS
+
+
+def test_page_kind_is_predicted_only_when_asked(tmp_path: Path) -> None:
+    import bodyblocks
+    from bodyblocks.cli import main
+
+    assert bodyblocks.get_extractor("gbt").extract(ARTICLE).page_kind is None  # its CPU is spent only when asked
+    page = tmp_path / "in" / "shop.html"
+    page.parent.mkdir()
+    page.write_text(SHOP, encoding="utf-8")
+    for flag, out in (([], tmp_path / "a"), (["--page-kind"], tmp_path / "b")):
+        assert main(["extract", str(page.parent), "--out", str(out), "--format", "json", "--workers", "1", *flag]) == 0
+        kind = json.loads((out / "shop.json").read_text(encoding="utf-8"))["page_kind"]
+        assert (kind is None) if not flag else kind in PAGE_KINDS

@@ -108,6 +108,9 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                         "the usable cores less one for this thread when the forward pass overlaps)")
     p.add_argument("--page-timeout", type=whole(1), default=60, help="seconds per page before it is failed")
     p.add_argument("--fallback", action="store_true", help="low-confidence pages fall back to the heuristic")
+    p.add_argument("--page-kind", action="store_true",
+                   help="predict each page's kind (article, forum, product, collection, listing, documentation, "
+                        "service) into page_kind; about 2.7 CPU ms a page more")
     p.add_argument("--comments", action="store_true",
                    help="keep the comments under an article in its text (by default out of it, in `comments`; a forum "
                         "thread keeps its posts)")
@@ -144,7 +147,8 @@ def _run_extract(args: argparse.Namespace) -> int:
         check_out(args.out)
     asked = ExtractOptions(checkpoint=args.checkpoint, device=args.device, engine=args.engine,
                            threads=args.threads or None, batch_size=args.batch_size, fallback=args.fallback,
-                           vote=not args.no_vote, comments=args.comments)
+                           vote=not args.no_vote, comments=args.comments,
+                           page_kind=args.page_kind)
     fmt = args.format or ("parquet" if args.ray is not None else "txt")
     # what is left unsaid (extractor, checkpoint, engine, threads, batch size) is worked out here, once:
     # BatchOptions.plan (inference/plan.py), which the run's first line and report.json's "model" describe

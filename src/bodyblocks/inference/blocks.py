@@ -152,7 +152,7 @@ class BlockExtractor:
 
     def __init__(self, name: str, rule: DecisionRule, *, model: Scorer | None = None,
                  gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False,
-                 marks: bool = False) -> None:
+                 marks: bool = False, page_kind: bool = False) -> None:
         """
         Args:
             name: the extractor's name in its results ("model", "gbt", "ensemble").
@@ -161,12 +161,13 @@ class BlockExtractor:
             blend: their weights; None: the one part alone.
             fallback: low-confidence pages go to the heuristic extractor.
             marks: the blocks note their links and emphasis (Block.marks), for Markdown output.
+            page_kind: each page's kind predicted (Extraction.page_kind, inference/pagekind.py).
         """
         if model is None and gbt is None:
             raise ValueError("a block extractor needs a model or trees")
         self.name, self.rule, self.model, self.gbt = name, rule, model, gbt
         self.blend = blend or Blend(1.0 if model is not None else 0.0)
-        self.fallback = fallback
+        self.fallback, self.page_kind = fallback, page_kind
         self._heuristic: HeuristicExtractor | None = None
         # HTML -> Document for this extractor (the batch runner's workers call it)
         self.marks = marks
@@ -322,7 +323,7 @@ class BlockExtractor:
                ) -> list[Extraction]:
         """Step 3: the decision rule (and the fallback) on every page, from `forward`'s probabilities."""
         out = []
-        kinds = page_kinds(prepared.docs)
+        kinds = page_kinds(prepared.docs) if self.page_kind else [None] * len(prepared.docs)
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page

@@ -176,16 +176,19 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
                  "comments": options.comments}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
-                              fallback=options.fallback, marks=options.marks)
+                              fallback=options.fallback, marks=options.marks,
+                              page_kind=options.page_kind)
     if kind == MODEL:
         return BlockExtractor(MODEL, DecisionRule.from_meta(meta, **rule_opts),
-                              model=_model_scorer(folder, options), fallback=options.fallback, marks=options.marks)
+                              model=_model_scorer(folder, options), fallback=options.fallback, marks=options.marks,
+                              page_kind=options.page_kind)
     meta = ensemble_settings(folder, options.vote)
     blend = Blend(float(meta["weight"]), float(meta["heuristic"]))
     model = _model_scorer(meta["model_path"], options)
     gbt = GbtScorer(GbtModel.load(meta["gbt_path"]), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
     return BlockExtractor(ENSEMBLE, DecisionRule.from_meta(meta, **rule_opts), model=model, gbt=gbt,
-                          blend=blend, fallback=options.fallback, marks=options.marks)
+                          blend=blend, fallback=options.fallback, marks=options.marks,
+                              page_kind=options.page_kind)
 
 
 def default_checkpoint(device: str = "auto", kind: str = ENSEMBLE) -> str | None:

@@ -53,6 +53,9 @@ class ExtractOptions:
     # blocks note their links and emphasis for Markdown output (Block.marks; about 0.8 CPU ms a page more); the
     # batch runner sets it for the formats that hold Markdown (md, parquet, jsonl)
     marks: bool = False
+    # each page's kind predicted (Extraction.page_kind: article, forum, product, ...; inference/pagekind.py), about
+    # 2.7 CPU ms a page more; None in the outputs without it
+    page_kind: bool = False
 
     def __post_init__(self) -> None:
         if self.checkpoint is not None:
