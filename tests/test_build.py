@@ -77,3 +77,5 @@ def test_a_build_resumes_and_refuses_a_used_folder(built: tuple[Path, Path], cap
     assert said[:3] == ["1. train: done already", "2. ship: done already", "3. trees ..."]
     assert said[-2] == "4. blend ..."  # made from the trees: made again
     assert (out / "gbt" / "trees.onnx").is_file()
+    with pytest.raises(ValueError, match="built with another config"):  # stale stages are never reused
+        build(CONFIGS / "debug.yaml", out, [*_sets(root), "gbt.max_iter=21"], resume=True, progress=False)

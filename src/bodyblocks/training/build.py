@@ -21,6 +21,7 @@ Every choice is made on the train and validation pages of the config's datasets;
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import sys
 import time
@@ -74,6 +75,7 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
         say: one line per stage (the command line prints them on stderr).
     Raises:
         FileExistsError: OUT holds files and `resume` is off.
+        ValueError: `resume` with another config than the build's (its stages would not be this config's).
     """
     from bodyblocks.training.gbt import train_and_save
     from bodyblocks.training.loop import train
@@ -92,9 +94,11 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
                                *[f"--set={o}" for o in overrides]]),
         "config": to_dict(cfg), "made_with": made_with(), "seconds": {}, "python": sys.version.split()[0]}
     if resume and record_path.is_file():
-        import json
-
-        record["seconds"] = json.loads(record_path.read_text(encoding="utf-8")).get("seconds", {})
+        before = json.loads(record_path.read_text(encoding="utf-8"))
+        if before.get("config") != json.loads(json.dumps(record["config"])):  # as read back (tuples: lists)
+            raise ValueError(f"{out} was built with another config: resume it with the same config and --set "
+                             f"values ({before.get('command')}), or build into a new folder")
+        record["seconds"] = before.get("seconds", {})
     work: dict[str, Callable[[], Any]] = {
         "train": lambda: train(cfg, resume=resume, progress=progress),
         "ship": lambda: ship_model(out / "train" / "best", out / "model"),
