@@ -89,10 +89,11 @@ def test_markdown_of_a_page_without_metadata_has_only_its_kind_in_front_matter()
     import bodyblocks
     from bodyblocks.batch.outputs import render
 
-    ex = bodyblocks.get_extractor("gbt").extract(f"<html><body><article>{BODY}</article></body></html>")
-    assert render(ex, "md", "a").startswith(f'---\npage_kind: "{ex.page_kind}"\n---\n\n')
-    ex.page_kind = None  # an extractor that predicts no kind
-    assert not render(ex, "md", "a").startswith("---")
+    page = f"<html><body><article>{BODY}</article></body></html>"
+    ex = bodyblocks.get_extractor("gbt", page_kind=True).extract(page)
+    assert ex.page_kind and render(ex, "md", "a").startswith(f'---\npage_kind: "{ex.page_kind}"\n---\n\n')
+    ex = bodyblocks.get_extractor("gbt").extract(page)  # no kind asked: no front matter at all
+    assert ex.page_kind is None and not render(ex, "md", "a").startswith("---")
 
 
 def test_a_relative_canonical_url_is_made_absolute_against_the_page_url(tmp_path) -> None:  # noqa: ANN001
