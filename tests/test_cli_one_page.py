@@ -14,19 +14,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from tests.test_cli_where import run  # main(argv) in this process: exit status, stdout, stderr
 
 from bodyblocks.batch.columnar import read_shard
 from bodyblocks.cli import main
 from bodyblocks.training.synth import synth_page
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

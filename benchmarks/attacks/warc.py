@@ -69,6 +69,17 @@ def _extract(inputs: list[Path], out: Path, *flags: str, timeout: float = 600) -
     except (OSError, ValueError):
         return {"pages": [], "totals": {}}, seconds, err
 
+def _layouts(root: Path, files: dict[str, bytes]) -> tuple[dict[str, list[dict[str, Any]]], float, str]:
+    """Each WARC layout written to ROOT/in and extracted in one run: its report's pages by file, seconds, stderr."""
+    src = root / "in"
+    src.mkdir()
+    for name, data in files.items():
+        (src / name).write_bytes(data)
+    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    pages = {name: [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name] for name in files}
+    return pages, seconds, err
+
+
 
 def _records(path: Path, pages: list[bytes]) -> list[bytes]:
     """The pages as uncompressed WARC response records (one bytes object each), written to `path` too."""
@@ -110,17 +121,12 @@ def cut_records(root: Path) -> Target:
     records = _records(root / "records.warc", [_page(i) for i in range(6)])
     records[1] = records[1][: len(records[1]) // 2]  # cut short: its Content-Length claims the rest
     records[3] = re.sub(rb"Content-Length: \d+", b"Content-Length: 999999999999", records[3], count=1)
-    src = root / "in"
-    src.mkdir()
     files = {"plain.warc": b"".join(records),
              "members.warc.gz": b"".join(gzip.compress(r) for r in records),
              "whole.warc.gz": gzip.compress(b"".join(records))}
-    for name, data in files.items():
-        (src / name).write_bytes(data)
-    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    by_file, seconds, err = _layouts(root, files)
     found = []
-    for name in files:
-        pages = [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name]
+    for name, pages in by_file.items():
         ok = sorted(p.get("url") or "" for p in pages if p.get("status") == "ok")
         failed = [(p.get("error") or "").split(":", 1)[0] for p in pages if p.get("status") == "failed"]
         good = ok == [f"http://example.org/{i}" for i in (0, 2, 4, 5)] and len(failed) == 2
@@ -148,17 +154,12 @@ def quoted_records(root: Path) -> Target:
     damaged = [b"junk a crashed tool left, no record", b"\0" * 4096, b"WARX" + quoting[4:],
                re.sub(rb"Content-Length: \d+\r\n", b"", quoting, count=1), cl(quoting, -300)]
     parts = [x for d in damaged for x in (quoting, d)] + [good]
-    src = root / "in"
-    src.mkdir()
     files = {"plain.warc": b"".join(parts),
              "members.warc.gz": b"".join(gzip.compress(p) if b"WARC-Type" in p else p for p in parts),
              "whole.warc.gz": gzip.compress(b"".join(parts))}
-    for name, data in files.items():
-        (src / name).write_bytes(data)
-    report, seconds, err = _extract([src / name for name in files], root / "out", "--workers", "1")
+    by_file, seconds, err = _layouts(root, files)
     found = []
-    for name in files:
-        pages = [p for p in report.get("pages", []) if Path(p.get("input") or "").name == name]
+    for name, pages in by_file.items():
         ok = [p.get("url") or "" for p in pages if p.get("status") == "ok"]
         failed = [p.get("error") or "" for p in pages if p.get("status") == "failed"]
         good_ok = ok.count("http://example.org/1") == 6 and "http://example.org/2" in ok  # the short one too

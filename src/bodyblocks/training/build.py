@@ -77,7 +77,6 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
         FileExistsError: OUT holds files and `resume` is off.
         ValueError: `resume` with another config than the build's (its stages would not be this config's).
     """
-    from bodyblocks.training.gbt import train_and_save
     from bodyblocks.training.loop import train
     from bodyblocks.training.ship import ship_model
     from bodyblocks.training.tune import make_ensemble
@@ -102,7 +101,7 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
     work: dict[str, Callable[[], Any]] = {
         "train": lambda: train(cfg, resume=resume, progress=progress),
         "ship": lambda: ship_model(out / "train" / "best", out / "model"),
-        "trees": lambda: _trees(cfg, out, train_and_save),
+        "trees": lambda: _trees(cfg, out),
         "blend": lambda: make_ensemble(out / "model", out / "gbt", out, cfg.data, cfg.ensemble),
     }
     ran = False  # a stage run again makes every later one run again: each is made from the one before
@@ -124,9 +123,10 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
     return record
 
 
-def _trees(cfg: Config, out: Path, train_and_save: Callable[..., Any]) -> Any:
+def _trees(cfg: Config, out: Path) -> Any:
     """Stage 3: the trees trained and exported."""
     from bodyblocks.training.export import export_trees
+    from bodyblocks.training.gbt import train_and_save
 
     metrics = train_and_save(cfg.data, out / "gbt", cfg.gbt)
     export_trees(out / "gbt")
