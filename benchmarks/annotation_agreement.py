@@ -19,7 +19,7 @@ from typing import Any
 from benchmarks.common import arguments, write_report
 from benchmarks.gne_gold import gne_dataset
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.inference.registry import available_extractors, get_extractor
+from bodyblocks.loading.registry import available_extractors, get_extractor
 from bodyblocks.metrics import levenshtein_ratio, summarize
 from bodyblocks.page.segment import segment
 from bodyblocks.training.annotations import apply_labels, derived_gold

@@ -32,7 +32,7 @@ def _driver(profile: str) -> Any:
     from selenium import webdriver
 
     from bodyblocks.capture.chromium import CHROMIUM_FLAGS, QUIET_FLAGS
-    from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM
+    from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmarks.common import write_report
 from bodyblocks.evaluation.evaluate import ALL, EvalConfig, evaluate
-from bodyblocks.inference.checkpoints import shipped
+from bodyblocks.loading.checkpoints import shipped
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")
 

@@ -143,7 +143,7 @@ def commands(pages: Path, out: Path) -> dict[str, list[str]]:
         "bodyblocks --workers 2": [*bodyblocks, "--workers", "2", "--out", str(out / "bb2")],
         "trafilatura --parallel 2": [*trafilatura, "--parallel", "2", "--output-dir", str(out / "tr2")],
     }
-    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.loading.checkpoints import shipped
 
     if shipped("fast") is not None:  # the shipped preset without context layers, with its defaults
         cmds[FAST] = [*bodyblocks, "--checkpoint", "fast", "--out", str(out / "bbf")]

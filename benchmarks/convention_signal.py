@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.evaluation.evaluate import ALL, BODY_ONLY, EvalConfig, evaluate, iter_selected, select
-from bodyblocks.inference.plan import load
+from bodyblocks.loading.plan import load
 from bodyblocks.page.segment import segment_tree
 from bodyblocks.runtime.files import write_json
 from bodyblocks.training.labels import label_page
-from bodyblocks.training.roles import ROLES, page_roles
+from bodyblocks.training.targets import ROLES, page_roles
 
 METRICS = ("token_precision", "token_recall", "token_f1", "acc@0.90")
 

@@ -296,7 +296,7 @@ class Renderer:
 
     def __init__(self, timeout: float = PAGE_TIMEOUT, recycle: int = RECYCLE) -> None:
         from bodyblocks.capture.chromium import check_available
-        from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM
+        from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM
 
         self.webdriver = check_available(CHROMIUM, CHROMEDRIVER)
         self.chromium, self.chromedriver = CHROMIUM, CHROMEDRIVER

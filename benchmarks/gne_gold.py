@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks.common import REPORTS, arguments, write_report
 from bodyblocks.evaluation.evaluate import run_one
-from bodyblocks.inference.registry import available_extractors, get_extractor
+from bodyblocks.loading.registry import available_extractors, get_extractor
 from bodyblocks.metrics import summarize
 from bodyblocks.page.segment import segment
 from bodyblocks.runtime.files import datasets_root
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     extractors: dict[str, dict[str, Any]] = {n: {} for n in args.extractors.split(",") if n in have}
     for item in args.extra:
         name, _, folder = item.partition("=")
-        from bodyblocks.inference.checkpoints import kind_of
+        from bodyblocks.loading.checkpoints import kind_of
 
         extractors[name] = {"name": kind_of(folder), "checkpoint": folder}
     only = set(json.loads(Path(args.only).read_text())["held_out"]) if args.only else None

@@ -4,7 +4,7 @@
     python -m benchmarks.inputs_speed --against HEAD~1      # and that revision's prepare_page, alternating
 
 Each page is segmented once; its inputs for the default checkpoint's settings are then made, timed with
-process_time, for --rounds rounds. With --against, that revision's inference/inputs.py (`git show REV:PATH`, its
+process_time, for --rounds rounds. With --against, that revision's classify/model_inputs.py (`git show REV:PATH`, its
 other imports this tree's) is loaded beside this tree's, the two run in turn on every page (which goes first
 alternates), and the pages whose inputs differ in any array (values, dtype or shape) are counted: a change meant
 to be faster only must print 0. Before each round the memos of tag paths, segments and tokens are emptied (those
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", default="checkpoints/default", help="whose model settings (config.json)")
     args = ap.parse_args(argv)
 
-    from bodyblocks.inference import inputs
-    from bodyblocks.inference.integrity import check_model_folder
+    from bodyblocks.classify import model_inputs as inputs
+    from bodyblocks.classify.integrity import check_model_folder
     from bodyblocks.page.segment import segment
     from bodyblocks.runtime.files import REPO_ROOT
 
@@ -60,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = check_model_folder(folder, inputs.read_checkpoint(folder))
     modules = {"this tree": inputs}
     if args.against:
-        modules[args.against] = revision_modules(args.against, (("inputs", "src/bodyblocks/inference/inputs.py", ()),),
-                                                 "inputs_speed")["inputs"]
+        modules[args.against] = revision_modules(
+            args.against, (("inputs", "src/bodyblocks/classify/model_inputs.py", ()),),
+            "inputs_speed")["inputs"]
     docs = [d for d in (segment(html) for html in sample_pages(args.pages, "bb-inputs-")) if d.blocks]
     took = dict.fromkeys(modules, 0.0)
     differ = 0

@@ -37,7 +37,7 @@ from typing import Any
 from benchmarks.common import arguments, write_report
 from bodyblocks.config import Config, load_config
 from bodyblocks.evaluation.evaluate import ALL, BODY_ONLY, EvalConfig, evaluate
-from bodyblocks.inference.checkpoints import shipped
+from bodyblocks.loading.checkpoints import shipped
 from bodyblocks.runtime.files import REPO_ROOT, write_atomic, write_json
 
 SOURCES = ("wcxb-dev", "dragnet", "cleaneval-en", "l3s-gn1", "cleanportaleval", "daniel")  # labelled, full gold
@@ -143,7 +143,7 @@ def train_parts(cfg: Config, fold: Path, parts: tuple[str, ...]) -> None:
         for name in ("config.json", "model.safetensors"):  # best/ by validation, as the shipped recipe
             (fold / "model" / name).write_bytes((fold / "run" / "best" / name).read_bytes())
     if "gbt" in parts and not (fold / "gbt" / "model.safetensors").exists():
-        from bodyblocks.training.gbt import train_and_save
+        from bodyblocks.training.fit_trees import train_and_save
 
         log(f"{fold.name}: training the trees")
         train_and_save(cfg.data, fold / "gbt", cfg.gbt)

@@ -48,9 +48,9 @@ from benchmarks import rule_steps
 from benchmarks.common import arguments, write_report
 from benchmarks.rule_steps import ablated
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
-from bodyblocks.inference.blocks import Blend
-from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.vote import VOTE
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.extraction.extractor import Blend
+from bodyblocks.extraction.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.runtime.files import REPO_ROOT, write_atomic
 from bodyblocks.training.datasets import GoldConvention, gold_convention, resolve_dataset, site_of
@@ -126,7 +126,7 @@ def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
     an ensemble of the two whose blend and rule do not matter here)."""
     import tempfile
 
-    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.loading.checkpoints import load_extractor
     from bodyblocks.training.tune import write_ensemble_folder
 
     pages = []

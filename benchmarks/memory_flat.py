@@ -63,8 +63,8 @@ def main() -> None:
 
     from benchmarks.throughput import pick_pages
     from bodyblocks.batch import BatchOptions, default_threads, run_batch
-    from bodyblocks.inference.options import ExtractOptions
-    from bodyblocks.inference.registry import TORCH, default_extractor_name, get_extractor
+    from bodyblocks.loading.options import ExtractOptions
+    from bodyblocks.loading.registry import TORCH, default_extractor_name, get_extractor
 
     work = Path(tempfile.mkdtemp(prefix="bb-memory-"))
     files = pick_pages(args.root, args.distinct, work / "pages")

@@ -44,9 +44,9 @@ def build(folder: Path, changes: dict[str, object], docs: list) -> int:
     """A model folder of the shipped config with `changes`, random weights, exported and checked; its parameters."""
     import torch
 
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.classify.model_inputs import read_checkpoint
     from bodyblocks.config import ModelConfig, from_dict
-    from bodyblocks.inference.inputs import read_checkpoint
-    from bodyblocks.inference.model import BlockClassifier
     from bodyblocks.training.export import export_model
 
     meta = read_checkpoint(SHIPPED)
@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     shapes = {name: SHAPES[name] for name in SHAPES if name == REFERENCE or name in args.shapes}
 
     from benchmarks.common import write_pages
-    from bodyblocks.inference.model import BlockClassifier
-    from bodyblocks.inference.onnx_model import OnnxModelScorer
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.classify.onnx_model import OnnxModelScorer
     from bodyblocks.page.segment import segment
 
     with tempfile.TemporaryDirectory() as work:

@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import arguments, need_root, write_report
+from bodyblocks.classify.pagekind import PAGE_KINDS, KindModel, features_of, shipped_folder, with_url
+from bodyblocks.classify.trees import GbtModel
 from bodyblocks.config import GbtConfig
 from bodyblocks.errors import InputError
-from bodyblocks.inference.blocks import segment_page
-from bodyblocks.inference.gbt import GbtModel
-from bodyblocks.inference.pagekind import PAGE_KINDS, KindModel, features_of, shipped_folder, with_url
+from bodyblocks.extraction.extractor import segment_page
 from bodyblocks.page.kind_features import KIND_FEATURES
 from bodyblocks.training.datasets import read_dataset
-from bodyblocks.training.gbt import flatten_trees
+from bodyblocks.training.fit_trees import flatten_trees
 from bodyblocks.training.splits import split_of
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # scikit-learn's threads fought for a shared machine's cores: 20x slower

@@ -4,7 +4,7 @@
 
 Reads a `benchmarks.loso_blend` run (BLEND/parts/S.pkl: each fold's model and trees' P(body) and the heuristic's
 vote on the fold's test pages, its parts trained without the source's sites; BLEND/grid.pkl: the grid's scores)
-and replays the decision rule (inference/decision.py) on every fold's test pages with each fold's own blend (the
+and replays the decision rule (extraction/decision.py) on every fold's test pages with each fold's own blend (the
 nested choice: chosen on the *other* folds), first with every step on, then with one role step off at a time:
 
   headline     the headline block stays in the body (decision.headline_block finds none)
@@ -41,11 +41,11 @@ from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import SOURCES, load_grid, nested_choice, page_decision, rule_of
 from benchmarks.rule_steps import ablated
 from bodyblocks.evaluation.evaluate import scored_text
-from bodyblocks.inference import decision, roles
+from bodyblocks.extraction import decision, roles
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.training.datasets import gold_convention
 from bodyblocks.training.labels import align_blocks
-from bodyblocks.training.roles import ROLES, block_roles
+from bodyblocks.training.targets import ROLES, block_roles
 
 _SCORED: dict[tuple[str, str, str], Any] = {}
 STEPS = ("headline", "byline", "standfirst", "promo", "key-points", "captions", "comments", "sidebar")

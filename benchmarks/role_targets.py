@@ -1,4 +1,4 @@
-"""How the convention's training targets (training/roles.py) differ from each source's gold labels.
+"""How the convention's training targets (training/targets.py) differ from each source's gold labels.
 
     python -m benchmarks.role_targets                       # 120 pages per source, seed 0
     python -m benchmarks.role_targets --pages 120 --write docs/CONVENTION.md#role-targets
@@ -23,7 +23,7 @@ from benchmarks.common import arguments, need_root, write_report
 from bodyblocks.page.segment import segment_tree
 from bodyblocks.training.datasets import page_from_record, read_records
 from bodyblocks.training.labels import label_page
-from bodyblocks.training.roles import ROLES, convention_targets, page_roles
+from bodyblocks.training.targets import ROLES, convention_targets, page_roles
 from bodyblocks.types import Block
 
 SOURCES = ("cleaneval-en", "cleanportaleval", "daniel", "dragnet", "l3s-gn1", "wcxb-dev")

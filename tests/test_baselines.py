@@ -11,7 +11,7 @@ import pytest
 from bodyblocks.baselines import rules
 from bodyblocks.baselines.dom import parse, text_lines
 from bodyblocks.errors import BinaryInput, CorruptCompression, EmptyInput, InputError
-from bodyblocks.inference.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
+from bodyblocks.loading.registry import BASELINES, NAMES, PEERS, Extractor, available_extractors, get_extractor
 from bodyblocks.runtime.files import datasets_root
 from bodyblocks.types import Extraction
 
@@ -65,9 +65,9 @@ def test_unknown_extractor() -> None:
 
 def test_torch_is_imported_only_for_the_model() -> None:
     """The registry, the baselines and the trees run without torch: it is imported when a model is built."""
-    code = ("import sys; from bodyblocks.inference.registry import get_extractor; "
+    code = ("import sys; from bodyblocks.loading.registry import get_extractor; "
             "get_extractor('heuristic').extract('<p>' + 'word ' * 50 + '</p>'); "
-            "from bodyblocks.inference.checkpoints import shipped; "
+            "from bodyblocks.loading.checkpoints import shipped; "
             "shipped('gbt') and get_extractor('gbt').extract('<p>' + 'word ' * 50 + '</p>'); "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -12,8 +12,8 @@ import pytest
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch, stem_of
 from bodyblocks.batch.outputs import sampled
 from bodyblocks.cli import main
-from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.page.segment import segment
 from bodyblocks.types import Extraction
 
@@ -107,7 +107,7 @@ def test_parallel_workers_and_review_pages(tmp_path: Path) -> None:
 
 def test_review_takes_every_low_confidence_page_and_lists_them_first(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     class Unsure:
         name = "unsure"
@@ -231,7 +231,7 @@ def test_classification_overlaps_parsing_and_a_failing_batch_goes_page_by_page(
     import threading
 
     from bodyblocks.batch import runner
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     monkeypatch.setitem(registry.BASELINES, "flaky", _Flaky)
     monkeypatch.setattr(_Flaky, "fail_in", fail_in)
@@ -291,7 +291,7 @@ class _Queued(_Flaky):
 def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks.batch import runner, scheduler
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     monkeypatch.setitem(registry.BASELINES, "queued", _Queued)
     monkeypatch.setattr(scheduler, "IN_FLIGHT", 3)
@@ -315,7 +315,7 @@ def test_forward_passes_queue_up_to_in_flight_and_outputs_keep_input_order(
 def test_report_keeps_input_order_with_failed_pages_between_batches_in_flight(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool) -> None:
     from bodyblocks.batch import runner, scheduler
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     monkeypatch.setitem(registry.BASELINES, "queued", _Queued)
     monkeypatch.setattr(scheduler, "IN_FLIGHT", 3)
@@ -337,8 +337,8 @@ def test_report_keeps_input_order_with_failed_pages_between_batches_in_flight(
 
 
 def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor
-    from bodyblocks.inference.traced import SinglePage
+    from bodyblocks.classify.traced import SinglePage
+    from bodyblocks.loading.checkpoints import load_extractor
 
     calls = []
     real = SinglePage.__call__
@@ -366,7 +366,7 @@ def test_cpu_extractor_sends_one_page_batches_through_the_traced_forward(monkeyp
 def test_block_classifiers_get_groups_of_pages_and_forward_passes_of_batch_size(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks.batch import runner
-    from bodyblocks.inference.blocks import BlockExtractor
+    from bodyblocks.extraction.extractor import BlockExtractor
 
     calls: list[tuple[int, list[int], int]] = []
     real = BlockExtractor.prepare
@@ -420,8 +420,8 @@ def test_cli_extract_gives_torch_the_cores_per_worker_less_the_overlapping_threa
 def test_overlap_needs_the_three_steps_and_restores_the_switch_interval(tmp_path: Path) -> None:
     import sys
 
-    from bodyblocks.inference.blocks import StagedExtractor
-    from bodyblocks.inference.registry import get_extractor
+    from bodyblocks.extraction.extractor import StagedExtractor
+    from bodyblocks.loading.registry import get_extractor
 
     def can_overlap(ex: object) -> bool:  # as run_batch decides
         return isinstance(ex, StagedExtractor) and ex.overlaps
@@ -526,7 +526,7 @@ def test_a_worker_renders_its_extraction_for_the_report(tmp_path: Path) -> None:
     from bodyblocks.batch import worker
     from bodyblocks.batch.inputs import Job
     from bodyblocks.batch.outputs import Renderer
-    from bodyblocks.inference.registry import get_extractor
+    from bodyblocks.loading.registry import get_extractor
 
     page = tmp_path / "good.html"
     page.write_text(ARTICLE, encoding="utf-8")

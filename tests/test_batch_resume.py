@@ -16,7 +16,7 @@ import pytest
 
 from bodyblocks.batch import BatchOptions, run_batch
 from bodyblocks.batch.columnar import read_shard
-from bodyblocks.batch.provenance import digest
+from bodyblocks.batch.input_identity import digest
 from bodyblocks.batch.runner import Interrupted
 from bodyblocks.runtime.files import REPO_ROOT
 from bodyblocks.types import Extraction

@@ -29,7 +29,7 @@ class _Hangs:
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str = "json") -> tuple[Path, dict]:
     from bodyblocks.batch import runner
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     monkeypatch.setitem(registry.BASELINES, "hangs", _Hangs)
     monkeypatch.setattr(runner, "WORKER_GRACE_S", 8)  # the stuck worker is killed 2 x 1 + 8 s after it started

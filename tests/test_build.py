@@ -9,7 +9,7 @@ import pytest
 
 import bodyblocks
 from bodyblocks.cli import main
-from bodyblocks.inference.checkpoints import kind_of
+from bodyblocks.loading.checkpoints import kind_of
 from bodyblocks.training.build import BUILD_FILE, build
 from bodyblocks.training.cache import made_with
 from bodyblocks.training.synth import generate_corpus

@@ -9,7 +9,7 @@ import pytest
 from benchmarks import build_compare, train_speed
 
 from bodyblocks.config import load_config
-from bodyblocks.inference.checkpoints import read_ensemble, shipped
+from bodyblocks.loading.checkpoints import read_ensemble, shipped
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.loop import make_inputs
 from bodyblocks.training.synth import generate_corpus

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.inference.checkpoints import shipped
+from bodyblocks.loading.checkpoints import shipped
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -72,7 +72,7 @@ def test_the_help_of_evaluate_and_extract_lists_every_registered_extractor() -> 
     import argparse
 
     from bodyblocks.cli import build_parser
-    from bodyblocks.inference.registry import extractor_names
+    from bodyblocks.loading.registry import extractor_names
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     for command in ("evaluate", "extract"):

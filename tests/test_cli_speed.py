@@ -5,7 +5,7 @@ import argparse
 from benchmarks import cli_speed
 from benchmarks.cli_speed import FAST, Run
 
-from bodyblocks.inference import checkpoints
+from bodyblocks.loading import checkpoints
 
 
 def test_the_fast_preset_is_timed_when_it_is_shipped(tmp_path, monkeypatch):

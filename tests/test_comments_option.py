@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.page.segment import segment
 
 RULE = DecisionRule(threshold=0.5, confident=0.5)
@@ -39,7 +39,7 @@ def test_comments_the_model_doubts_are_kept_in_the_text_when_asked() -> None:
 
 def test_the_sample_pages_comments_are_in_the_text_with_the_option() -> None:
     import bodyblocks
-    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.loading.options import ExtractOptions
 
     sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "article-en.html"
     said = ["Brilliant idea. I have a spare jigsaw that can go to a better home.",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bodyblocks.classify.model import BlockClassifier
 from bodyblocks.config import (
     Config,
     ConfigError,
@@ -18,7 +19,6 @@ from bodyblocks.config import (
     merge_overrides,
     to_dict,
 )
-from bodyblocks.inference.model import BlockClassifier
 from bodyblocks.page.features import FEATURE_NAMES
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
@@ -124,7 +124,7 @@ def test_the_shipped_parts_match_the_default_config() -> None:
 def test_a_model_checkpoint_without_roles_loads_and_one_with_a_role_head_is_refused(tmp_path: Path) -> None:
     """Model checkpoints written while a role head could be trained record its settings; without roles they
     load as if the keys were not there."""
-    from bodyblocks.inference.integrity import model_config
+    from bodyblocks.classify.integrity import model_config
 
     old = {"model": {**to_dict(ModelConfig()), "roles": [], "role_weight": 0.5, "role_balance": 0.0,
                      "role_class_weights": []}}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bodyblocks.inference import integrity
+from bodyblocks.classify import integrity
 
 
 def _forget(monkeypatch: pytest.MonkeyPatch) -> None:

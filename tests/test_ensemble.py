@@ -13,15 +13,15 @@ from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuris
 from bodyblocks.batch import BatchOptions, run_batch, stem_of
 from bodyblocks.cli import main
 from bodyblocks.config import EnsembleConfig, GbtConfig, load_config
-from bodyblocks.inference import blocks as blocks_module
-from bodyblocks.inference.blocks import Blend
-from bodyblocks.inference.checkpoints import load_extractor, read_ensemble, shipped
-from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.registry import get_extractor
-from bodyblocks.inference.vote import VOTE, heuristic_vote, segment_with_vote
+from bodyblocks.extraction import extractor as blocks_module
+from bodyblocks.extraction.extractor import Blend
+from bodyblocks.extraction.vote import VOTE, heuristic_vote, segment_with_vote
+from bodyblocks.loading.checkpoints import load_extractor, read_ensemble, shipped
+from bodyblocks.loading.options import ExtractOptions
+from bodyblocks.loading.registry import get_extractor
 from bodyblocks.metrics import levenshtein_ratio
 from bodyblocks.page.segment import segment, segment_tree
-from bodyblocks.training.gbt import train_and_save
+from bodyblocks.training.fit_trees import train_and_save
 from bodyblocks.training.loop import train
 from bodyblocks.training.synth import generate_corpus
 from bodyblocks.training.tune import make_ensemble
@@ -84,7 +84,7 @@ def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkey
     vt_vote = segment_with_vote(vt).extra[VOTE]
     assert vt_vote.tolist() == heuristic_vote(segment(vt).blocks, heuristic_text(vt)).tolist() and vt_vote.any()
     assert not heuristic_vote(doc.blocks, "").any()
-    monkeypatch.setattr("bodyblocks.inference.vote.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
+    monkeypatch.setattr("bodyblocks.extraction.vote.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
     lines = {b.text: v for b, v in zip(doc.blocks, heuristic_vote(doc.blocks, answer), strict=True)}
     assert lines["Trail boot model 3"] == 1.0 and lines[two_lines] == 0.0
 
@@ -144,7 +144,7 @@ def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tu
 def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Parsing workers in other processes give the ensemble pages with the vote: the same answers as extract."""
-    from bodyblocks.inference import vote
+    from bodyblocks.extraction import vote
 
     calls: list[int] = []
     real = vote.add_vote
@@ -266,7 +266,7 @@ def test_one_page_extract_overlapping_the_forward_pass_gives_the_batch_answer() 
     same text, kept blocks and probabilities as extract_documents on the page."""
     import random
 
-    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.loading.checkpoints import load_extractor
     from bodyblocks.training.synth import synth_page
 
     ex = load_extractor("ensemble", device="cpu", threads=1)

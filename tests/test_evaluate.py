@@ -15,7 +15,7 @@ import pytest
 from bodyblocks.cli import main
 from bodyblocks.evaluation.evaluate import ALL, EvalConfig, default_factory, evaluate, run_tasks, select, spread
 from bodyblocks.evaluation.report import format_table, write_outputs
-from bodyblocks.inference.registry import Extractor
+from bodyblocks.loading.registry import Extractor
 from bodyblocks.types import Extraction
 
 PARAS = [

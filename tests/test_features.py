@@ -315,8 +315,8 @@ def test_tag_bags_match_the_tokens_hashed_one_by_one() -> None:
 def test_gbt_features_match_the_columns_made_one_by_one() -> None:
     """gbt_features written into one array: the neighbours' rows (NaN past the page's ends), the tag indicators
     (from given ids of a multiple of the bucket count, or hashed anew)."""
+    from bodyblocks.classify.trees import feature_names, gbt_features
     from bodyblocks.config import GbtConfig
-    from bodyblocks.inference.gbt import feature_names, gbt_features
 
     for n in (1, 2, 3, 11):
         blocks = tricky_page()[:n]

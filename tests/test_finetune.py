@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
 from bodyblocks.annotate.store import AnnotationStore  # noqa: E402
-from bodyblocks.inference.checkpoints import SHIPPED  # noqa: E402
+from bodyblocks.loading.checkpoints import SHIPPED  # noqa: E402
 from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.cache import CachedPage  # noqa: E402
 from bodyblocks.training.finetune import finetune, repeats, split_sites  # noqa: E402
@@ -123,9 +123,9 @@ def test_finetune_needs_annotated_pages(tmp_path: Path) -> None:
 
 
 def test_init_refuses_another_model_config(tmp_path: Path) -> None:
+    from bodyblocks.classify.model import BlockClassifier
     from bodyblocks.config import ModelConfig
-    from bodyblocks.inference.checkpoints import SHIPPED
-    from bodyblocks.inference.model import BlockClassifier
+    from bodyblocks.loading.checkpoints import SHIPPED
     from bodyblocks.training.loop import init_from
 
     small = BlockClassifier(ModelConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64))

@@ -13,9 +13,9 @@ import pytest
 import bodyblocks
 from bodyblocks.cli import build_parser, main
 from bodyblocks.errors import NotMarkup
-from bodyblocks.inference import checkpoints
-from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.plan import make_plan
+from bodyblocks.loading import checkpoints
+from bodyblocks.loading.options import ExtractOptions
+from bodyblocks.loading.plan import make_plan
 from bodyblocks.runtime.extras import install_command
 
 PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a></nav><article>"

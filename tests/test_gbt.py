@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bodyblocks.classify.trees import GbtModel, _Vocabulary, feature_names, gbt_features
 from bodyblocks.cli import main
 from bodyblocks.config import ConfigError, GbtConfig, load_config
-from bodyblocks.inference.blocks import BlockExtractor
-from bodyblocks.inference.checkpoints import load_extractor, shipped
-from bodyblocks.inference.gbt import GbtModel, _Vocabulary, feature_names, gbt_features
-from bodyblocks.inference.registry import get_extractor
+from bodyblocks.extraction.extractor import BlockExtractor
+from bodyblocks.loading.checkpoints import load_extractor, shipped
+from bodyblocks.loading.registry import get_extractor
 from bodyblocks.metrics import levenshtein_ratio
 from bodyblocks.page.features import FEATURE_NAMES, tag_path_tokens
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import load_pages
-from bodyblocks.training.gbt import fit_sklearn, from_sklearn, page_matrix, train_gbt
+from bodyblocks.training.fit_trees import fit_sklearn, from_sklearn, page_matrix, train_gbt
 from bodyblocks.training.synth import generate_corpus
 from bodyblocks.types import Block, Document
 
@@ -104,7 +104,7 @@ def test_the_numpy_walk_stands_in_without_onnx_runtime(trained: tuple[GbtModel, 
                                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import shutil
 
-    from bodyblocks.inference import onnx_model
+    from bodyblocks.classify import onnx_model
     from bodyblocks.training.export import export_trees
 
     folder = tmp_path / "gbt"
@@ -225,7 +225,7 @@ def _site_page(site: str, paths: list[str]) -> CachedPage:
 
 
 def test_site_vocabulary_keeps_the_tokens_most_sites_share() -> None:
-    from bodyblocks.training.gbt import site_vocabulary, with_vocabulary
+    from bodyblocks.training.fit_trees import site_vocabulary, with_vocabulary
 
     pages = [_site_page(f"s{i}", ["html/body/div.comment/p", f"html/body/div.own{'xyz'[i]}/p"]) for i in range(3)]
     pages.append(_site_page("s0", ["html/body/div.owna/p"]))  # a second page of a site counts that site once

@@ -1,5 +1,5 @@
 """The headline is a field, not body; bylines, promos and comments are not body either (decision.py
-steps 6-8, inference/roles.py), and evaluation scores each dataset by its own gold convention."""
+steps 6-8, extraction/roles.py), and evaluation scores each dataset by its own gold convention."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from benchmarks.rule_steps import ablated
 
 from bodyblocks.evaluation.evaluate import body_only, scored_text
-from bodyblocks.inference.decision import DecisionRule, site_free_title
-from bodyblocks.inference.roles import in_comments, is_byline, is_promo
+from bodyblocks.extraction.decision import DecisionRule, site_free_title
+from bodyblocks.extraction.roles import in_comments, is_byline, is_promo
 from bodyblocks.page.markdown import to_markdown
 from bodyblocks.page.segment import segment
 from bodyblocks.training.datasets import GoldConvention, gold_convention
@@ -166,8 +166,8 @@ def test_the_english_sample_comes_out_as_its_gold_and_its_txt_starts_with_the_he
 
 def test_the_comments_option_reaches_the_rule() -> None:
     from bodyblocks.cli import build_parser
-    from bodyblocks.inference.checkpoints import load_extractor
-    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.loading.checkpoints import load_extractor
+    from bodyblocks.loading.options import ExtractOptions
 
     assert load_extractor("gbt", options=ExtractOptions(comments=True)).rule.comments
     assert not load_extractor("gbt").rule.comments
@@ -203,7 +203,7 @@ def test_a_headline_shown_twice_is_the_title_once_and_not_body_too() -> None:
 def _decide_page(html: str) -> Extraction:
     """The rule on a page segmented as the extractors do (segment_page), the blocks of its last table row or
     below <main> at P(body) 0.9, the others 0.1."""
-    from bodyblocks.inference.blocks import segment_page
+    from bodyblocks.extraction.extractor import segment_page
 
     doc = segment_page(html)
     probs = np.array([0.9 if "/main" in b.tag_path or "/td.content" in b.tag_path else 0.1 for b in doc.blocks],
@@ -488,7 +488,7 @@ def test_a_footer_under_a_comments_heading_is_no_comment() -> None:
 
 
 def test_a_sidebars_widgets_are_not_body() -> None:
-    from bodyblocks.inference.roles import in_sidebar
+    from bodyblocks.extraction.roles import in_sidebar
 
     widgets = "".join(f"<li class='widget widget_text' id='text-{i}'><h2 class='widgettitle'>Friends {i}</h2><div "
                       f"class='textwidget'><p>Blurb {i}: this site is supported by a friend who writes about the "
@@ -504,7 +504,7 @@ def test_a_sidebars_widgets_are_not_body() -> None:
     by_path = {b.text: b for b in segment(html).blocks}
     assert in_sidebar(by_path["Friends 0"]) and not in_sidebar(by_path["Paragraph 0 of the harbour story, with "
                                                                          "enough words to read as body text here."])
-    from bodyblocks.inference.roles import _in_sidebar
+    from bodyblocks.extraction.roles import _in_sidebar
 
     assert _in_sidebar("html/body/div#sidebar/ul/li.widget/p") and _in_sidebar("html/body/aside.widget-area/p")
     assert not _in_sidebar("html/body.sidebar.home/main/p") and not _in_sidebar("html/body/div.widgettitle/p")
@@ -518,7 +518,7 @@ def test_a_sidebars_widgets_are_not_body() -> None:
 
 
 def test_a_storys_key_points_box_is_not_body() -> None:
-    from bodyblocks.inference.roles import key_points
+    from bodyblocks.extraction.roles import key_points
 
     box = ("<div class='highlights'><div>STORY HIGHLIGHTS</div><ul><li>NEW: the harbour works start on Monday</li>"
            "<li>The old bridge closes for a year</li></ul></div>")
@@ -545,7 +545,7 @@ def test_a_storys_key_points_box_is_not_body() -> None:
 
 
 def test_a_blogs_trackbacks_are_comments() -> None:
-    from bodyblocks.inference.roles import in_comments
+    from bodyblocks.extraction.roles import in_comments
 
     track = ("<div class='trackbacks'><h3 class='trackbacks-header'>TrackBack</h3><div class='trackbacks-info'><p>"
              "TrackBack URL for this entry: http://www.example.com/services/trackback/6a00d8341c</p></div></div>")
@@ -554,7 +554,7 @@ def test_a_blogs_trackbacks_are_comments() -> None:
     assert "TrackBack" not in ex.text and "Paragraph 3" in ex.text
     by_text = {b.text: b for b in segment(html).blocks}
     assert in_comments(by_text["TrackBack"])
-    from bodyblocks.inference.roles import _in_comments
+    from bodyblocks.extraction.roles import _in_comments
 
     assert _in_comments("html/body/div#content/ol.trackback_list/li") and _in_comments("html/body/ul/li.pingback/p")
     assert not _in_comments("html/body/div.trackbackable/p")

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.page import hidden
 from bodyblocks.page.segment import segment
 

@@ -181,7 +181,7 @@ class _Deadly:
 def test_a_dead_or_hung_worker_fails_its_page_and_the_run_goes_on(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from bodyblocks.batch import runner
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     monkeypatch.setitem(registry.BASELINES, "deadly", _Deadly)
     monkeypatch.setattr(runner, "WORKER_GRACE_S", 1)
@@ -203,7 +203,7 @@ def test_a_dead_or_hung_worker_fails_its_page_and_the_run_goes_on(tmp_path: Path
 # ------------------------------------------------------------------------------------------ the record of runs
 SLOW_RUN = """
 import sys, time
-from bodyblocks.inference import registry
+from bodyblocks.loading import registry
 from bodyblocks.types import Extraction
 
 class Slow:
@@ -247,7 +247,7 @@ def test_kill_9_then_resume_accounts_for_every_page_once(tmp_path: Path, monkeyp
     import signal
 
     from bodyblocks.batch import runner
-    from bodyblocks.inference import registry
+    from bodyblocks.loading import registry
 
     src, out = many_pages(tmp_path / "in", 300), tmp_path / "out"
     monkeypatch.setattr(runner, "WINDOW", 300)
@@ -323,8 +323,8 @@ def test_absurd_model_sizes_are_refused_before_anything_is_allocated(tmp_path: P
 
     import torch
 
+    from bodyblocks.classify.model import BlockClassifier
     from bodyblocks.config import ConfigError, ModelConfig, to_dict
-    from bodyblocks.inference.model import BlockClassifier
 
     cfg = ModelConfig(d_model=32, n_heads=2, d_ff=32, n_layers=1, tag_buckets=64, tag_dim=4)
     cfg.encoder.buckets, cfg.encoder.dim = 256, 8
@@ -348,7 +348,7 @@ def test_absurd_model_sizes_are_refused_before_anything_is_allocated(tmp_path: P
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -0.5, 1.5, "0.5"])
 def test_a_decision_rule_out_of_range_is_refused(value: object) -> None:
-    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.extraction.decision import DecisionRule
 
     with pytest.raises(ValueError, match="decision rule"):
         DecisionRule(value, 0.5)  # type: ignore[arg-type]
@@ -361,7 +361,7 @@ def _shipped_gbt_with(tmp_path: Path, **changes: object) -> Path:
     """A copy of the shipped trees' folder whose config.json has `changes` (skips when none is shipped)."""
     import shutil
 
-    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.loading.checkpoints import shipped
 
     if shipped("gbt") is None:
         pytest.skip("checkpoints/gbt is not shipped in this checkout")
@@ -374,7 +374,7 @@ def _shipped_gbt_with(tmp_path: Path, **changes: object) -> Path:
 
 
 def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.loading.checkpoints import load_extractor
 
     folder = _shipped_gbt_with(tmp_path, threshold=float("nan"))
     with pytest.raises(ValueError, match="'threshold' must be a number between 0 and 1, not nan"):
@@ -382,7 +382,7 @@ def test_a_checkpoint_with_a_nan_threshold_does_not_load(tmp_path: Path) -> None
 
 
 def test_a_checkpoint_container_of_three_or_five_numbers_loads_and_four_does_not(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import load_extractor
+    from bodyblocks.loading.checkpoints import load_extractor
 
     folder = _shipped_gbt_with(tmp_path, container=[0.8, 0.3, 0.6, 0.7, 0.3])
     assert load_extractor("gbt", folder).rule.container == (0.8, 0.3, 0.6, 0.7, 0.3)
@@ -397,7 +397,7 @@ def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
-    from bodyblocks.inference.encoders import HFEncoder
+    from bodyblocks.classify.encoders import HFEncoder
 
     tok = Tokenizer(models.WordLevel({"[UNK]": 0, "[PAD]": 1, "a": 2}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -416,7 +416,7 @@ def test_encoder_weights_must_be_safetensors(tmp_path: Path) -> None:
 
 
 def test_a_page_cut_at_the_size_limit_says_so(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.loading.checkpoints import shipped
     from bodyblocks.page.segment import MAX_CHARS
 
     if shipped("gbt") is None:
@@ -458,7 +458,7 @@ def test_a_resumed_url_list_captures_only_the_pages_not_done(tmp_path: Path, loc
 
 
 def test_a_page_of_too_many_blocks_fails_alone(tmp_path: Path) -> None:
-    from bodyblocks.inference.checkpoints import shipped
+    from bodyblocks.loading.checkpoints import shipped
     from bodyblocks.page.builder import MAX_BLOCKS
 
     if shipped("gbt") is None:

@@ -167,7 +167,7 @@ def test_bodyblocks_capture_loads_no_local_file_either(url: str) -> None:
 
     from bodyblocks.capture.browser import _Browser
     from bodyblocks.capture.fetch import _fetch, _HostThrottle
-    from bodyblocks.capture.options import CaptureOptions
+    from bodyblocks.capture.settings import CaptureOptions
 
     page = _fetch(_Browser(CaptureOptions()), 0, url, _HostThrottle(0), threading.Event())
     assert (page.status, page.attempts, page.html) == ("error", 0, "")  # rejected before any browser starts

@@ -219,7 +219,7 @@ def _cli(*argv: str) -> tuple[int, str]:
 
 
 def test_shipped_cpu_checkpoints_record_the_digest_of_every_weight_file() -> None:
-    from bodyblocks.inference.integrity import file_sha256, read_config
+    from bodyblocks.classify.integrity import file_sha256, read_config
 
     for name, files in (("default", ("model.safetensors", "embed.onnx", "context.onnx")),
                         ("fast", ("model.safetensors", "embed.onnx", "context.onnx")),
@@ -231,9 +231,9 @@ def test_shipped_cpu_checkpoints_record_the_digest_of_every_weight_file() -> Non
 def test_a_tampered_context_onnx_is_refused_in_one_line(tmp_path: Path) -> None:
     import pytest
 
-    from bodyblocks.inference.checkpoints import load_extractor
-    from bodyblocks.inference.integrity import CheckpointError
-    from bodyblocks.inference.onnx_model import CONTEXT, export_metadata
+    from bodyblocks.classify.integrity import CheckpointError
+    from bodyblocks.classify.onnx_model import CONTEXT, export_metadata
+    from bodyblocks.loading.checkpoints import load_extractor
 
     folder = _copy_checkpoint(tmp_path, "default")
     before = export_metadata(folder / CONTEXT)
@@ -255,9 +255,9 @@ def test_a_tampered_context_onnx_is_refused_in_one_line(tmp_path: Path) -> None:
 def test_a_tampered_safetensors_is_refused_by_torch_and_the_trees(tmp_path: Path) -> None:
     import pytest
 
-    from bodyblocks.inference.gbt import GbtModel
-    from bodyblocks.inference.integrity import CheckpointError
-    from bodyblocks.inference.model import BlockClassifier
+    from bodyblocks.classify.integrity import CheckpointError
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.classify.trees import GbtModel
 
     for name, load in (("fast", BlockClassifier.load), ("gbt", GbtModel.load)):
         folder = _copy_checkpoint(tmp_path, name)
@@ -273,9 +273,9 @@ def test_a_config_that_contradicts_its_weights_is_refused_before_the_model_is_bu
 
     import pytest
 
-    from bodyblocks.inference.checkpoints import load_extractor
-    from bodyblocks.inference.integrity import CheckpointError
-    from bodyblocks.inference.model import BlockClassifier
+    from bodyblocks.classify.integrity import CheckpointError
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.loading.checkpoints import load_extractor
 
     folder = _copy_checkpoint(tmp_path, "default")
     meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))

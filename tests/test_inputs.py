@@ -1,4 +1,4 @@
-"""inference/inputs.py's tag-path ids (TagIds): the arrays of features.tag_bags, whatever its memos hold."""
+"""classify/model_inputs.py's tag-path ids (TagIds): the arrays of features.tag_bags, whatever its memos hold."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from tests.test_features import tricky_page
 
-from bodyblocks.inference import inputs
-from bodyblocks.inference.inputs import TagIds
+from bodyblocks.classify import model_inputs as inputs
+from bodyblocks.classify.model_inputs import TagIds
 from bodyblocks.page.features import hash_token, tag_bags, tag_path_tokens
 from bodyblocks.runtime.files import datasets_root
 from bodyblocks.types import Block

@@ -1,4 +1,4 @@
-"""Page kinds (inference/kinds.py): a forum or Q&A thread keeps its posts in order, an article's comments stay out;
+"""Page kinds (extraction/kinds.py): a forum or Q&A thread keeps its posts in order, an article's comments stay out;
 an error page comes back empty and flagged; a page whose article sits in <noscript> or a template reads it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import numpy as np
 from benchmarks.rule_steps import ablated
 
-from bodyblocks.inference import kinds
-from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.extraction import kinds
+from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.page.segment import segment, segment_tree
 from bodyblocks.types import Extraction
 

@@ -14,7 +14,7 @@ def test_settings_leave_the_trees_a_share():
 
 
 def test_a_setting_with_a_core_puts_it_in_the_container_step():
-    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.extraction.decision import DecisionRule
 
     assert loso_blend.rule_meta((0.2, 0.2, 0.45, 0.6, 0.0))["container"] == [0.6, 0.3, 0.6]
     meta = loso_blend.rule_meta((0.2, 0.2, 0.45, 0.6, 0.7))

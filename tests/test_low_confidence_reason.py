@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from bodyblocks.batch.outputs import outcome, render
-from bodyblocks.inference.decision import RESCUED, DecisionRule
+from bodyblocks.extraction.decision import RESCUED, DecisionRule
 from bodyblocks.page.segment import segment
 from bodyblocks.types import Extraction
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from bodyblocks.config import EncoderConfig, ModelConfig
-from bodyblocks.inference.model import (
+from bodyblocks.classify.model import (
     IGNORE,
     BlockClassifier,
     collate,
@@ -18,7 +17,8 @@ from bodyblocks.inference.model import (
     read_checkpoint,
     window_starts,
 )
-from bodyblocks.inference.traced import trace_single_page
+from bodyblocks.classify.traced import trace_single_page
+from bodyblocks.config import EncoderConfig, ModelConfig
 from bodyblocks.page.segment import segment
 from bodyblocks.types import Block
 
@@ -258,7 +258,7 @@ def test_traced_single_page_gives_the_models_probabilities(kw: dict) -> None:
 
 def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    from bodyblocks.inference import traced as model_module
+    from bodyblocks.classify import traced as model_module
 
     torch.manual_seed(7)
     model = BlockClassifier(tiny_config()).eval()
@@ -267,7 +267,7 @@ def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.Monk
     model.eval()
     shifted = model_module._Context.forward
     monkeypatch.setattr(model_module._Context, "forward", lambda self, x: shifted(self, x) * 1.5)
-    with caplog.at_level("WARNING", logger="bodyblocks.inference.traced"):
+    with caplog.at_level("WARNING", logger="bodyblocks.classify.traced"):
         assert trace_single_page(model) is None  # a trace that disagrees with the eager model on a probe is not used
     assert "differs from the model" in caplog.text
     monkeypatch.undo()
@@ -276,14 +276,14 @@ def test_traced_single_page_only_when_it_can_be_trusted(monkeypatch: pytest.Monk
         raise RuntimeError("torch.jit.trace is gone")
 
     monkeypatch.setattr(torch.jit, "trace", no_tracer)
-    with caplog.at_level("WARNING", logger="bodyblocks.inference.traced"):
+    with caplog.at_level("WARNING", logger="bodyblocks.classify.traced"):
         assert trace_single_page(model) is None
     assert "no traced forward pass (RuntimeError: torch.jit.trace is gone)" in caplog.text
 
 
 def test_a_huge_page_runs_in_bounded_slices_of_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows go through the Transformer MAX_WINDOW_ROWS rows at a time, with the probabilities of one call."""
-    from bodyblocks.inference import inputs as model_module
+    from bodyblocks.classify import model_inputs as model_module
 
     torch.manual_seed(11)
     cfg = tiny_config()

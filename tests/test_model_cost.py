@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 
 from benchmarks import model_cost  # noqa: E402
 
-from bodyblocks.inference.inputs import read_checkpoint  # noqa: E402
-from bodyblocks.inference.onnx_model import OnnxModelScorer  # noqa: E402
+from bodyblocks.classify.model_inputs import read_checkpoint  # noqa: E402
+from bodyblocks.classify.onnx_model import OnnxModelScorer  # noqa: E402
 from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 

@@ -15,12 +15,12 @@ import pytest
 import torch
 from tests.test_model import synthetic_page, tiny_config
 
-from bodyblocks.inference import onnx_model as ox
-from bodyblocks.inference.checkpoints import SHIPPED, load_extractor, read_ensemble, shipped
-from bodyblocks.inference.engines import choose_engine
-from bodyblocks.inference.gbt import GbtModel, gbt_features
-from bodyblocks.inference.integrity import record_files
-from bodyblocks.inference.model import BlockClassifier
+from bodyblocks.classify import onnx_model as ox
+from bodyblocks.classify.integrity import record_files
+from bodyblocks.classify.model import BlockClassifier
+from bodyblocks.classify.trees import GbtModel, gbt_features
+from bodyblocks.loading.checkpoints import SHIPPED, load_extractor, read_ensemble, shipped
+from bodyblocks.loading.engines import choose_engine
 from bodyblocks.training.export import ExportMismatch, check_documents, export_model, export_trees
 from bodyblocks.types import Document
 
@@ -54,7 +54,7 @@ def test_the_export_gives_the_torch_models_probabilities(tmp_path: Path, cfg: di
     assert check.pages == len(docs) and check.max_diff < 1e-4 and check.kept_differ == 0
     ours = ox.OnnxModelScorer.load(folder)
     model = BlockClassifier.load(folder)
-    from bodyblocks.inference.model import collate, prepare_page
+    from bodyblocks.classify.model import collate, prepare_page
 
     for doc in docs:  # several windows on the longer pages, one block on the last
         ref = model.probabilities(collate([prepare_page(doc.blocks, model.cfg)]))[0]
@@ -149,9 +149,9 @@ def test_an_int8_context_keeps_the_float_models_blocks_on_the_synthetic_pages(tm
     on the synthetic pages of every shape (measured 0.018), the same kept blocks, loaded as the float file is."""
     import onnxruntime as ort
 
-    from bodyblocks.inference.checkpoints import read_meta
-    from bodyblocks.inference.decision import DecisionRule
-    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.classify.model_scorer import ModelScorer
+    from bodyblocks.extraction.decision import DecisionRule
+    from bodyblocks.loading.checkpoints import read_meta
     from bodyblocks.training.export import INT8_TOLERANCE, _synthetic_documents, quantize_context
 
     folder = tmp_path / "default"
@@ -295,7 +295,7 @@ raise SystemExit(main(["extract", {str(SAMPLES)!r}, "--out", {str(tmp_path / "o"
 def test_the_shipped_export_matches_torch_on_dataset_pages(shared_datasets: Path) -> None:
     """The export's own check, on the sample, synthetic and 200 dataset pages: |dP| < 1e-4, the same kept blocks
     (a Transformer exported with --int8: within the int8 bounds)."""
-    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.classify.model_scorer import ModelScorer
     from bodyblocks.training.export import _check_model
 
     folder = read_ensemble(shipped("ensemble"))["model_path"]
@@ -312,7 +312,7 @@ def _four_pages_and_a_stuck_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
     from tests.test_batch import ARTICLE
 
-    from bodyblocks.inference.blocks import BlockExtractor
+    from bodyblocks.extraction.extractor import BlockExtractor
 
     src = tmp_path / "in"
     src.mkdir()
@@ -359,7 +359,7 @@ def test_on_torch_a_batch_whose_forward_pass_hangs_fails_alone_and_the_run_goes_
     import time
 
     from bodyblocks.batch import BatchOptions, run_batch, runner
-    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.loading.options import ExtractOptions
 
     src = _four_pages_and_a_stuck_one(tmp_path, monkeypatch, "p2-stuck")
     monkeypatch.setattr(runner, "GROUP", 1)  # one page per batch: the stuck one fails alone

@@ -11,10 +11,10 @@ import pytest
 
 import bodyblocks
 from bodyblocks.batch import BatchOptions
-from bodyblocks.inference import checkpoints, engines
-from bodyblocks.inference.inputs import Scorer
-from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.registry import default_extractor_name, get_extractor
+from bodyblocks.classify.model_inputs import Scorer
+from bodyblocks.loading import checkpoints, engines
+from bodyblocks.loading.options import ExtractOptions
+from bodyblocks.loading.registry import default_extractor_name, get_extractor
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -100,8 +100,8 @@ def _protocol_members() -> set[str]:
 
 def test_the_torch_and_onnx_scorers_implement_one_protocol() -> None:
     """BlockExtractor calls `open`, `engine`, ... on either scorer: no hasattr checks at the call sites."""
-    from bodyblocks.inference.model_scorer import ModelScorer
-    from bodyblocks.inference.onnx_model import OnnxModelScorer
+    from bodyblocks.classify.model_scorer import ModelScorer
+    from bodyblocks.classify.onnx_model import OnnxModelScorer
 
     members = _protocol_members()
     assert {"engine", "cfg", "batch_size", "encoder", "open", "warm_up", "prepare", "forward",

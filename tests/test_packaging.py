@@ -14,7 +14,7 @@ import pytest
 
 import bodyblocks
 from bodyblocks.errors import ModelNotFound
-from bodyblocks.inference import checkpoints
+from bodyblocks.loading import checkpoints
 from bodyblocks.runtime.files import REPO_ROOT
 
 PAGE = ("<html><head><title>Harbour works</title></head><body><nav><a href='/'>Home</a> <a href='/n'>News</a>"
@@ -43,7 +43,7 @@ def test_resolve_names_folders_and_refuses_what_is_not_there(tmp_path: Path,
         checkpoints.resolve(tmp_path)
     monkeypatch.setenv(checkpoints.ENV_MODEL, str(checkpoints.shipped("gbt")))
     assert bodyblocks.load().name == "gbt"
-    from bodyblocks.inference.registry import default_extractor_name
+    from bodyblocks.loading.registry import default_extractor_name
 
     assert default_extractor_name() == "gbt"
     monkeypatch.setenv(checkpoints.ENV_MODEL, str(tmp_path / "nothing"))
@@ -174,7 +174,7 @@ def test_a_wheel_installed_outside_the_repository_extracts_with_the_shipped_ense
 
     probe = _NO_TORCH + (
         "import json, pathlib, sys, bodyblocks; r = bodyblocks.extract(pathlib.Path(sys.argv[1])); "
-        "from bodyblocks.inference.registry import default_extractor_name; "
+        "from bodyblocks.loading.registry import default_extractor_name; "
         "fast = bodyblocks.load('fast').extract(pathlib.Path(sys.argv[1])).text; "
         "e5 = None\ntry:\n    bodyblocks.load('accurate')\nexcept ImportError as e:\n    e5 = str(e)\n"
         "print(json.dumps({'file': bodyblocks.__file__, 'name': default_extractor_name(), 'text': r.text, "

@@ -1,4 +1,4 @@
-"""The page's kind (inference/pagekind.py): its features, the shipped classifier, and page_kind in every output."""
+"""The page's kind (classify/pagekind.py): its features, the shipped classifier, and page_kind in every output."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bodyblocks.inference.blocks import segment_page
-from bodyblocks.inference.pagekind import (
+from bodyblocks.classify.pagekind import (
     PAGE_KINDS,
     KindModel,
     features_of,
@@ -19,6 +18,7 @@ from bodyblocks.inference.pagekind import (
     shipped_folder,
     with_url,
 )
+from bodyblocks.extraction.extractor import segment_page
 from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features, ld_types, page_cues
 from bodyblocks.page.segment import parse
 from bodyblocks.types import Block

@@ -9,9 +9,9 @@ import pytest
 
 import bodyblocks
 from bodyblocks.batch import BatchOptions
-from bodyblocks.inference import checkpoints, plan
-from bodyblocks.inference.options import GPU_BATCH_SIZE, LIBRARY_BATCH_SIZE, ExtractOptions
-from bodyblocks.inference.plan import make_plan
+from bodyblocks.loading import checkpoints, plan
+from bodyblocks.loading.options import GPU_BATCH_SIZE, LIBRARY_BATCH_SIZE, ExtractOptions
+from bodyblocks.loading.plan import make_plan
 from bodyblocks.runtime.cores import default_threads
 from bodyblocks.runtime.extras import install_command
 

@@ -1,4 +1,4 @@
-"""Training roles and the convention's body target (training/roles.py) on small synthetic pages, and the cache and
+"""Training roles and the convention's body target (training/targets.py) on small synthetic pages, and the cache and
 config that carry them (data.targets)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from bodyblocks.config import ConfigError, DataConfig
 from bodyblocks.page.segment import segment
 from bodyblocks.training import cache as cache_mod
-from bodyblocks.training.roles import (
+from bodyblocks.training.targets import (
     ROLES,
     block_roles,
     convention_targets,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from benchmarks.rule_steps import STEPS, AblatedRule, ablated
 
-from bodyblocks.inference.decision import DecisionRule
+from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.page.segment import segment
 
 PAGE = ("<html><head><title>Harbour works begin</title></head><body><main><article><h1>Harbour works begin</h1>"

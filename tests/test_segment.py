@@ -181,7 +181,7 @@ def test_cli_segment_jsonl(tmp_path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_cli_segment_table_has_a_header_row_and_the_default_extractors_p_body(
         tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
-    from bodyblocks.inference import checkpoints
+    from bodyblocks.loading import checkpoints
 
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
     if checkpoints.shipped("ensemble") is None:

@@ -11,8 +11,8 @@ pytest.importorskip("torch")
 from benchmarks import shape_speed  # noqa: E402
 from benchmarks.cli_speed import Run  # noqa: E402
 
-from bodyblocks.inference import checkpoints  # noqa: E402
-from bodyblocks.inference.plan import load  # noqa: E402
+from bodyblocks.loading import checkpoints  # noqa: E402
+from bodyblocks.loading.plan import load  # noqa: E402
 from bodyblocks.page.segment import segment  # noqa: E402
 from bodyblocks.training.synth import synth_page  # noqa: E402
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import bodyblocks
-from bodyblocks.inference.blocks import BlockExtractor
-from bodyblocks.inference.onnx_model import runtime_installed
+from bodyblocks.classify.onnx_model import runtime_installed
+from bodyblocks.extraction.extractor import BlockExtractor
 
 THREADS = 8
 ROUNDS = 3

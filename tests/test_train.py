@@ -9,7 +9,7 @@ import pytest
 
 from bodyblocks.cli import main
 from bodyblocks.config import load_config
-from bodyblocks.inference.checkpoints import load_extractor, shipped
+from bodyblocks.loading.checkpoints import load_extractor, shipped
 from bodyblocks.training.data import load_pages
 from bodyblocks.training.loop import get_lr, train
 from bodyblocks.training.synth import generate_corpus
@@ -116,7 +116,7 @@ def test_decision_tuning_rescues_pages_whose_body_scores_under_the_threshold() -
 def test_rescue_rule_in_the_extractors_decision() -> None:
     import numpy as np
 
-    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.extraction.decision import DecisionRule
     from bodyblocks.types import Block, Document
 
     doc = Document([Block(i, f"b{i}", "p", "html/body/p", "/html/body/p", 2, text_len=2) for i in range(3)])
@@ -138,7 +138,7 @@ def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
     import numpy as np
     from benchmarks.rule_steps import ablated
 
-    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.extraction.decision import DecisionRule
     from bodyblocks.page.segment import segment
 
     items = "".join(f"<li>Book {i}: a novel of the sea and of the people who live beside it</li>" for i in range(6))
@@ -167,7 +167,7 @@ def test_the_rescue_runs_again_when_every_kept_block_was_the_headline() -> None:
 def test_the_rescue_after_the_roles_keeps_the_fields_and_no_stray_the_container_dropped() -> None:
     import numpy as np
 
-    from bodyblocks.inference.decision import DecisionRule
+    from bodyblocks.extraction.decision import DecisionRule
     from bodyblocks.page.segment import segment
 
     para = "<p>Millions of children across the region already lack clean water, and it will get worse, it says.</p>"
@@ -271,7 +271,7 @@ def _article_page() -> tuple[object, object]:
 def test_container_step_fills_the_article_and_drops_strays() -> None:
     import numpy as np
 
-    from bodyblocks.inference.decision import DecisionRule, main_container
+    from bodyblocks.extraction.decision import DecisionRule, main_container
 
     _, blocks = _article_page()
     probs = np.array([0.1, 0.9, 0.8, 0.15, 0.9, 0.7, 0.6])  # p[3] is weak, the sidebar's p is a stray at 0.6
@@ -291,7 +291,7 @@ def test_container_step_fills_the_article_and_drops_strays() -> None:
 def test_container_core_keeps_a_doubtful_sidebar_from_pulling_the_container_up() -> None:
     import numpy as np
 
-    from bodyblocks.inference.decision import DecisionRule, core_mask
+    from bodyblocks.extraction.decision import DecisionRule, core_mask
     from bodyblocks.types import Block
 
     # an article (div[2]/div[1], sure) beside a sidebar of doubtful prose (div[2]/div[2]) under one wrapper
@@ -317,7 +317,7 @@ def test_container_core_keeps_a_doubtful_sidebar_from_pulling_the_container_up()
 def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
     import numpy as np
 
-    from bodyblocks.inference.decision import DecisionRule, title_match
+    from bodyblocks.extraction.decision import DecisionRule, title_match
     from bodyblocks.types import Block, Document
 
     def block(i: int, text: str, link: int = 0) -> Block:

@@ -98,7 +98,7 @@ def scenarios(root: Path) -> list[Target]:
     met = res.returncode == 0 and len(lines) > 2 and lines[1].split()[:4] == ["#", "link", "P(body)", "kept"]
     targets.append(("cli: segment's table has a header row", met, repr(lines[:2])))
 
-    from bodyblocks.inference.registry import extractor_names
+    from bodyblocks.loading.registry import extractor_names
 
     res = _cli("evaluate", "--help")
     text = " ".join(res.stdout.split())

@@ -7,7 +7,7 @@
 
 `extract` uses the default extractor: $BODYBLOCKS_MODEL's checkpoint folder when set, else the accurate preset
 where CUDA can run it, else the shipped ensemble (the block Transformer blended with the boosted trees and the
-heuristic's vote; the checkpoints are package data), as bodyblocks.inference.plan works it out.
+heuristic's vote; the checkpoints are package data), as bodyblocks.loading.plan works it out.
 `load(folder_or_name)` builds the extractor a checkpoint folder describes, and
 `get_extractor(name, **options)` any extractor by name, once, for many pages. A model that is not there is
 a ModelNotFound error, never a silent fallback to a rule-based extractor.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.types import Block, Document, Extraction, Page
 from bodyblocks.version import __version__
 
@@ -27,14 +27,14 @@ __all__ = ["Block", "Document", "ExtractOptions", "Extraction", "Page", "__versi
 if TYPE_CHECKING:
     import os
 
-    from bodyblocks.inference.blocks import BlockExtractor
-    from bodyblocks.inference.registry import Extractor
+    from bodyblocks.extraction.extractor import BlockExtractor
+    from bodyblocks.loading.registry import Extractor
 
 _DEFAULT: Any = None
 
 
 def get_extractor(name: str | None = None, options: ExtractOptions | None = None, **changes: Any) -> Extractor:
-    """Build an extractor by name (None: the default one); see bodyblocks.inference.registry.
+    """Build an extractor by name (None: the default one); see bodyblocks.loading.registry.
 
     Args:
         name: "ensemble", "model", "gbt", "heuristic", "density", ..., or a peer such as "trafilatura".
@@ -44,7 +44,7 @@ def get_extractor(name: str | None = None, options: ExtractOptions | None = None
     """
     if name is None:
         return load(None, options, **changes)
-    from bodyblocks.inference.registry import get_extractor as build  # imported when first used (lxml, NumPy)
+    from bodyblocks.loading.registry import get_extractor as build  # imported when first used (lxml, NumPy)
 
     return build(name, options, **changes)
 
@@ -63,7 +63,7 @@ def load(model: str | os.PathLike[str] | None = None, options: ExtractOptions | 
         bodyblocks.errors.ModelNotFound: no checkpoint there (the message says what to do).
         ValueError: an option out of range.
     """
-    from bodyblocks.inference.plan import load as load_planned
+    from bodyblocks.loading.plan import load as load_planned
 
     return load_planned(model, options, **changes)
 

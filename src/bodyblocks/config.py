@@ -178,7 +178,7 @@ class DataConfig:
     # held-out source, so that no figure comes from knowing a site's template)
     exclude_sites_of: list[str] = field(default_factory=list)
     # the body target: "gold" (each source's gold as aligned, training/labels.py) or "convention" (the gold less
-    # every block whose role is not body: captions, bylines, related lists, comments, ...; training/roles.py)
+    # every block whose role is not body: captions, bylines, related lists, comments, ...; training/targets.py)
     targets: str = "gold"
 
     def __post_init__(self) -> None:
@@ -188,7 +188,7 @@ class DataConfig:
 
 @dataclass
 class GbtConfig:
-    """The boosted trees' inputs and boosting settings (inference/gbt.py, training/gbt.py); stored in the
+    """The boosted trees' inputs and boosting settings (classify/trees.py, training/fit_trees.py); stored in the
     checkpoint, so it alone rebuilds the features."""
 
     tag_buckets: int = 128  # 0/1 indicators of hashed tag-path tokens

@@ -106,7 +106,7 @@ class Extraction:
     kept: list[int] | None = None  # indices of the blocks kept as body
     confidence: float | None = None  # page-level confidence in [0, 1]
     low_confidence: bool = False  # no block looked confidently like body
-    # why low_confidence is set (inference/decision.py), one line; "" when it is not, or the extractor does not say
+    # why low_confidence is set (extraction/decision.py), one line; "" when it is not, or the extractor does not say
     low_confidence_reason: str = ""
     no_body: bool = False  # the extractor decided the page has no body text
     replaced: bool = False  # decoding needed replacement characters
@@ -118,12 +118,12 @@ class Extraction:
     language: str | None = None  # the page's declared language, ISO 639 ("en", "zh")
     canonical_url: str | None = None
     headline: int | None = None  # the block the title was read from, left out of text (None: no headline block)
-    byline: str = ""  # the byline/dateline lines next to the headline, left out of text (inference/roles.py)
-    standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (inference/roles.py)
+    byline: str = ""  # the byline/dateline lines next to the headline, left out of text (extraction/roles.py)
+    standfirst: str = ""  # the summary paragraph under the headline (the dek), left out of text (extraction/roles.py)
     guessed: bool = False  # the page's charset is a guess (Decoded.guessed): the text may be mojibake
     hidden_source: bool = False  # the text was read from hidden markup (<noscript>, <template>), the visible page
     # holding no article (Document.hidden_source, page/hidden.py)
-    error_page: bool = False  # an error or "not found" page (inference/kinds.py): no body, rather than its error text
+    error_page: bool = False  # an error or "not found" page (extraction/kinds.py): no body, rather than its error text
     error_text: str = ""  # an error page's message (the text it kept, out of text): "" on other pages
     # the article's figure captions and photo credits, in page order, left out of text (inference/roles.is_caption)
     captions: list[str] = field(default_factory=list)
@@ -131,6 +131,6 @@ class Extraction:
     # kept in text instead with the rule's `comments`, and on a thread page, whose posts are its body)
     comments: list[str] = field(default_factory=list)
     caption_blocks: list[int] = field(default_factory=list)  # the indices of the caption blocks (with blocks)
-    # the page's kind (inference/pagekind.py): article, forum, product, collection, listing, documentation or
+    # the page's kind (classify/pagekind.py): article, forum, product, collection, listing, documentation or
     # service; None from an extractor that does not predict it
     page_kind: str | None = None

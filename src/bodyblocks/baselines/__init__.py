@@ -1,7 +1,7 @@
 """Baseline extractors: GNE-style density, the eight-step heuristic pipeline, the scorer, naive ones, peers.
 
 Each is a class with a `name` and `extract(html, url=None) -> Extraction`; select them by name through
-`bodyblocks.inference.registry.get_extractor`.
+`bodyblocks.loading.registry.get_extractor`.
 """
 
 from bodyblocks.baselines.density import DensityExtractor

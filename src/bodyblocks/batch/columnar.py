@@ -33,7 +33,7 @@ ROW_GROUP = 1_000  # rows per Parquet row group (and per write of a JSON Lines s
 # `standfirst`: the summary paragraph under the headline, apart from `text` (null where the page has none);
 # `captions`, `comments`: the article's figure captions and its readers' comments, apart from `text` (lists);
 # author .. canonical_url: what the page states about itself (metadata.py), null where it states nothing;
-# `page_kind`: the predicted kind of page (inference/pagekind.py: article, forum, product, ...)
+# `page_kind`: the predicted kind of page (classify/pagekind.py: article, forum, product, ...)
 COLUMNS = ("id", "url", "record_id", "title", "standfirst", "text", "captions", "comments", "markdown", "author",
            "date", "site_name", "canonical_url", "language", "page_kind", "encoding", "confidence", "flags", "error")
 

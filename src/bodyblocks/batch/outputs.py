@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE, ShardWriter
+from bodyblocks.batch.input_identity import same_input, stamped, unchanged
 from bodyblocks.batch.inputs import Job, printable
 from bodyblocks.batch.journal import Journal, OutputUnwritable
-from bodyblocks.batch.provenance import same_input, stamped, unchanged
 from bodyblocks.batch.review import PAGES, REVIEW, review_path, write_review, write_review_index
 from bodyblocks.page.markdown import block_kind, folded, front_matter, text_markdown, to_markdown
 from bodyblocks.page.metadata import FIELDS, resolve_canonical

@@ -30,19 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.batch.columnar import COLUMNAR, SHARD_SIZE
+from bodyblocks.batch.input_identity import same_input
 from bodyblocks.batch.inputs import Job, count_pages, iter_jobs, stamp
 from bodyblocks.batch.journal import OutputUnwritable
 from bodyblocks.batch.keys import FolderKeys
 from bodyblocks.batch.outputs import FORMATS, Rendered, Report, Totals, progress_bar
-from bodyblocks.batch.provenance import same_input
 from bodyblocks.batch.scheduler import Scheduler
 from bodyblocks.batch.system import release_free_memory
 from bodyblocks.batch.warc import is_warc
 from bodyblocks.batch.worker import Result, init_worker, work
-from bodyblocks.inference.blocks import StagedExtractor, overlapping
-from bodyblocks.inference.options import ExtractOptions
-from bodyblocks.inference.plan import Plan, make_plan
-from bodyblocks.inference.registry import TRAINED, Extractor
+from bodyblocks.extraction.extractor import StagedExtractor, overlapping
+from bodyblocks.loading.options import ExtractOptions
+from bodyblocks.loading.plan import Plan, make_plan
+from bodyblocks.loading.registry import TRAINED, Extractor
 from bodyblocks.runtime.cores import usable_cores
 from bodyblocks.runtime.pool import WorkerPool, WorkerStartError, few_collections
 from bodyblocks.types import Document, Extraction

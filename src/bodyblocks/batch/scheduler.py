@@ -19,7 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bodyblocks.batch.inputs import Job
-from bodyblocks.inference.blocks import StagedExtractor
+from bodyblocks.extraction.extractor import StagedExtractor
 from bodyblocks.page.decode import read_bytes
 from bodyblocks.types import Document, Extraction
 

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from bodyblocks.batch.input_identity import digest
 from bodyblocks.batch.inputs import Job
-from bodyblocks.batch.provenance import digest
 from bodyblocks.batch.system import release_free_memory
+from bodyblocks.classify.pagekind import with_url
 from bodyblocks.errors import InputError
-from bodyblocks.inference.pagekind import with_url
-from bodyblocks.inference.registry import Extractor
+from bodyblocks.loading.registry import Extractor
 from bodyblocks.page.decode import declared_language, decode_bytes, read_bytes
 from bodyblocks.page.segment import segment
 from bodyblocks.types import Document, Extraction

@@ -24,10 +24,10 @@ Names with a leading underscore are shared between these modules but are not the
 from bodyblocks.capture.browser import DEAD_SESSION, START_FAILURES_FATAL, log
 from bodyblocks.capture.chromium import CHROMIUM_FLAGS, QUIET_FLAGS, check_available
 from bodyblocks.capture.fetch import CapturedPage
-from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM, INSTALL_HINT, CaptureOptions, CaptureUnavailable
 from bodyblocks.capture.output import CaptureSummary, capture_to_dir
-from bodyblocks.capture.pool import capture
+from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM, INSTALL_HINT, CaptureOptions, CaptureUnavailable
 from bodyblocks.capture.urls import SCHEMES, read_urls
+from bodyblocks.capture.workers import capture
 
 __all__ = [
     "CHROMEDRIVER",

@@ -30,7 +30,7 @@ from bodyblocks.capture.chromium import (
     _set_timeouts,
     check_available,
 )
-from bodyblocks.capture.options import INSTALL_HINT, CaptureOptions, CaptureUnavailable
+from bodyblocks.capture.settings import INSTALL_HINT, CaptureOptions, CaptureUnavailable
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM, INSTALL_HINT, CaptureOptions, CaptureUnavailable
+from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM, INSTALL_HINT, CaptureOptions, CaptureUnavailable
 from bodyblocks.runtime.extras import install_command
 
 if TYPE_CHECKING:

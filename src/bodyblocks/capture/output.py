@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.capture.fetch import CapturedPage
-from bodyblocks.capture.pool import capture
+from bodyblocks.capture.workers import capture
 
 
 @dataclass

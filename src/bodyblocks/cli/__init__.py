@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from bodyblocks.cli.annotate import add_annotate
 from bodyblocks.cli.checks import OneLineParser
-from bodyblocks.cli.data import add_data, add_evaluate
+from bodyblocks.cli.dataset_commands import add_data, add_evaluate
 from bodyblocks.cli.run import add_capture, add_extract, add_segment
 from bodyblocks.cli.train import (
     add_build,

@@ -28,7 +28,7 @@ def _run_annotate(args: argparse.Namespace) -> int:
     store = AnnotationStore(args.dataset, args.labels)
     extractor = None
     if not args.no_model:
-        from bodyblocks.inference.plan import load
+        from bodyblocks.loading.plan import load
 
         extractor = load(args.model)
     app = Annotator(store, extractor)

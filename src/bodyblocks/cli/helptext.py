@@ -13,7 +13,7 @@ class RegistryHelp(argparse.HelpFormatter):
     def _expand_help(self, action: argparse.Action) -> str:
         text = super()._expand_help(action)
         if "{extractors}" in text:
-            from bodyblocks.inference.registry import extractor_names
+            from bodyblocks.loading.registry import extractor_names
 
             text = text.replace("{extractors}", ", ".join(extractor_names()))
         return text

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from bodyblocks.cli.checks import check_capture, check_device, check_out, check_peers, seconds, share, whole
+from bodyblocks.cli.failures import print_failed_pages
 from bodyblocks.cli.helptext import RegistryHelp
-from bodyblocks.cli.report import print_failed_pages
 
 
 # --- segment (segment.py) -------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _run_segment(args: argparse.Namespace) -> int:
 
     judge = None
     if args.format == "table" and not args.no_model:
-        from bodyblocks.inference.plan import load
+        from bodyblocks.loading.plan import load
 
         judge = load().extract  # the default extractor, as `bodyblocks extract` plans it
     if args.page == "-":
@@ -136,7 +136,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     from bodyblocks.batch.runner import Interrupted
     from bodyblocks.batch.warc import is_warc
     from bodyblocks.cli.single import run_one
-    from bodyblocks.inference.options import ExtractOptions
+    from bodyblocks.loading.options import ExtractOptions
     from bodyblocks.runtime.extras import require
 
     inputs = [*args.inputs, *([args.url] if args.url else [])]
@@ -151,7 +151,7 @@ def _run_extract(args: argparse.Namespace) -> int:
                            page_kind=args.page_kind)
     fmt = args.format or ("parquet" if args.ray is not None else "txt")
     # what is left unsaid (extractor, checkpoint, engine, threads, batch size) is worked out here, once:
-    # BatchOptions.plan (inference/plan.py), which the run's first line and report.json's "model" describe
+    # BatchOptions.plan (loading/plan.py), which the run's first line and report.json's "model" describe
     opts = BatchOptions(
         extractor=args.extractor, options=asked, fmt=fmt, workers=args.workers, page_timeout=args.page_timeout,
         resume=not args.no_resume, overlap=args.overlap, review=args.review, progress=not args.no_progress,

@@ -173,7 +173,7 @@ def _run_build(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- gbt, ship, export (training/gbt.py, ship.py, export.py) ---------------------------------------------------------
+# --- gbt, ship, export (training/fit_trees.py, ship.py, export.py) ----------------------------------------------------
 def add_gbt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train-gbt", help="train the gradient-boosted tree baseline on the block features")
     p.add_argument("config", nargs="?", default=None,
@@ -187,7 +187,7 @@ def add_gbt(sub: argparse._SubParsersAction) -> None:
 
 def _run_gbt(args: argparse.Namespace) -> int:
     from bodyblocks.config import ConfigError, load_config
-    from bodyblocks.training.gbt import train_and_save
+    from bodyblocks.training.fit_trees import train_and_save
 
     overrides = [*args.overrides, *([f"gbt.max_iter={args.max_iter}"] if args.max_iter is not None else [])]
     try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bodyblocks.errors import InputError
-from bodyblocks.inference.registry import TORCH, Extractor, get_extractor
+from bodyblocks.loading.registry import TORCH, Extractor, get_extractor
 from bodyblocks.metrics import THRESHOLDS, PageScore, score_page, summarize
 from bodyblocks.runtime.cores import default_threads
 from bodyblocks.runtime.pool import WorkerPool, WorkerStartError
@@ -55,7 +55,7 @@ class EvalConfig:
     """What to evaluate and how."""
 
     datasets: list[str]  # dataset folders (or names under the shared datasets root)
-    extractors: list[str]  # extractor names (inference/registry.py)
+    extractors: list[str]  # extractor names (loading/registry.py)
     split: str | None = None  # "train" / "validation" / "test" / a source's own split name; None = all
     limit: int | None = None  # at most this many pages per dataset, evenly spread over the selection
     workers: int = 1  # extraction processes; 0 runs in this process without time limits

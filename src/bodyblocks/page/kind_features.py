@@ -1,4 +1,4 @@
-"""Page-level numbers for the page-kind classifier (inference/pagekind.py): what a segmented page looks like as a
+"""Page-level numbers for the page-kind classifier (classify/pagekind.py): what a segmented page looks like as a
 whole, cheap to read from the blocks and the tree the segmenter parsed already.
 
     cues = page_cues(root)                        # at segmentation: structured-data types, og:type, form counts

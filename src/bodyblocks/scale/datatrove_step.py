@@ -38,7 +38,7 @@ class BodyblocksExtractor(BaseExtractor):  # type: ignore[misc, valid-type]
                  keep_empty: bool = False, **extractor_opts: Any) -> None:
         """
         Args:
-            extractor: a bodyblocks extractor name (inference/registry.py).
+            extractor: a bodyblocks extractor name (loading/registry.py).
             timeout: seconds per document (datatrove's sandbox); a document past it is dropped.
             load_timeout: seconds for the sandbox's process to build the extractor (and its first document).
             keep_empty: keep documents without body text (text "", metadata no_body) rather than drop them.

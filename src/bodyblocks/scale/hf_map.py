@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from bodyblocks.errors import InputError
-from bodyblocks.inference.registry import get_extractor
+from bodyblocks.loading.registry import get_extractor
 from bodyblocks.runtime.extras import require
 from bodyblocks.types import Extraction
 
@@ -55,7 +55,7 @@ class PageExtractor:
     def __init__(self, extractor: str = "ensemble", **extractor_opts: Any) -> None:
         """
         Args:
-            extractor: a bodyblocks extractor name (inference/registry.py).
+            extractor: a bodyblocks extractor name (loading/registry.py).
             extractor_opts: options of get_extractor (checkpoint=, vote=, threads=, ...).
         """
         self.extractor_name, self.extractor_opts = extractor, extractor_opts

@@ -37,8 +37,8 @@ from bodyblocks.batch.journal import Journal
 from bodyblocks.batch.outputs import page_row
 from bodyblocks.batch.runner import BatchOptions
 from bodyblocks.batch.worker import init_worker, work
-from bodyblocks.inference.blocks import StagedExtractor
-from bodyblocks.inference.registry import TORCH, Extractor
+from bodyblocks.extraction.extractor import StagedExtractor
+from bodyblocks.loading.registry import TORCH, Extractor
 from bodyblocks.runtime.extras import require
 from bodyblocks.runtime.files import atomic_path
 from bodyblocks.types import Document, Extraction

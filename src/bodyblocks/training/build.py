@@ -12,7 +12,7 @@ OUT after a build:
 Stages:
   1. train the Transformer on the config's train pages, early-stopped on its validation pages (training/loop.py)
   2. ship it: fp16 weights and the ONNX export, checked against torch (training/ship.py)
-  3. train the trees on the same pages (training/gbt.py) and export them (training/export.py)
+  3. train the trees on the same pages (training/fit_trees.py) and export them (training/export.py)
   4. choose the blend of model, trees and vote, and the decision rule, on the validation pages (training/tune.py)
   5. record build.json
 Every choice is made on the train and validation pages of the config's datasets; no test page is read.
@@ -51,7 +51,7 @@ def _done(out: Path, stage: str, cfg: Config) -> bool:
 def _finished(run: Path, cfg: Config) -> bool:
     """A training run that ended (early stopping, its epochs or its step limit: its last/ state says so), not one
     cut short."""
-    from bodyblocks.inference.checkpoints import read_meta
+    from bodyblocks.loading.checkpoints import read_meta
 
     try:
         state = read_meta(run / "last")["train_state"]
@@ -126,7 +126,7 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
 def _trees(cfg: Config, out: Path) -> Any:
     """Stage 3: the trees trained and exported."""
     from bodyblocks.training.export import export_trees
-    from bodyblocks.training.gbt import train_and_save
+    from bodyblocks.training.fit_trees import train_and_save
 
     metrics = train_and_save(cfg.data, out / "gbt", cfg.gbt)
     export_trees(out / "gbt")

@@ -2,7 +2,7 @@
 re-parses HTML.
 
 One gzip JSON-lines file per dataset and target kind, `<cache_dir>/<dataset>-<key>.jsonl.gz` for the gold's
-labels and `<dataset>-convention-<key>.jsonl.gz` for the convention's (data.targets; training/roles.py: those
+labels and `<dataset>-convention-<key>.jsonl.gz` for the convention's (data.targets; training/targets.py: those
 pages also keep each block's role), where the key hashes the source (pages.jsonl bytes, name/size/mtime of every
 page, gold and label file), the segmenter version, the labelling version, the Block fields and, for the
 convention, the roles' version. When any of them changes the key changes and the file is rebuilt (older files of
@@ -30,8 +30,8 @@ from bodyblocks.page.segment import SEGMENTER_VERSION, segment, segment_tree
 from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.datasets import ANNOTATIONS, page_from_record, read_records, resolve_dataset, site_of
 from bodyblocks.training.labels import LABELS_VERSION, label_page
-from bodyblocks.training.roles import ROLES_VERSION, convention_targets, page_roles
 from bodyblocks.training.splits import split_of
+from bodyblocks.training.targets import ROLES_VERSION, convention_targets, page_roles
 from bodyblocks.types import Block, Page
 
 ENV_CACHE = "BODYBLOCKS_CACHE"
@@ -71,7 +71,7 @@ class CachedPage:
     snippets: dict[str, list[str]] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     split: str | None = None  # project split (train/val/test), filled by load_cached from data/splits
-    roles: list[str] | None = None  # each block's role (training/roles.py), in a convention cache only
+    roles: list[str] | None = None  # each block's role (training/targets.py), in a convention cache only
 
     @property
     def has_gold(self) -> bool:
@@ -210,7 +210,7 @@ def load_cached(dataset: str | Path, cache_dir: str | Path | None = None, worker
         cache_dir: default $BODYBLOCKS_CACHE or ~/.cache/bodyblocks/datasets.
         workers: processes used when the cache must be built.
         build: False raises FileNotFoundError instead of building.
-        targets: the labels' kind, "gold" or "convention" (data.targets; training/roles.py).
+        targets: the labels' kind, "gold" or "convention" (data.targets; training/targets.py).
     Returns:
         CachedPage per page in pages.jsonl order, with `split` set from data/splits when present.
     """

@@ -2,7 +2,7 @@
 
     splits = load_pages(DataConfig(datasets=["daniel"]))     # {"train": [...], "val": [...], "test": [...]}
 
-Their block labels are cfg.targets' (the gold's, or the convention's: training/roles.py). A page's split comes
+Their block labels are cfg.targets' (the gold's, or the convention's: training/targets.py). A page's split comes
 from data/splits (grouped by site: splits.py) when it has one, else from the source's
 own split names, else from a hash of its site (80/10/10). Pages that failed to process, have no blocks or
 no body block are left out.

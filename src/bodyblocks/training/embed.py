@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bodyblocks.classify.encoders import text_key
 from bodyblocks.config import Config, ConfigError, EncoderConfig
-from bodyblocks.inference.encoders import text_key
 
 
 def cached_frozen_encoder(cfg: Config, where: str) -> EncoderConfig:

@@ -1,11 +1,11 @@
-"""Export checkpoints for ONNX Runtime (inference/onnx_model.py), checked against torch on real pages.
+"""Export checkpoints for ONNX Runtime (classify/onnx_model.py), checked against torch on real pages.
 
     export_checkpoint("checkpoints/ensemble")     # its model and trees; `bodyblocks export FOLDER`
 
 A model folder gets embed.onnx and context.onnx (torch.onnx.export, the dynamo exporter, with dynamic block
 axes), a gbt folder trees.onnx (one ai.onnx.ml TreeEnsembleRegressor built from the node arrays). Each file
 records the SHA-256 of the folder's model.safetensors, and the folder's config.json the SHA-256 of each file (checked
-at load: inference/integrity.py). An export is kept only when, on every check page, the
+at load: classify/integrity.py). An export is kept only when, on every check page, the
 ONNX Runtime probabilities are within `TOLERANCE` of torch's (of the NumPy walk's, for the trees) and the
 decision rule keeps the same blocks; otherwise the files are removed and ExportMismatch says where they differ.
 `int8=True` (`bodyblocks export --int8`) then gives context.onnx int8 weights (`quantize_context`) and checks it
@@ -28,13 +28,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from bodyblocks.inference import onnx_model as ox
-from bodyblocks.inference.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
-from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
-from bodyblocks.inference.integrity import record_files
-from bodyblocks.inference.model import BlockClassifier
-from bodyblocks.inference.model_scorer import ModelScorer
+from bodyblocks.classify import onnx_model as ox
+from bodyblocks.classify.integrity import record_files
+from bodyblocks.classify.model import BlockClassifier
+from bodyblocks.classify.model_scorer import ModelScorer
+from bodyblocks.classify.trees import GbtModel, feature_names, gbt_features
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.loading.checkpoints import ENSEMBLE, GBT, MODEL, kind_of, read_ensemble, read_meta
 from bodyblocks.runtime.files import REPO_ROOT, atomic_path
 from bodyblocks.types import Document
 
@@ -143,7 +143,7 @@ def export_model(folder: str | Path, docs: Sequence[Document] | None = None, int
         if int8:
             quantize_context(folder)
             check = _check_model(folder, reference, docs, int8=True)
-        record_files(folder, [ox.EMBED, ox.CONTEXT])  # checked at load (inference/integrity.py)
+        record_files(folder, [ox.EMBED, ox.CONTEXT])  # checked at load (classify/integrity.py)
         return check
     except BaseException:
         for name in (ox.EMBED, ox.CONTEXT):
@@ -370,7 +370,7 @@ def export_trees(folder: str | Path, docs: Sequence[Document] | None = None) -> 
         onnx.save_model(proto, str(tmp))
     try:
         check = _check_trees(folder, model, docs if docs is not None else check_documents())
-        record_files(folder, [ox.TREES])  # checked at load (inference/integrity.py)
+        record_files(folder, [ox.TREES])  # checked at load (classify/integrity.py)
         return check
     except BaseException:
         path.unlink(missing_ok=True)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.config import Config, DataConfig, EnsembleConfig, GbtConfig, ModelConfig, TrainConfig, from_dict
-from bodyblocks.inference.blocks import Blend
+from bodyblocks.extraction.extractor import Blend
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.page.segment import segment
 from bodyblocks.runtime.files import write_json
@@ -169,7 +169,7 @@ def validation(parts: dict[str, Any]) -> list[CachedPage]:
 def validation_score(folder: Path, parts: dict[str, Any], base_data: DataConfig) -> dict[str, float]:
     """An ensemble's mean token F1 on the user's validation pages and on the base pages (their gold text),
     and their mean: what decides whether the fine-tuned ensemble replaces the base one."""
-    from bodyblocks.inference.plan import load
+    from bodyblocks.loading.plan import load
     from bodyblocks.training.annotations import derived_gold
     from bodyblocks.training.tune import validation_html
 
@@ -198,7 +198,7 @@ def _resolve_split(split: dict[str, Any], pages: list[CachedPage], raw: dict[str
 
 
 def _model_config(folder: Path) -> ModelConfig:
-    from bodyblocks.inference.checkpoints import read_meta
+    from bodyblocks.loading.checkpoints import read_meta
 
     return from_dict(ModelConfig, read_meta(folder)["model"], prefix="model.")
 
@@ -226,9 +226,9 @@ def check_documents(parts: dict[str, Any]) -> list[Document]:
 
 def train_trees(parts: dict[str, Any], base_gbt: Path, out: Path, repeat: int) -> Path:
     """Stage 3: the trees on the same pages, with the base trees' settings."""
-    from bodyblocks.inference.checkpoints import read_meta
+    from bodyblocks.loading.checkpoints import read_meta
     from bodyblocks.training.export import export_trees
-    from bodyblocks.training.gbt import train_gbt
+    from bodyblocks.training.fit_trees import train_gbt
 
     cfg = from_dict(GbtConfig, read_meta(base_gbt)["gbt"], prefix="gbt.")
     model = train_gbt(parts["base_train"] + parts["train"] * repeat, validation(parts), cfg)
@@ -240,7 +240,7 @@ def train_trees(parts: dict[str, Any], base_gbt: Path, out: Path, repeat: int) -
 def _votes(user: Sequence[CachedPage], base: Sequence[CachedPage], raw: dict[str, Page], base_data: DataConfig
            ) -> list[np.ndarray]:
     """The heuristic's vote on the base pages (HTML read from their datasets), then on the user's pages."""
-    from bodyblocks.inference.vote import vote_on_blocks
+    from bodyblocks.extraction.vote import vote_on_blocks
     from bodyblocks.training.tune import validation_html
 
     html = validation_html(base, base_data) if base else {}
@@ -282,7 +282,7 @@ def headline_convention(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]
 
 def before_after(parts: dict[str, Any], base: Path, new: Path) -> dict[str, Any]:
     """Stage 5: the base and the new ensemble on the held-out pages, against the gold their labels make."""
-    from bodyblocks.inference.plan import load
+    from bodyblocks.loading.plan import load
     from bodyblocks.training.annotations import derived_gold
 
     held = parts["held_out"]
@@ -318,7 +318,7 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     """
     from tqdm import tqdm
 
-    from bodyblocks.inference.checkpoints import read_ensemble, resolve
+    from bodyblocks.loading.checkpoints import read_ensemble, resolve
     from bodyblocks.training.tune import write_ensemble_folder
 
     if not 0.0 < held_out < 1.0 or not 0.0 <= user_share < 1.0 or mix < 0:
@@ -326,7 +326,7 @@ def finetune(dataset: str | Path, out: str | Path, *, base: str | Path | None = 
     base_folder = resolve(base or "ensemble")
     meta = read_ensemble(base_folder)
     base_model, base_gbt = Path(meta["model_path"]).resolve(), Path(meta["gbt_path"]).resolve()
-    from bodyblocks.inference.checkpoints import read_meta
+    from bodyblocks.loading.checkpoints import read_meta
 
     base_data = recorded_data(read_meta(base_model))
     options = {"dataset": str(Path(dataset).resolve()), "labels": str(Path(labels).resolve()) if labels else None,

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from bodyblocks.classify.encoders import make_encoder, resolve_device
+from bodyblocks.classify.model import IGNORE, BlockClassifier, PageInputs, collate, prepare_page, read_checkpoint
 from bodyblocks.config import Config, ModelConfig, to_dict
-from bodyblocks.inference.checkpoints import read_meta
-from bodyblocks.inference.encoders import make_encoder, resolve_device
-from bodyblocks.inference.model import IGNORE, BlockClassifier, PageInputs, collate, prepare_page, read_checkpoint
+from bodyblocks.loading.checkpoints import read_meta
 from bodyblocks.runtime.files import atomic_path
 from bodyblocks.training.cache import CachedPage, made_with
 from bodyblocks.training.data import load_pages

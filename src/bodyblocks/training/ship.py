@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from bodyblocks.classify.integrity import DIGESTS, WEIGHTS, file_sha256
+from bodyblocks.classify.model_inputs import EXPORTS, read_checkpoint
 from bodyblocks.config import ModelConfig, from_dict
-from bodyblocks.inference.inputs import EXPORTS, read_checkpoint
-from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, file_sha256
 from bodyblocks.runtime.files import atomic_path, write_json
 from bodyblocks.types import Document
 

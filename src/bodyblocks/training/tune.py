@@ -5,7 +5,7 @@
     make_ensemble(model, gbt, out)       # write an ensemble folder, then tune its blend and rule together
 
 Scores are character F1 of the kept blocks against the blocks' gold labels, averaged over pages (pages
-count equally, as in the evaluation's per-page means). The rule is inference/decision.py's.
+count equally, as in the evaluation's per-page means). The rule is extraction/decision.py's.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.classify.trees import GbtModel
 from bodyblocks.config import DataConfig, EnsembleConfig
-from bodyblocks.inference.blocks import Blend
-from bodyblocks.inference.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
-from bodyblocks.inference.decision import DecisionRule, inside_mask, keep_around, keep_mask, main_container
-from bodyblocks.inference.gbt import GbtModel
-from bodyblocks.inference.vote import vote_on_blocks
+from bodyblocks.extraction.decision import DecisionRule, inside_mask, keep_around, keep_mask, main_container
+from bodyblocks.extraction.extractor import Blend
+from bodyblocks.extraction.vote import vote_on_blocks
+from bodyblocks.loading.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
 from bodyblocks.runtime.files import write_json
 from bodyblocks.training.cache import CachedPage
 from bodyblocks.training.data import dataset_folder, load_pages, recorded_data
@@ -99,7 +99,7 @@ def tune_rule(pages: Sequence[CachedPage], probs: Sequence[np.ndarray]) -> tuple
     return best
 
 
-CONTAINER_SHARES = (0.6, 0.8, 0.95)  # the grid of decision step 3 (inference/decision.py)
+CONTAINER_SHARES = (0.6, 0.8, 0.95)  # the grid of decision step 3 (extraction/decision.py)
 CONTAINER_INSIDE = (0.02, 0.05, 0.1, 0.2, 0.3)
 CONTAINER_OUTSIDE = (0.6, 0.7, 0.8, 0.9, 0.97)
 
@@ -166,7 +166,7 @@ def rule_score(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], thresho
 # ----------------------------------------------------------------------------------------- checkpoints
 def model_probabilities(folder: str | Path, pages: Sequence[CachedPage]) -> list[np.ndarray]:
     """A model checkpoint's P(body) on cached pages (CPU; torch's thread setting left as it is)."""
-    from bodyblocks.inference.model_scorer import ModelScorer  # torch: only when a model is tuned
+    from bodyblocks.classify.model_scorer import ModelScorer  # torch: only when a model is tuned
 
     scorer = ModelScorer.load(folder, device="cpu")
     docs = [Document(cp.blocks) for cp in pages]

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.classify.integrity import check_model_folder, file_sha256
+from bodyblocks.classify.model_inputs import EXPORTS, ModelBatch, PageInputs, PageScorer, window_starts
 from bodyblocks.config import ModelConfig
-from bodyblocks.inference.inputs import EXPORTS, ModelBatch, PageInputs, PageScorer, window_starts
-from bodyblocks.inference.integrity import check_model_folder, file_sha256
 from bodyblocks.types import Document
 
 EMBED, CONTEXT = EXPORTS  # a model folder's (the torch model's save removes them: model.py)
@@ -270,7 +270,7 @@ class OnnxModelScorer(PageScorer):
     @classmethod
     def load(cls, folder: str | Path, *, threads: int | None = None, batch_size: int = 16) -> OnnxModelScorer:
         """A model checkpoint folder with its export (embed.onnx, context.onnx); `threads`: per session (None: 1)."""
-        from bodyblocks.inference.inputs import read_checkpoint
+        from bodyblocks.classify.model_inputs import read_checkpoint
 
         meta = read_checkpoint(folder)
         # its settings, the recorded digests of its weights and exports, the settings against the weights' shapes

@@ -1,5 +1,5 @@
 """What a run's outputs were made with: the checkpoint's preset and its model's hash, and the one line that says
-it. report.json records a plan's description (inference/plan.py: Plan.describe); `bodyblocks extract` says it
+it. report.json records a plan's description (loading/plan.py: Plan.describe); `bodyblocks extract` says it
 on its first line.
 
     preset_of(folder)   # "fast" for the shipped checkpoints/ensemble-fast, None for a folder of one's own
@@ -13,8 +13,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.inference.checkpoints import ENSEMBLE, KINDS, PRESETS, kind_of, read_ensemble, shipped
-from bodyblocks.inference.integrity import file_sha256
+from bodyblocks.classify.integrity import file_sha256
+from bodyblocks.loading.checkpoints import ENSEMBLE, KINDS, PRESETS, kind_of, read_ensemble, shipped
 
 _HASHED = ("config.json", "model.safetensors")  # per folder: the settings and the weights (exports derive from them)
 

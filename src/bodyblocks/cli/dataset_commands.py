@@ -44,7 +44,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
     from bodyblocks.evaluation.evaluate import EvalConfig, evaluate
     from bodyblocks.evaluation.report import format_table, write_outputs
-    from bodyblocks.inference.registry import TRAINED
+    from bodyblocks.loading.registry import TRAINED
 
     trained = [n for n in args.extractor if n in TRAINED]
     if args.checkpoint and len(trained) != 1:
@@ -187,8 +187,8 @@ def _run_data_stats(args: argparse.Namespace) -> int:
 
 
 def _run_data_embed(args: argparse.Namespace) -> int:
+    from bodyblocks.classify.encoders import make_encoder
     from bodyblocks.config import load_config
-    from bodyblocks.inference.encoders import make_encoder
     from bodyblocks.training.cache import load_cached
     from bodyblocks.training.datasets import resolve_datasets
     from bodyblocks.training.embed import cached_frozen_encoder, embed_texts

@@ -34,10 +34,10 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from bodyblocks.config import ModelConfig, to_dict
-from bodyblocks.inference import inputs as _inputs
-from bodyblocks.inference.encoders import HashEncoder
-from bodyblocks.inference.inputs import (
+from bodyblocks.classify import model_inputs as _inputs
+from bodyblocks.classify.encoders import HashEncoder
+from bodyblocks.classify.integrity import DIGESTS, WEIGHTS, check_model_folder, file_sha256
+from bodyblocks.classify.model_inputs import (
     EXPORTS,
     FORMAT_VERSION,
     IGNORE,
@@ -47,7 +47,7 @@ from bodyblocks.inference.inputs import (
     read_checkpoint,
     window_starts,
 )
-from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_model_folder, file_sha256
+from bodyblocks.config import ModelConfig, to_dict
 from bodyblocks.runtime.files import atomic_path, write_json
 
 __all__ = ["FORMAT_VERSION", "IGNORE", "KIND", "BlockClassifier", "BlockOutput", "PageBatch", "PageInputs", "collate",

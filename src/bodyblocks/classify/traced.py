@@ -25,8 +25,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from bodyblocks.classify.model import BlockClassifier, PageBatch, PageInputs, collate, prepare_page
 from bodyblocks.config import ModelConfig
-from bodyblocks.inference.model import BlockClassifier, PageBatch, PageInputs, collate, prepare_page
 from bodyblocks.types import Block
 
 _log = logging.getLogger(__name__)

@@ -1,17 +1,17 @@
 """Block extractors: a page's blocks scored by the learned parts, blended, then kept by the decision rule.
 
-    extractor = load_extractor("ensemble")                   # inference/checkpoints.py builds these
+    extractor = load_extractor("ensemble")                   # loading/checkpoints.py builds these
     result = extractor.extract(html_bytes)                   # one page
     results = extractor.extract_documents(docs)              # several segmented pages per forward pass
 
 Per block, P(body) = w * P_model + h * vote + (1 - w - h) * P_gbt (`Blend`); the model alone is w = 1, the
-trees alone w = 0, and the vote (inference/vote.py) needs pages segmented by `page_segmenter`. Work on a
+trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented by `page_segmenter`. Work on a
 batch of pages goes in three steps, so that the batch runner can put the forward pass on a second thread
 (torch releases the GIL in its kernels) while this one parses the next pages:
 
   1. prepare (this thread): the model's inputs (NumPy) and the trees' P(body);
   2. forward (any thread): the model's forward passes (torch only);
-  3. finish (this thread): the blend and the decision rule (inference/decision.py), with the heuristic as a
+  3. finish (this thread): the blend and the decision rule (extraction/decision.py), with the heuristic as a
      fallback for low-confidence pages when asked.
 """
 
@@ -29,20 +29,20 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
+from bodyblocks.classify.pagekind import page_kinds, with_url
 from bodyblocks.errors import InputError
-from bodyblocks.inference import kinds, roles, vote
-from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.pagekind import page_kinds, with_url
-from bodyblocks.inference.prominence import add_prominent
-from bodyblocks.inference.vote import VOTE, add_vote
+from bodyblocks.extraction import kinds, roles, vote
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.extraction.prominence import add_prominent
+from bodyblocks.extraction.vote import VOTE, add_vote
 from bodyblocks.page.decode import page_source
 from bodyblocks.page.metadata import METADATA, resolve_canonical, with_metadata
 from bodyblocks.page.segment import segment_tree
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
-    from bodyblocks.inference.gbt import GbtScorer
-    from bodyblocks.inference.inputs import ModelBatch, PageInputs, Scorer
+    from bodyblocks.classify.model_inputs import ModelBatch, PageInputs, Scorer
+    from bodyblocks.classify.trees import GbtScorer
 
 Source = Callable[[], str | bytes]  # a page's HTML on demand
 _EMPTY = np.zeros(0, np.float32)
@@ -55,7 +55,7 @@ _WARM_PAGE = ("<html><head><title>A title - Site</title><meta property='og:title
 
 def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False) -> Document:
     """A block extractor's page segmenter: segment.segment, with the page's meta descriptions (the standfirst's cue,
-    inference/roles.py) and, when `voting`, the heuristic's vote (vote.add_vote), both read from the tree it
+    extraction/roles.py) and, when `voting`, the heuristic's vote (vote.add_vote), both read from the tree it
     parsed. `marks`: as segment's."""
     doc, tree = segment_tree(html, marks=marks)
     roles.add_descriptions(doc, tree)
@@ -161,7 +161,7 @@ class BlockExtractor:
             blend: their weights; None: the one part alone.
             fallback: low-confidence pages go to the heuristic extractor.
             marks: the blocks note their links and emphasis (Block.marks), for Markdown output.
-            page_kind: each page's kind predicted (Extraction.page_kind, inference/pagekind.py).
+            page_kind: each page's kind predicted (Extraction.page_kind, classify/pagekind.py).
         """
         if model is None and gbt is None:
             raise ValueError("a block extractor needs a model or trees")

@@ -27,8 +27,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from bodyblocks.classify.e5 import cache_root, e5_model_dir
 from bodyblocks.config import ConfigError, EncoderConfig
-from bodyblocks.inference.e5 import cache_root, e5_model_dir
 from bodyblocks.page.features import ngram_bags
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from bodyblocks.inference.encoders import make_encoder, resolve_device
-from bodyblocks.inference.inputs import ModelBatch, PageInputs, PageScorer
-from bodyblocks.inference.model import BlockClassifier, PageBatch, collate
-from bodyblocks.inference.traced import trace_single_page
+from bodyblocks.classify.encoders import make_encoder, resolve_device
+from bodyblocks.classify.model import BlockClassifier, PageBatch, collate
+from bodyblocks.classify.model_inputs import ModelBatch, PageInputs, PageScorer
+from bodyblocks.classify.traced import trace_single_page
 from bodyblocks.runtime.cores import default_threads
 from bodyblocks.types import Document
 

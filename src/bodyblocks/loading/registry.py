@@ -1,7 +1,7 @@
 """Every extractor behind one interface, selectable by name: `get_extractor(name).extract(html, url)`.
 
 Names: density, heuristic, scorer, regex, longest (baselines/), trafilatura, readability, gne (peers,
-the optional extra `peers`), and the block extractors built from checkpoints (inference/checkpoints.py):
+the optional extra `peers`), and the block extractors built from checkpoints (loading/checkpoints.py):
 model (the block Transformer), gbt (the boosted trees) and ensemble (the two blended with the heuristic's
 vote, the default). An extractor raises an InputError subclass for input it cannot read (empty, binary,
 corrupt) and returns an Extraction otherwise.
@@ -24,8 +24,8 @@ from bodyblocks.baselines import (
     TrafilaturaExtractor,
 )
 from bodyblocks.baselines.peers import peer_installed
-from bodyblocks.inference.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load_extractor, resolve
-from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.loading.checkpoints import ENSEMBLE, ENV_MODEL, KINDS, MODEL, kind_of, load_extractor, resolve
+from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.runtime.extras import install_command
 from bodyblocks.types import Extraction
 
@@ -80,11 +80,11 @@ def default_extractor_name(checkpoint: str | os.PathLike[str] | None = None) -> 
 
 def get_extractor(name: str, options: ExtractOptions | None = None, **opts: Any) -> Extractor:
     """Build the extractor called `name` (the default one, with its checkpoint and engine worked out:
-    inference/plan.py's `load`).
+    loading/plan.py's `load`).
 
     Args:
         name: an extractor's name (NAMES); a trained one's checkpoint is options.checkpoint, else its shipped one.
-        options: for model, gbt and ensemble, how they run (device, engine, threshold, ...; inference/options.py).
+        options: for model, gbt and ensemble, how they run (device, engine, threshold, ...; loading/options.py).
         opts: for those, ExtractOptions' fields by keyword (checkpoint=, device=, threshold=, ...); for the others,
             their constructor's arguments.
     Raises:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.inference.blocks import BlockExtractor
-from bodyblocks.inference.checkpoints import ENSEMBLE, load_extractor, locate
-from bodyblocks.inference.engines import gpu_present
-from bodyblocks.inference.options import ExtractOptions, default_batch_size
-from bodyblocks.inference.provenance import headline, model_hash, preset_of
-from bodyblocks.inference.registry import TRAINED, Extractor, extractor_names, get_extractor
+from bodyblocks.extraction.extractor import BlockExtractor
+from bodyblocks.loading.checkpoints import ENSEMBLE, load_extractor, locate
+from bodyblocks.loading.engines import gpu_present
+from bodyblocks.loading.options import ExtractOptions, default_batch_size
+from bodyblocks.loading.provenance import headline, model_hash, preset_of
+from bodyblocks.loading.registry import TRAINED, Extractor, extractor_names, get_extractor
 from bodyblocks.runtime.cores import default_threads
 
 

@@ -5,15 +5,15 @@
     load_extractor("gbt", "runs/gbt", threshold=0.4)         # a folder of one's own, a hand-set threshold
 
 What the library loads when nothing or only a folder is named (`bodyblocks.load`) is worked out in
-inference/plan.py, from these functions.
+loading/plan.py, from these functions.
 
 Shipped checkpoints live in the repository's checkpoints/ folder, which a wheel installs as the package data
 `bodyblocks/checkpoints` (pyproject.toml); `shipped_root` finds either. A model that is asked for and not
 there is a ModelNotFound error that says what to do: nothing falls back to a rule-based extractor silently.
 
 Kinds (config.json "kind"; folders written before it was recorded are models):
-  model     config.json + model.safetensors: the block Transformer (inference/model.py)
-  gbt       config.json + model.safetensors: the boosted trees (inference/gbt.py)
+  model     config.json + model.safetensors: the block Transformer (classify/model.py)
+  gbt       config.json + model.safetensors: the boosted trees (classify/trees.py)
   ensemble  config.json only: the two parts as paths relative to the folder, the blend's weights (`weight`:
             the model's, `heuristic`: the vote's; the trees get the rest) and the decision rule, all tuned
             together on validation (training/tune.py); `without_vote` holds the blend and rule tuned
@@ -36,15 +36,15 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from bodyblocks.classify import integrity, onnx_model
+from bodyblocks.classify.model_inputs import Scorer
+from bodyblocks.classify.trees import KIND as GBT
+from bodyblocks.classify.trees import GbtModel, GbtScorer
 from bodyblocks.errors import ModelNotFound
-from bodyblocks.inference import integrity, onnx_model
-from bodyblocks.inference.blocks import Blend, BlockExtractor
-from bodyblocks.inference.decision import DecisionRule
-from bodyblocks.inference.engines import engine_for, gpu_present
-from bodyblocks.inference.gbt import KIND as GBT
-from bodyblocks.inference.gbt import GbtModel, GbtScorer
-from bodyblocks.inference.inputs import Scorer
-from bodyblocks.inference.options import ExtractOptions
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.extraction.extractor import Blend, BlockExtractor
+from bodyblocks.loading.engines import engine_for, gpu_present
+from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.runtime.files import REPO_ROOT
 
 MODEL, ENSEMBLE = "model", "ensemble"
@@ -155,7 +155,7 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
     Args:
         kind: what the folder must hold.
         checkpoint: the folder; None: options.checkpoint, else the shipped one (`shipped`).
-        options: device, engine, threshold, rescue, fallback, batch size, threads, vote (inference/options.py;
+        options: device, engine, threshold, rescue, fallback, batch size, threads, vote (loading/options.py;
             None: the defaults, the checkpoint's tuned rule).
         changes: ExtractOptions' fields by keyword, put into `options` (threshold=0.4, device="cuda", ...).
     Raises:
@@ -271,6 +271,6 @@ def _model_scorer(folder: Path, options: ExtractOptions) -> Scorer:
     engine = engine_for(folder, read_meta(folder), options.engine, options.device)
     if engine == "onnx":
         return onnx_model.OnnxModelScorer.load(folder, threads=options.threads, batch_size=options.forward_batch)
-    from bodyblocks.inference.model_scorer import ModelScorer
+    from bodyblocks.classify.model_scorer import ModelScorer
 
     return ModelScorer.load(folder, device=options.device, batch_size=options.forward_batch, threads=options.threads)

@@ -3,7 +3,7 @@
     page = prepare_page(doc.blocks, cfg)                   # features, tag-path ids, hashed n-grams
     starts = window_starts(len(doc.blocks), cfg.window, cfg.stride)
 
-No torch here: the extraction-only install (ONNX Runtime, inference/onnx_model.py) imports this module alone.
+No torch here: the extraction-only install (ONNX Runtime, classify/onnx_model.py) imports this module alone.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ class Scorer(Protocol):
     """What a block extractor needs of the model, whatever runs it: the torch scorer (model_scorer.ModelScorer)
     and ONNX Runtime's (onnx_model.OnnxModelScorer) both implement it (both are PageScorers too).
 
-    prepare (this thread) then forward (any thread): the batch runner overlaps the two (inference/blocks.py).
+    prepare (this thread) then forward (any thread): the batch runner overlaps the two (extraction/extractor.py).
     """
 
     engine: str  # "torch" or "onnx": the batch runner runs whole pages in its workers on "onnx"
@@ -277,7 +277,7 @@ class Scorer(Protocol):
 
 def read_checkpoint(directory: str | Path) -> dict[str, Any]:
     """The checkpoint's config.json (model config plus whatever `extra` the trainer stored)."""
-    from bodyblocks.inference.integrity import read_config
+    from bodyblocks.classify.integrity import read_config
 
     path = Path(directory) / "config.json"
     meta = read_config(path)  # a JSON object, or one line that says what is wrong

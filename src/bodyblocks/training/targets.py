@@ -49,10 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference import kinds
-from bodyblocks.inference import roles as rules
-from bodyblocks.inference.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block, is_minor
-from bodyblocks.inference.roles import is_caption
+from bodyblocks.extraction import kinds
+from bodyblocks.extraction import roles as rules
+from bodyblocks.extraction.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block, is_minor
+from bodyblocks.extraction.roles import is_caption
 from bodyblocks.training.labels import annotated_classes
 from bodyblocks.types import Block, Document, Page
 

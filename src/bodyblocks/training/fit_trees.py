@@ -1,7 +1,7 @@
 """Training the boosted trees: scikit-learn's HistGradientBoostingClassifier on gbt_features, flattened.
 
     model = train_gbt(splits["train"], splits["val"], GbtConfig())
-    model.save("checkpoints/gbt")                      # inference/gbt.py reads it without scikit-learn
+    model.save("checkpoints/gbt")                      # classify/trees.py reads it without scikit-learn
 
 Early stopping on validation log-loss, then the decision rule tuned on validation exactly as for the
 neural model (tune.tune_rule).
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.classify.trees import GbtModel, feature_names, gbt_features
 from bodyblocks.config import DataConfig, GbtConfig, to_dict
-from bodyblocks.inference.gbt import GbtModel, feature_names, gbt_features
 from bodyblocks.page.features import tag_path_tokens
 from bodyblocks.training.cache import CachedPage, made_with
 from bodyblocks.training.data import load_pages
@@ -60,7 +60,7 @@ def with_vocabulary(pages: Sequence[CachedPage], cfg: GbtConfig) -> GbtConfig:
 
 def flatten_trees(nodes: Sequence[np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
     """scikit-learn's fitted tree node arrays (TreePredictor.nodes, numeric splits only) as one forest of flat node
-    arrays (inference/gbt.py's _TREE_ARRAYS, leaves pointing to themselves) and its depth."""
+    arrays (classify/trees.py's _TREE_ARRAYS, leaves pointing to themselves) and its depth."""
     flat = np.concatenate(nodes)
     if flat["is_categorical"].any():
         raise ValueError("categorical splits are not supported")

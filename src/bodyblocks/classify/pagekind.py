@@ -7,9 +7,9 @@
 Boosted trees (scikit-learn's HistGradientBoostingClassifier, one tree per kind and iteration, fitted by
 benchmarks/page_kind.py on wcxb-dev's train and val pages) on one row of page-level numbers
 (page/kind_features.py: block statistics, cue words, the canonical URL's path, structured-data types), flattened
-into the node arrays of inference/gbt.py and walked by its GbtModel in NumPy: no scikit-learn at inference.
+into the node arrays of classify/trees.py and walked by its GbtModel in NumPy: no scikit-learn at inference.
 The kinds are wcxb-dev's page types: a page of another source (news) is an article. Block extractors set
-Extraction.page_kind (inference/blocks.py); the decision rule does not read it.
+Extraction.page_kind (extraction/extractor.py); the decision rule does not read it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.classify.integrity import DIGESTS, WEIGHTS, file_sha256, read_config, verify_files
+from bodyblocks.classify.trees import _TREE_ARRAYS, GbtModel
 from bodyblocks.config import GbtConfig
-from bodyblocks.inference.gbt import _TREE_ARRAYS, GbtModel
-from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, file_sha256, read_config, verify_files
 from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features
 from bodyblocks.page.metadata import METADATA
 from bodyblocks.runtime.files import REPO_ROOT, atomic_path, write_json

@@ -2,7 +2,7 @@
 
     engine_for(folder, meta, "auto", "cpu")      # "onnx" or "torch"; torch missing: an ImportError saying what to do
 
-inference/checkpoints.py asks it when it plans a checkpoint (`locate`) and when it builds one (`load_extractor`).
+loading/checkpoints.py asks it when it plans a checkpoint (`locate`) and when it builds one (`load_extractor`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.inference import onnx_model
-from bodyblocks.inference.inputs import EXPORTS
-from bodyblocks.inference.options import ENGINES
+from bodyblocks.classify import onnx_model
+from bodyblocks.classify.model_inputs import EXPORTS
+from bodyblocks.loading.options import ENGINES
 from bodyblocks.runtime.extras import install_command
 
 

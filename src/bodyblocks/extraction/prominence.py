@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference.roles import BYLINE_CHARS, is_byline
+from bodyblocks.extraction.roles import BYLINE_CHARS, is_byline
 from bodyblocks.types import Block, Document
 
 PROMINENT = "prominent"  # Document.extra's key: indices of the blocks the tree shows as prominent (add_prominent)

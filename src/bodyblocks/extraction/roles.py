@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference import role_cues as cues
+from bodyblocks.extraction import role_cues as cues
 from bodyblocks.types import Block, Document
 
 BYLINE_CHARS = 100  # white space excluded

@@ -1,8 +1,8 @@
 """Gradient-boosted trees on the block classifier's non-neural inputs: the baseline a neural model must beat.
 
     model = GbtModel.load("checkpoints/gbt")               # safetensors + JSON; nothing is unpickled
-    p = model.page_probabilities(doc.blocks)               # NumPy-only inference (training/gbt.py fits them)
-    GbtScorer(model).scores(docs)                          # a block extractor's part (inference/blocks.py)
+    p = model.page_probabilities(doc.blocks)               # NumPy-only inference (training/fit_trees.py fits them)
+    GbtScorer(model).scores(docs)                          # a block extractor's part (extraction/extractor.py)
 
 Inputs per block (`gbt_features`), all computed without a neural network:
   1. features.block_features of the block (FEATURE_NAMES: DOM facts, text statistics, place in the page);
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bodyblocks.classify.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
+from bodyblocks.classify.model_inputs import path_parts
+from bodyblocks.classify.onnx_model import TREES, trees_session
 from bodyblocks.config import GbtConfig, from_dict
-from bodyblocks.inference.inputs import path_parts
-from bodyblocks.inference.integrity import DIGESTS, WEIGHTS, check_gbt_config, file_sha256, read_config, verify_files
-from bodyblocks.inference.onnx_model import TREES, trees_session
 from bodyblocks.page.features import (
     FEATURE_NAMES,
     TAIL,
@@ -47,7 +47,7 @@ from bodyblocks.runtime.files import atomic_path, write_json
 from bodyblocks.types import Block, Document
 
 if TYPE_CHECKING:
-    from bodyblocks.inference.inputs import PageInputs
+    from bodyblocks.classify.model_inputs import PageInputs
 
 KIND = "gbt"  # config.json "kind" of a gbt checkpoint folder
 FORMAT_VERSION = 1  # of the checkpoint folder (config.json + model.safetensors); bump on layout changes
@@ -168,7 +168,7 @@ class GbtModel:
     confident: float = 0.5  # a page with no block at or above this is low-confidence
     rescue: float | None = None  # on a page with no block at the threshold, keep those at or above this
     metrics: dict[str, Any] = field(default_factory=dict)
-    container: list[float] | None = None  # decision step 3 (share, inside, outside), inference/decision.py
+    container: list[float] | None = None  # decision step 3 (share, inside, outside), extraction/decision.py
     onnx: Any = field(default=None, repr=False, compare=False)  # trees.onnx's per-process session, or None
 
     @property
@@ -211,7 +211,7 @@ class GbtModel:
 
     def leaf_values(self, x: np.ndarray) -> np.ndarray:
         """(rows, trees) value of the leaf each row reaches in each tree (the NumPy walk; float64 rows of the
-        forest's features): a forest of several classes' trees sums them by class (inference/pagekind.py)."""
+        forest's features): a forest of several classes' trees sums them by class (classify/pagekind.py)."""
         return self._leaf_values(np.ascontiguousarray(x, dtype=np.float64))
 
     def _leaf_values(self, x: np.ndarray) -> np.ndarray:

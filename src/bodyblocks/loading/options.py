@@ -44,16 +44,16 @@ class ExtractOptions:
     rescue: float | None = None
     fallback: bool = False  # low-confidence pages go to the heuristic extractor
     comments: bool = False  # readers' comments kept in the text, not Extraction.comments (decision.py step 7)
-    # pages per forward pass of the model; None: default_batch_size's (inference/plan.py sets it for a run)
+    # pages per forward pass of the model; None: default_batch_size's (loading/plan.py sets it for a run)
     batch_size: int | None = None
     # CPU threads of the model's forward passes; None: 1 per ONNX Runtime session, torch's
-    # cores.default_threads (inference/plan.py sets it for a run)
+    # cores.default_threads (loading/plan.py sets it for a run)
     threads: int | None = None
     vote: bool = True  # the ensemble with the heuristic's vote (False: the blend and rule tuned without it)
     # blocks note their links and emphasis for Markdown output (Block.marks; about 0.8 CPU ms a page more); the
     # batch runner sets it for the formats that hold Markdown (md, parquet, jsonl)
     marks: bool = False
-    # each page's kind predicted (Extraction.page_kind: article, forum, product, ...; inference/pagekind.py), about
+    # each page's kind predicted (Extraction.page_kind: article, forum, product, ...; classify/pagekind.py), about
     # 2.7 CPU ms a page more; None in the outputs without it
     page_kind: bool = False
 

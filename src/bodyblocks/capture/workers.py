@@ -16,7 +16,7 @@ from contextlib import suppress
 from bodyblocks.capture.browser import _Browser
 from bodyblocks.capture.chromium import check_available
 from bodyblocks.capture.fetch import CapturedPage, _fetch, _HostThrottle
-from bodyblocks.capture.options import CHROMEDRIVER, CHROMIUM, CaptureOptions
+from bodyblocks.capture.settings import CHROMEDRIVER, CHROMIUM, CaptureOptions
 
 
 def capture(

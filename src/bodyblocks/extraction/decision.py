@@ -63,8 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from bodyblocks.inference import kinds, roles
-from bodyblocks.inference.prominence import PROMINENT, shown_headline
+from bodyblocks.extraction import kinds, roles
+from bodyblocks.extraction.prominence import PROMINENT, shown_headline
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
@@ -208,7 +208,7 @@ def container_keep(blocks: Sequence[Block], probs: np.ndarray, keep: np.ndarray,
 
 def is_minor(mask: np.ndarray, keep: np.ndarray, chars: np.ndarray, share: float) -> bool:
     """Whether the blocks of `mask` (of one role) hold at most `share` of the characters of `keep` (else they are the
-    page's content: a page of widgets, a briefing that is its key points); training/roles.py's guard too."""
+    page's content: a page of widgets, a briefing that is its key points); training/targets.py's guard too."""
     return bool(chars[mask].sum() <= share * chars[keep].sum())
 
 

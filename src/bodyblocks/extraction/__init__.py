@@ -1,0 +1,10 @@
+"""Extraction: a page segmented and annotated once, its blocks' P(body) blended, the decision rule applied.
+
+  extractor.py     segment_page (the one page path) and BlockExtractor: the parts blended, the rule applied
+  vote.py          the heuristic's vote on the segmenter's blocks
+  prominence.py    a headline where the page names none (a short, prominent block above the body)
+  kinds.py         page kinds the rule reads: a forum or Q&A thread, an error page
+  roles.py         blocks on the article's page that are not its body: byline, standfirst, captions, comments
+  role_cues.py     the role steps' cue data (words, class names, patterns), apart from their code
+  decision.py      the decision rule: threshold, container, rescue, roles, low confidence, no body
+"""
