@@ -187,3 +187,19 @@ def test_function_level_imports_count(name: str) -> None:
     graph = import_graph()
     assert graph[name], name
     assert "bodyblocks.classify.model_scorer" in graph["bodyblocks.loading.checkpoints"]  # a lazy import
+
+
+def test_no_module_name_is_used_twice() -> None:
+    """Each module's file name is one room's alone (`roles` in training and in extraction read as one thing)."""
+    names: dict[str, list[str]] = {}
+    for name, path in module_files().items():
+        if path.name != "__init__.py":
+            names.setdefault(path.stem, []).append(name)
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+
+
+def test_the_rooms_are_the_pipelines_stages() -> None:
+    """The classifier, the extract stage and loading are rooms of their own, in that order of layers."""
+    graph = import_graph()
+    assert {"classify", "extraction", "loading"} <= {layer(m) for m in graph}
+    assert LAYERS.index("classify") < LAYERS.index("extraction") < LAYERS.index("loading") < LAYERS.index("batch")

@@ -11,12 +11,12 @@ Browsers are recycled after ``recycle_after`` pages. Selenium is imported only w
 Selenium Manager is never consulted (the driver path is always given), so nothing is downloaded.
 
 The modules, each importing only those above it:
-  options.py   CaptureOptions, CaptureUnavailable and the default binary paths
+  settings.py  CaptureOptions, CaptureUnavailable and the default binary paths
   urls.py      reading URL lists; the schemes a browser may load
   chromium.py  check_available (the lazy Selenium import), Chromium's flags, killing a dead browser's processes
   browser.py   one browser: load a page once (stages 2-4), classify failures, restart and recycle Chromium
   fetch.py     one URL: politeness (1), retries (5), and the CapturedPage it ends as
-  pool.py      capture(): the feeder and worker threads, results handed back in input order
+  workers.py   capture(): the feeder and worker threads, results handed back in input order
   output.py    capture_to_dir(): <index>.html files and capture.jsonl
 Names with a leading underscore are shared between these modules but are not the package's API.
 """
