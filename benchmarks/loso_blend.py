@@ -47,9 +47,9 @@ import numpy as np
 from benchmarks import rule_steps
 from benchmarks.common import arguments, write_report
 from benchmarks.rule_steps import ablated
+from bodyblocks.classify.blend import Blend
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
 from bodyblocks.extraction.decision import DecisionRule
-from bodyblocks.extraction.extractor import Blend
 from bodyblocks.extraction.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.runtime.files import REPO_ROOT, write_atomic
@@ -475,7 +475,7 @@ def main() -> int:
     ap.add_argument("--no-comment-headings", action="store_true",
                     help="the decision rule without comment sections found by their heading: an ablation")
     ap.add_argument("--no-role-rescue", action="store_true",
-                    help="the decision rule without the rescue after the roles (decision.py, step 5b): an ablation")
+                    help="the decision rule without the rescue after the roles (decision.py, step 11): an ablation")
     ap.add_argument("--no-sidebars", action="store_true",
                     help="the decision rule without its sidebar step (a sidebar's widgets stay in the body): an "
                          "ablation")

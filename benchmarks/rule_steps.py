@@ -25,9 +25,9 @@ class AblatedRule(DecisionRule):
     """DecisionRule whose steps can be turned off (each True: as shipped)."""
 
     captions: bool = True  # step 7: captions and photo credits out of the body, into Extraction.captions
-    repeated_posts: bool = True  # step 7: a thread of posts repeated outside comment containers
-    comment_headings: bool = True  # step 7: a section under a comments heading is a comment container
-    role_rescue: bool = True  # step 5b: the rescue after the roles
+    repeated_posts: bool = True  # step 5: a thread of posts repeated outside comment containers
+    comment_headings: bool = True  # step 5: a section under a comments heading is a comment container
+    role_rescue: bool = True  # step 11: the rescue after the roles
     sidebars: bool = True  # step 7: a sidebar's widgets out of the body
     key_points: bool = True  # step 7: a story's key points box out of the body
 

@@ -55,8 +55,8 @@ from benchmarks.loso_blend import (
     settings,
     without,
 )
+from bodyblocks.classify.blend import Blend
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
-from bodyblocks.extraction.extractor import Blend
 from bodyblocks.metrics import accuracy, score_page
 from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.datasets import gold_convention

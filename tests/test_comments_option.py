@@ -1,4 +1,4 @@
-"""`--comments` / ExtractOptions(comments=True) (decision.py step 7): an article's comments in its text, after it,
+"""`--comments` / ExtractOptions(comments=True) (decision.py step 5): an article's comments in its text, after it,
 though the model doubts them; without it, in Extraction.comments."""
 
 from __future__ import annotations

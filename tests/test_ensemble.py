@@ -11,10 +11,10 @@ import pytest
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuristic_text
 from bodyblocks.batch import BatchOptions, run_batch, stem_of
+from bodyblocks.classify.blend import Blend
 from bodyblocks.cli import main
 from bodyblocks.config import EnsembleConfig, GbtConfig, load_config
 from bodyblocks.extraction import extractor as blocks_module
-from bodyblocks.extraction.extractor import Blend
 from bodyblocks.extraction.vote import VOTE, heuristic_vote, segment_with_vote
 from bodyblocks.loading.checkpoints import load_extractor, read_ensemble, shipped
 from bodyblocks.loading.options import ExtractOptions
@@ -126,11 +126,14 @@ def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tu
     assert VOTE not in fast.page_segmenter(page).extra
     p_fast = wv["weight"] * p_model + (1 - wv["weight"]) * p_gbt
     assert np.allclose(fast.probabilities([segment(page)])[0], p_fast, atol=1e-6)
-    plain = segment(page)  # a page segmented without the vote: refused, unless its source comes along
+    plain = segment(page)  # a page segmented without the vote: refused, its source given or not
     with pytest.raises(ValueError, match="lack the heuristic's vote"):
         ex.probabilities([plain])
-    again = ex.extract_documents([plain], [lambda: page])[0]
-    assert again.probabilities == result.probabilities and VOTE in plain.extra
+    with pytest.raises(ValueError, match="lack the heuristic's vote: segment them with the extractor's"):
+        ex.extract_documents([plain], [lambda: page])
+    assert VOTE not in plain.extra
+    again = ex.extract_documents([ex.page_segmenter(page)], [lambda: page])[0]
+    assert again.probabilities == result.probabilities
     # a threshold given by hand turns the tuned rescue off, as for the model
     assert load_extractor("ensemble", tmp_path / "ens", device="cpu", threshold=0.9).rule.rescue is None
     meta["weight"] = 0.9

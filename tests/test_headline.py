@@ -1,5 +1,5 @@
 """The headline is a field, not body; bylines, promos and comments are not body either (decision.py
-steps 6-8, extraction/roles.py), and evaluation scores each dataset by its own gold convention."""
+steps 5-7, extraction/roles.py), and evaluation scores each dataset by its own gold convention."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from benchmarks.rule_steps import ablated
 
 from bodyblocks.evaluation.evaluate import body_only, scored_text
-from bodyblocks.extraction.decision import DecisionRule, site_free_title
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.extraction.headline import site_free_title
 from bodyblocks.extraction.roles import in_comments, is_byline, is_promo
 from bodyblocks.page.markdown import to_markdown
 from bodyblocks.page.segment import segment

@@ -150,7 +150,7 @@ def test_menu_lines_the_model_half_leans_to_are_no_thread_on_a_page_that_keeps_o
     assert kinds.repeated_posts(doc.blocks, p, keep, np.zeros(len(doc.blocks), bool), kept) is None
     ex = _decide(html, probs, _RESCUE)
     assert ex.title == "Children and the climate" and ex.text.startswith("Millions of children")
-    assert "Section" not in ex.text and ex.low_confidence  # the rescue after the roles (decision.py, step 5b)
+    assert "Section" not in ex.text and ex.low_confidence  # the rescue after the roles (decision.py, step 11)
     assert _decide(html, probs, ablated(_RESCUE, role_rescue=False)).no_body
 
 def _page(title: str, body: str) -> str:

@@ -180,6 +180,25 @@ def test_parquet_shards_have_a_page_kind_column(tmp_path: Path) -> None:
     assert table.column("page_kind").to_pylist() == [ex.page_kind] and ex.page_kind in PAGE_KINDS
 
 
+def test_page_kind_is_made_in_step_one_and_travels_with_the_pages_parts() -> None:
+    """The kind is predicted in step 1 (prepare, prepare_pages), so that the Ray pipeline's model actors get it
+    with each page's parts and `finish` walks no trees of its own; a page with no block has none."""
+    import bodyblocks
+
+    ex = bodyblocks.get_extractor("gbt", page_kind=True)
+    docs = [ex.page_segmenter(ARTICLE), ex.page_segmenter(SHOP), ex.page_segmenter("<html><body></body></html>")]
+    expected = page_kinds(docs)
+    assert expected[0] == "article" and expected[1] in PAGE_KINDS and expected[2] is None
+    prepared = ex.prepare(docs)
+    assert prepared.kinds == expected
+    parts = ex.prepare_pages(docs)
+    assert [p.kind for p in parts] == expected
+    assert [e.page_kind for e in ex.finish(ex.prepared_from(docs, parts), [])] == expected
+    assert [e.page_kind for e in ex.extract_documents(docs)] == expected
+    plain = bodyblocks.get_extractor("gbt")
+    assert plain.prepare(docs).kinds == [] and [p.kind for p in plain.prepare_pages(docs)] == [None] * 3
+
+
 def test_page_kind_is_predicted_only_when_asked(tmp_path: Path) -> None:
     import bodyblocks
     from bodyblocks.cli import main

@@ -43,3 +43,24 @@ def test_every_step_on_decides_as_the_shipped_rule_and_each_off_changes_its_part
 def test_an_unknown_step_is_refused() -> None:
     with pytest.raises(ValueError, match="no such step: sidebar"):
         ablated(DecisionRule(0.5, 0.5), sidebar=False)
+
+
+def _marked_steps(function: object) -> list[int]:
+    """The step numbers a function's comments mark (`# step 5`, `# steps 1-4`), ranges spelled out, in order."""
+    import inspect
+    import re
+
+    marks = re.findall(r"#\s*steps?\s+(\d+)(?:-(\d+))?", inspect.getsource(function))  # type: ignore[arg-type]
+    return [n for first, last in marks for n in range(int(first), int(last or first) + 1)]
+
+
+def test_the_rule_steps_are_numbered_in_the_order_the_code_runs_them() -> None:
+    import re
+
+    from bodyblocks.extraction import decision
+
+    listed = [int(n) for n in re.findall(r"^ {1,2}(\d+)\. ", decision.__doc__ or "", re.MULTILINE)]
+    assert listed == list(range(1, len(listed) + 1)) and len(listed) >= 10
+    assert _marked_steps(DecisionRule.keep) == [1, 2, 3, 4]
+    assert _marked_steps(DecisionRule._decide) == list(range(1, len(listed)))  # every step but the last, in order
+    assert _marked_steps(DecisionRule.decide) == [*range(1, len(listed)), len(listed)]  # _decide's, then the last

@@ -317,7 +317,8 @@ def test_container_core_keeps_a_doubtful_sidebar_from_pulling_the_container_up()
 def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
     import numpy as np
 
-    from bodyblocks.extraction.decision import DecisionRule, title_match
+    from bodyblocks.extraction.decision import DecisionRule
+    from bodyblocks.extraction.headline import title_match
     from bodyblocks.types import Block, Document
 
     def block(i: int, text: str, link: int = 0) -> Block:
@@ -340,7 +341,7 @@ def test_headline_step_keeps_the_block_that_matches_the_title() -> None:
     assert title_match(blocks, "  ", keep) is None
     assert list(np.flatnonzero(rule.keep(np.zeros(5), blocks, title))) == []  # nothing kept: no headline alone
     ex = rule.decide(Document(blocks, title=title), probs, "ensemble")
-    # step 3b kept the headline; step 6 makes it the page's title, apart from the body
+    # step 4 kept the headline; step 6 makes it the page's title, apart from the body
     assert ex.kept == [3] and ex.headline == 2 and ex.title == headline and ex.text.startswith("正文第一段")
     assert DecisionRule.from_meta({"threshold": 0.5, "headline": True}).headline
     assert not DecisionRule.from_meta({"threshold": 0.5}).headline

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from benchmarks import vote_split
 
-from bodyblocks.extraction.extractor import Blend
+from bodyblocks.classify.blend import Blend
 
 
 @pytest.mark.parametrize(("head", "kind"), [

@@ -8,6 +8,7 @@
   model_scorer.py  the model as a part of an extractor: batches, forward passes on CPU or GPU
   onnx_model.py    the model and the trees on ONNX Runtime (CPU, without torch or scikit-learn)
   trees.py         the boosted trees: features, tree walks, checkpoints, GbtScorer
+  blend.py         the parts' weights in P(body): model, the heuristic's vote, the trees
   pagekind.py      the page's kind (article, forum, product, listing, ...): a small tree classifier
   integrity.py     what a checkpoint folder must prove: its config, its weight files' SHA-256, their shapes
 """

@@ -151,13 +151,14 @@ def shipped_model() -> KindModel | None:
 
 
 def page_kinds(docs: Sequence[Document]) -> list[str | None]:
-    """The pages' kinds by the shipped model, their rows walked through the trees at once (None without the
-    model, and for a page with no block)."""
+    """The pages' kinds by the shipped model: every page's row of features first, then the rows walked through the
+    trees at once (None without the model, and for a page with no block)."""
     model = shipped_model()
     have = [i for i, doc in enumerate(docs) if doc.blocks]
     kinds: list[str | None] = [None] * len(docs)
     if model is None or not have:
         return kinds
-    for i, kind in zip(have, model.predict_rows(np.stack([features_of(docs[i]) for i in have])), strict=True):
+    rows = np.stack([features_of(docs[i]) for i in have])
+    for i, kind in zip(have, model.predict_rows(rows), strict=True):
         kinds[i] = kind
     return kinds

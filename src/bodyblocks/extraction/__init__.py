@@ -6,5 +6,6 @@
   kinds.py         page kinds the rule reads: a forum or Q&A thread, an error page
   roles.py         blocks on the article's page that are not its body: byline, standfirst, captions, comments
   role_cues.py     the role steps' cue data (words, class names, patterns), apart from their code
-  decision.py      the decision rule: threshold, container, rescue, roles, low confidence, no body
+  headline.py      the page's headline: the block that matches its title, else one it shows as one
+  decision.py      the decision rule: threshold, container, comments, headline, roles, error page, low confidence
 """

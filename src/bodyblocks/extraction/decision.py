@@ -15,48 +15,49 @@
      `core_share` of the kept characters: a sidebar of doubtful prose kept beside the article then no longer
      pulls the container up to the page's wrapper. The leave-one-source-out blend grid
      (docs/GENERALIZATION.md) chooses the outer threshold and the core;
-  3b. headline (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
-     block that best matches the page's title (title_match) is kept, so that a headline just under the
+  4. title kept (when the rule has it: a convention learnt from a user's labels, training/finetune.py): the
+     block that best matches the page's title (headline.title_match) is kept, so that a headline just under the
      threshold is not lost where the convention counts it as body;
-  4. low confidence: a page whose best block stays under `confident` is flagged low_confidence;
-  5. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
-  5b. the rescue after the roles (with a rescue under the threshold), after step 8: where every
-     block steps 1-3 kept is taken out by steps 6-8 (the headline, a byline, a caption, a promo line, comments), no
-     body block reached the threshold, so steps 1-8 run again with those blocks, and every block at the
-     threshold, set aside (P(body) 0): the rescue of step 2 then applies to the rest. A listing whose title was
-     its one confident block, or an article whose one paragraph sat just under the threshold beside its headline
-     and source line, no longer comes back empty; the result keeps the first pass's headline, byline, standfirst
-     and captions, and is flagged low_confidence. A page the second pass finds to be an error page is one;
-  6. headline (headline_block): the block that matches the title channel (og:title, <title>), else a kept <h1>
-     opening the kept text, else (no title channel) a short bold/large/title-class block at the body's top
-     (prominence.py), is the page's title and not body (Extraction.headline names it); the kept blocks
+  5. comments (roles.py): the blocks in comment containers (on an article, also the sections under a comments
+     heading: roles.comment_sections) are not body and their comment text goes to Extraction.comments
+     (roles.is_comment_text: no headings, names or link lines); a rule that keeps comments (`--comments`) keeps
+     that comment text as body instead, whatever the model said of it. On a thread (kinds.py: less than
+     MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page, or posts
+     repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out) the posts
+     are the body, in order: kept, also those the model doubted;
+  6. headline (headline.headline_block): the block that matches the title channel (og:title, <title>), else a
+     kept <h1> opening the kept text, else (no title channel) a short bold/large/title-class block at the body's
+     top (prominence.py), is the page's title and not body (Extraction.headline names it); the kept blocks
      above it go with it when they hold at most BEFORE_HEADLINE of the kept characters. A page without one
-     gets the title channel less its site's name (site_free_title). A kept block with the title's very text
-     (a headline shown twice) is dropped too (roles.headline_copies);
-  7. roles (roles.py): the blocks in comment containers are not body and their comment text goes to
-     Extraction.comments (roles.is_comment_text: no headings, names or link lines); a rule that keeps comments
-     (`--comments`) keeps that comment text as body instead, whatever the model said of it. On a thread (kinds.py:
-     less than MIN_ARTICLE kept characters outside them, or structured data naming a forum posting or a Q&A page, or
-     posts repeated in no comment container: kinds.repeated_posts, whose comment containers then stay out) the posts
-     are the body, in order: kept, also those the model doubted; bylines/datelines next to the headline
-     go to Extraction.byline, the standfirst (the summary paragraph under the headline: roles.standfirst_block)
-     to Extraction.standfirst; short promo lines, a short link-only last block (a button: "Follow", "关注"), a
-     story's key points box (roles.key_points: "STORY HIGHLIGHTS" and its list; unless it holds more than
+     gets the title channel less its site's name (headline.site_free_title). A kept block with the title's very
+     text (a headline shown twice) is dropped too (roles.headline_copies);
+  7. roles (roles.py): bylines/datelines next to the headline go to Extraction.byline, the standfirst (the
+     summary paragraph under the headline: roles.standfirst_block) to Extraction.standfirst; short promo lines,
+     a story's key points box (roles.key_points: "STORY HIGHLIGHTS" and its list; unless it holds more than
      KEY_POINTS_SHARE of the kept characters) and the widgets of a sidebar (roles.in_sidebar: #sidebar, .widget;
      unless they hold more than SIDEBAR_SHARE of the kept characters) are dropped; kept captions and photo
-     credits (roles.is_caption) go to Extraction.captions, unless they hold more than CAPTION_SHARE
-     of the kept characters (a gallery, a list of cards: its content), with the captions the model did not keep
-     between the headline (or the first kept block) and the last kept block, under their common element;
-  8. page-level failures: a page whose kept text (comments counted) is more than PAGE_SHARE comments, or
-     whose kept text is more than PAGE_SHARE link text (a listing, a link list), is flagged low_confidence; an
-     error or "not found" page (kinds.error_page: its title or its own text names the error, and its short kept
-     text is that message and little else) comes back empty, flagged error_page (and no_body), its message in
-     Extraction.error_text.
+     credits (roles.is_caption) go to Extraction.captions, unless they hold more than CAPTION_SHARE of the kept
+     characters (a gallery, a list of cards: its content), with the captions the model did not keep between the
+     headline (or the first kept block) and the last kept block, under their common element; a short link-only
+     last block (a button: "Follow", "关注") is dropped;
+  8. error page: an error or "not found" page (kinds.error_page: its title or its own text names the error,
+     and its short kept text is that message and little else) comes back empty, flagged error_page (and
+     no_body), its message in Extraction.error_text;
+  9. low confidence: a page whose best block stays under `confident`, whose kept text after step 4 (comments
+     counted) is more than PAGE_SHARE comments, or whose kept text is more than PAGE_SHARE link text (a
+     listing, a link list), is flagged low_confidence, the reasons in Extraction.low_confidence_reason;
+ 10. no body: a page where nothing is kept comes back empty with no_body=True, never as navigation;
+ 11. the rescue after the roles (with a rescue under the threshold): where every block steps 1-4 kept is
+     taken out by steps 5-7 (comments, the headline, a byline, a caption, a promo line), no body block reached
+     the threshold, so steps 1-10 run again with those blocks, and every block at the threshold, set aside
+     (P(body) 0): the rescue of step 2 then applies to the rest. A listing whose title was its one confident
+     block, or an article whose one paragraph sat just under the threshold beside its headline and source line,
+     no longer comes back empty; the result keeps the first pass's headline, byline, standfirst and captions,
+     and is flagged low_confidence. A page the second pass finds to be an error page is one.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,29 +65,23 @@ from typing import Any
 import numpy as np
 
 from bodyblocks.extraction import kinds, roles
-from bodyblocks.extraction.prominence import PROMINENT, shown_headline
+from bodyblocks.extraction.headline import headline_block, page_title, title_match
+from bodyblocks.extraction.prominence import PROMINENT
 from bodyblocks.types import Block, Document, Extraction
 
 DEFAULT_THRESHOLD = 0.5  # of a checkpoint that records none
-HEADLINE_SIMILARITY = 85.0  # step 3b: rapidfuzz's ratio (0-100) of a block's text to the title or one of its parts
-# of the kept characters, at most this share above the headline is left out with it (more: a page of several
-# posts, or a headline found far down the page, keeps them)
-BEFORE_HEADLINE = 0.1
-MIN_ARTICLE = kinds.MIN_ARTICLE  # step 7: kept characters outside comment containers that make an article
-CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than this are the page's content
-# step 7: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
+MIN_ARTICLE = kinds.MIN_ARTICLE  # step 5: kept characters outside comment containers that make an article
+# step 5: a block under a comments heading that the rule did not keep is reported as a comment when its P(body) is
 # at least this (a footer that shares the comments' parent element is none)
 SECTION_HEARD = 0.15
+# step 6: of the kept characters, at most this share above the headline is left out with it (more: a page of
+# several posts, or a headline found far down the page, keeps them)
+BEFORE_HEADLINE = 0.1
+CAPTION_SHARE = 0.3  # step 7: captions holding more of the kept characters than this are the page's content
 KEY_POINTS_SHARE = 0.5  # step 7: a key points box holding more of the kept characters than this is the page's
 SIDEBAR_SHARE = 0.5  # step 7: a sidebar's kept widgets holding more of the kept characters than this are the page's
-PAGE_SHARE = 0.5  # step 8: a page whose kept characters are more than this share comments, or link text, is unsure
-RESCUED = "rescued under the threshold (what reached it was the headline, byline, captions or comments)"  # step 5b
-MAX_TITLE = 500  # step 3b: characters of the title compared (a title can be any length)
-# step 3b: where a title is cut into headline and site name ("headline_site", "headline | site", "headline-site")
-_TITLE_PARTS = re.compile(r"\s*[_|｜–—-]\s*|\s+[:：]\s+")
-_SPACE = re.compile(r"\s+")
-# where a title's site name is cut off (a hyphen only with spaces around it: "Jean-Luc" is one word)
-_SITE_SEPARATOR = re.compile(r"(\s+[|｜–—»:-]\s+|\s*[_｜|]\s*|\s+::\s+)")
+PAGE_SHARE = 0.5  # step 9: a page whose kept characters are more than this share comments, or link text, is unsure
+RESCUED = "rescued under the threshold (what reached it was the headline, byline, captions or comments)"  # step 11
 
 
 def _parent(xpath: str) -> str:
@@ -217,65 +212,6 @@ def _minor(mask: np.ndarray, keep: np.ndarray, chars: np.ndarray, share: float) 
     return mask if is_minor(mask, keep, chars, share) else np.zeros_like(mask)
 
 
-def title_match(blocks: Sequence[Block], title: str, keep: np.ndarray) -> int | None:
-    """Step 3b: the index of the block that is the page's headline, or None. A block is a candidate when its
-    text (white space removed) has a rapidfuzz ratio of at least HEADLINE_SIMILARITY to the title or to its
-    longest part cut at a separator (a site's name is the shorter part) and at most half of it is link text (a
-    logo, a breadcrumb's link); of the candidates, the best match, then the one nearest the first kept block."""
-    from rapidfuzz import fuzz
-
-    title = title[:MAX_TITLE]
-    flat = _SPACE.sub("", title)
-    if not flat:
-        return None
-    parts = {flat, max((_SPACE.sub("", y) for y in _TITLE_PARTS.split(title)), key=len)}  # not the site's name
-    # a ratio of HEADLINE_SIMILARITY needs lengths within a factor r / (200 - r) of each other
-    factor = HEADLINE_SIMILARITY / (200.0 - HEADLINE_SIMILARITY)
-    low, high = max(2.0, factor * min(map(len, parts))), max(map(len, parts)) / factor
-    first = int(np.argmax(keep)) if keep.any() else 0
-    best: tuple[float, int, int] | None = None
-    for i, block in enumerate(blocks):
-        if not low <= block.text_len <= high or block.link_density > 0.5:  # a logo or a link to the page
-            continue
-        text = _SPACE.sub("", block.text)
-        score = max(fuzz.ratio(text, part, score_cutoff=HEADLINE_SIMILARITY) for part in parts)
-        if score >= HEADLINE_SIMILARITY and (best is None or (score, -abs(i - first)) > best[:2]):
-            best = (score, -abs(i - first), i)
-    return None if best is None else best[2]
-
-
-def headline_block(blocks: Sequence[Block], title: str, keep: np.ndarray, prominent: Sequence[int] = ()
-                   ) -> int | None:
-    """The page's headline: the block that matches the title channel (title_match), else a kept <h1> that is the
-    first kept block or sits just before it; on a page with no title channel, a short prominent block at the top
-    of the body (prominence.shown_headline; `prominent`: its tree's cue); None when the page shows none."""
-    head = title_match(blocks, title, keep) if title else None
-    if head is not None or not keep.any():
-        return head
-    if not title:
-        return shown_headline(blocks, keep, prominent)
-    first = int(np.argmax(keep))
-    for i in (first, first - 1):
-        if i >= 0 and blocks[i].heading_level == 1 and blocks[i].link_density <= 0.5 and blocks[i].text_len >= 2:
-            return i
-    return None
-
-
-def site_free_title(title: str) -> str:
-    """The title channel without the site's name: of a title cut at a separator (" | ", " - ", "_", ...), the
-    first or last part is left out when it is the shorter side (a site's name); otherwise the title as it is."""
-    parts = _SITE_SEPARATOR.split(title)
-    if len(parts) < 3:
-        return title.strip()
-    texts = parts[0::2]
-    last, first = texts[-1], texts[0]
-    if len(last.strip()) < len("".join(parts[:-2]).strip()):
-        return "".join(parts[:-2]).strip()
-    if len(first.strip()) < len("".join(parts[2:]).strip()):
-        return "".join(parts[2:]).strip()
-    return title.strip()
-
-
 @dataclass(frozen=True)
 class DecisionRule:
     """Threshold, low-confidence level and rescue threshold of a block extractor (module docstring)."""
@@ -284,8 +220,8 @@ class DecisionRule:
     confident: float
     rescue: float | None = None
     container: tuple[float, ...] | None = None  # step 3: (share, inside, outside[, core, core_share]); None: no step 3
-    headline: bool = False  # step 3b: keep the block that matches the page's title
-    comments: bool = False  # step 7: keep the comment text (roles.is_comment_text) as body, not Extraction.comments
+    headline: bool = False  # step 4: keep the block that matches the page's title
+    comments: bool = False  # step 5: keep the comment text (roles.is_comment_text) as body, not Extraction.comments
 
     def __post_init__(self) -> None:
         values = [self.threshold, self.confident] + ([] if self.rescue is None else [self.rescue])
@@ -321,7 +257,7 @@ class DecisionRule:
     def from_meta(cls, meta: Mapping[str, Any], threshold: float | None = None, confident: float | None = None,
                   rescue: float | None = None, comments: bool = False) -> DecisionRule:
         """`resolve` from a checkpoint's config.json (its keys threshold, confident, rescue, container, headline);
-        `comments`: keep the comments (step 7)."""
+        `comments`: keep the comments (step 5)."""
         headline = meta.get("headline", False)
         if not isinstance(headline, bool):
             raise ValueError(f"decision rule: headline must be true or false, got {headline!r}")
@@ -329,12 +265,12 @@ class DecisionRule:
                            threshold, confident, rescue, meta.get("container"), headline, comments)
 
     def keep(self, probs: np.ndarray, blocks: Sequence[Block] | None = None, title: str = "") -> np.ndarray:
-        """Steps 1-3b (3 and 3b when the rule has them and the blocks, and for 3b the title, are given): the kept
+        """Steps 1-4 (3 and 4 when the rule has them and the blocks, and for 4 the title, are given): the kept
         blocks as a mask."""
-        keep = keep_mask(probs, self.threshold, self.rescue)
-        if self.container is not None and blocks is not None and keep.any():
+        keep = keep_mask(probs, self.threshold, self.rescue)  # steps 1-2
+        if self.container is not None and blocks is not None and keep.any():  # step 3
             keep = container_keep(blocks, probs, keep, self.container)
-        if self.headline and blocks is not None and title and keep.any():
+        if self.headline and blocks is not None and title and keep.any():  # step 4
             head = title_match(blocks, title, keep)
             if head is not None:
                 keep = keep.copy()
@@ -342,13 +278,14 @@ class DecisionRule:
         return keep
 
     def decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
-        """Steps 1-8 on one page: its Extraction by the extractor called `name` (step 5b: the rescue after the
-        roles, where nothing of what steps 1-3 kept stayed body)."""
-        extraction = self._decide(doc, probs, name)
+        """Steps 1-11 on one page: its Extraction by the extractor called `name` (step 11: the rescue after the
+        roles, where nothing of what steps 1-4 kept stayed body)."""
+        extraction = self._decide(doc, probs, name)  # steps 1-10
+        # step 11: the rescue after the roles
         if (extraction.kept or extraction.error_page or self.rescue is None
                 or self.rescue >= self.threshold or not (probs >= self.threshold).any()):
             return extraction
-        rest = probs.copy()  # what steps 1-3 kept, and every block at the threshold, set aside: step 2's rescue
+        rest = probs.copy()  # what steps 1-4 kept, and every block at the threshold, set aside: step 2's rescue
         rest[self.keep(probs, doc.blocks, doc.title) | (probs >= self.threshold)] = 0.0
         again = self._decide(doc, rest, name)
         if again.error_page:  # its short text says so, now that the headline is set aside
@@ -365,7 +302,7 @@ class DecisionRule:
                        low_confidence_reason=RESCUED, confidence=float(np.mean(probs[again.kept])), **fields)
 
     def unsure(self, top: float, comment_share: float, link_share: float) -> str:
-        """Why a page is low_confidence (steps 4 and 8), one line; "" when it is not."""
+        """Why a page is low_confidence (step 9), one line; "" when it is not."""
         best = f"no block is confidently body (the best P(body) {top:.3f} < {self.confident:.3f})"
         why = (best if top < self.confident else "", f"comments are {comment_share:.0%} of the kept text" if
                comment_share > PAGE_SHARE else "", f"link text is {link_share:.0%} of the kept text" if
@@ -373,9 +310,10 @@ class DecisionRule:
         return "; ".join(w for w in why if w)
 
     def _decide(self, doc: Document, probs: np.ndarray, name: str) -> Extraction:
-        """Steps 1-8 on one page, without step 5b."""
+        """Steps 1-10 on one page, without step 11."""
         blocks = doc.blocks
-        keep = self.keep(probs, blocks, doc.title).copy()
+        keep = self.keep(probs, blocks, doc.title).copy()  # steps 1-4
+        # step 5: comments and threads (the comments' share of what steps 1-4 kept is step 9's)
         chars = np.fromiter((b.text_len for b in blocks), np.int64, len(blocks))
         comments = np.fromiter((roles.in_comments(b) for b in blocks), bool, len(blocks))
         chosen = int(chars[keep].sum())
@@ -399,13 +337,15 @@ class DecisionRule:
                 said = []
             else:
                 keep &= ~comments
+        # step 6: the headline is the title, not body
         head = headline_block(blocks, doc.title, keep, doc.extra.get(PROMINENT, ())) if blocks else None
-        if head is not None:  # the headline is the title, not body
+        if head is not None:
             keep[head] = False
             if chars[: head][keep[: head]].sum() <= BEFORE_HEADLINE * chars[keep].sum():
                 keep[: head] = False  # the body starts after it: a kicker, a breadcrumb or a dateline above it
-        title = _SPACE.sub(" ", blocks[head].text).strip() if head is not None else site_free_title(doc.title)
+        title = page_title(blocks, head, doc.title)
         keep[roles.headline_copies(blocks, keep, title)] = False  # the headline shown twice: once, as the title
+        # step 7: the roles: byline, standfirst, promo lines, key points, sidebar, captions, a last button
         byline = roles.byline_blocks(blocks, keep, head)
         keep[byline] = False
         standfirst = roles.standfirst_block(blocks, keep, head, doc.extra.get(roles.DESCRIPTIONS, ()), comments)
@@ -418,14 +358,17 @@ class DecisionRule:
         kept = [int(i) for i in np.flatnonzero(keep)]
         while kept and blocks[kept[-1]].in_link_only and blocks[kept[-1]].text_len <= roles.BUTTON_CHARS:
             keep[kept.pop()] = False  # a button after the article ("Follow", "Share", "关注")
+        # step 8: an error or "not found" page: no body, rather than its error text (a field of its own)
         shown = blocks[head].text if head is not None else ""
         error = bool(blocks) and kinds.error_page(blocks, keep, doc.title, shown)
         message = "\n".join(blocks[i].text for i in kept) if error else ""
-        if error:  # an error or "not found" page: no body, rather than its error text (a field of its own)
+        if error:
             keep[:], kept, byline, standfirst, captions, said = False, [], [], None, [], []
+        # step 9: low confidence
         top = float(probs.max()) if len(probs) else 0.0
         links = sum(blocks[i].link_len for i in kept) / max(1, int(chars[keep].sum()))
         unsure = self.unsure(top, comment_share, links)
+        # step 10: nothing kept is no body (no_body), never the navigation
         return Extraction(
             text="\n".join(blocks[i].text for i in kept), title=title, extractor=name,
             encoding=doc.encoding, blocks=blocks, probabilities=[float(x) for x in probs], kept=kept,
@@ -438,7 +381,7 @@ class DecisionRule:
             error_text=message, captions=[blocks[i].text for i in captions], caption_blocks=captions,
             comments=[blocks[i].text for i in said])
 
-    # step 7's parts, each a method that a benchmark's subclass overrides (benchmarks/rule_steps.py)
+    # parts of steps 5 and 7, each a method that a benchmark's subclass overrides (benchmarks/rule_steps.py)
     def _thread_posts(self, doc: Document, probs: np.ndarray, keep: np.ndarray, comments: np.ndarray,
                       outside: int, inside: int) -> np.ndarray | None:
         """A thread's posts to keep (kinds.thread_posts), None on an article."""

@@ -4,12 +4,13 @@
     result = extractor.extract(html_bytes)                   # one page
     results = extractor.extract_documents(docs)              # several segmented pages per forward pass
 
-Per block, P(body) = w * P_model + h * vote + (1 - w - h) * P_gbt (`Blend`); the model alone is w = 1, the
-trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented by `page_segmenter`. Work on a
+Per block, P(body) = w * P_model + h * vote + (1 - w - h) * P_gbt (classify/blend.py); the model alone is w = 1,
+the trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented by `page_segmenter`. Work on a
 batch of pages goes in three steps, so that the batch runner can put the forward pass on a second thread
 (torch releases the GIL in its kernels) while this one parses the next pages:
 
-  1. prepare (this thread): the model's inputs (NumPy) and the trees' P(body);
+  1. prepare (this thread): the model's inputs (NumPy), then the work of boosted trees: each page's kind when
+     asked (classify/pagekind.py) and the trees' P(body) (classify/trees.py);
   2. forward (any thread): the model's forward passes (torch only);
   3. finish (this thread): the blend and the decision rule (extraction/decision.py), with the heuristic as a
      fallback for low-confidence pages when asked.
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
+from bodyblocks.classify.blend import Blend
 from bodyblocks.classify.pagekind import page_kinds, with_url
 from bodyblocks.errors import InputError
 from bodyblocks.extraction import kinds, roles, vote
@@ -64,50 +66,25 @@ def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False
     return vote.add_vote(doc, html, tree) if voting else doc
 
 
-@dataclass(frozen=True)
-class Blend:
-    """Weights of the parts in P(body): `model` (w), the heuristic's `vote` (h), the trees the rest."""
-
-    model: float = 1.0
-    vote: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not (0.0 <= self.model and 0.0 <= self.vote and self.model + self.vote <= 1.0 + 1e-9):
-            raise ValueError("blend weights must be >= 0 with model + vote <= 1")
-
-    @property
-    def gbt(self) -> float:
-        """The trees' weight, 1 - w - h."""
-        return 1.0 - self.model - self.vote
-
-    def __call__(self, model: Sequence[np.ndarray] | None, gbt: Sequence[np.ndarray] | None,
-                 vote: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
-        """Per page, w * model + h * vote + (1 - w - h) * gbt (float32); a part alone is returned as it is."""
-        if gbt is None or model is None:
-            only = model if gbt is None else gbt
-            assert only is not None, "a blend needs the model or the trees"
-            return list(only)
-        if vote is None or not self.vote:
-            return [(self.model * a + self.gbt * b).astype(np.float32) for a, b in zip(model, gbt, strict=True)]
-        return [(self.model * a + self.vote * v + self.gbt * b).astype(np.float32)
-                for a, b, v in zip(model, gbt, vote, strict=True)]
-
-
 @dataclass
 class Prepared:
-    """Pages after step 1: the model's batches (none without a model) and the trees' P(body) by page."""
+    """Pages after step 1: the model's batches (none without a model), the trees' P(body) by page and the pages'
+    kinds (empty when not asked)."""
 
     docs: Sequence[Document]
     batches: list[ModelBatch] = field(default_factory=list)
     gbt: dict[int, np.ndarray] = field(default_factory=dict)
+    kinds: list[str | None] = field(default_factory=list)
 
 
 @dataclass
 class PageParts:
-    """One page after step 1, apart from any batch (`prepare_pages`): its model inputs and its trees' P(body)."""
+    """One page after step 1, apart from any batch (`prepare_pages`): its model inputs, its trees' P(body) and its
+    kind (None when not asked)."""
 
     inputs: PageInputs | None = None
     gbt: np.ndarray | None = None
+    kind: str | None = None
 
 
 OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while a forward pass overlaps other work
@@ -240,15 +217,12 @@ class BlockExtractor:
 
         Args:
             docs: segmented pages.
-            sources: per page, a function returning its HTML: for the fallback, and for the vote on a page
-                segmented without it.
+            docs: pages segmented by `page_segmenter` (a blend with the vote refuses others: `prepare`).
+            sources: per page, a function returning its HTML, for the fallback of low-confidence pages.
         """
-        if self.voting and sources is not None:
-            for doc, source in zip(docs, sources, strict=True):
-                if VOTE not in doc.extra:
-                    add_vote(doc, source())
         prepared = self.prepare(docs)
-        return self.finish(prepared, self.forward(prepared), sources)
+        probs = self.forward(prepared)
+        return self.finish(prepared, probs, sources)
 
     def probabilities(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """P(body) for every block of every page (pages with no block get an empty array)."""
@@ -257,7 +231,7 @@ class BlockExtractor:
 
     # ----------------------------------------------------------------------------------- the three steps
     def prepare(self, docs: Sequence[Document]) -> Prepared:
-        """Step 1: the model's batches and inputs, and the trees' P(body) of every page."""
+        """Step 1: the model's batches and inputs, then every page's kind (when asked) and its trees' P(body)."""
         self._check_vote(docs)
         prepared = self._prepare_model(docs)
         self._prepare_trees(prepared)
@@ -265,18 +239,19 @@ class BlockExtractor:
 
     def prepare_pages(self, docs: Sequence[Document]) -> list[PageParts]:
         """Step 1 page by page, without the forward passes' batches: each page's model inputs (None without a
-        model, for a page with no block, or when a frozen encoder makes them on the model's device) and its trees'
-        P(body). What the Ray pipeline's CPU stage sends to the model actors, where `prepared_from` makes them a
-        Prepared again; the probabilities are those of `prepare`."""
+        model, for a page with no block, or when a frozen encoder makes them on the model's device), its kind
+        (when asked) and its trees' P(body). What the Ray pipeline's CPU stage sends to the model actors, where
+        `prepared_from` makes them a Prepared again; the probabilities are those of `prepare`."""
         self._check_vote(docs)
         inputs: list[PageInputs | None] = [None] * len(docs)
         if self.model is not None and self.model.encoder is None:
             inputs = [self.model.inputs(d) if d.blocks else None for d in docs]
+        kinds = page_kinds(docs) if self.page_kind else [None] * len(docs)
         gbt: dict[int, np.ndarray] = {}
         if self.gbt is not None:  # from the model's inputs when there are some, as _prepare_trees
             given = [(i, p) for i, p in enumerate(inputs) if docs[i].blocks] if self.model is not None else None
             gbt = self.gbt.scores(docs, given)
-        return [PageParts(inputs[i], gbt.get(i)) for i in range(len(docs))]
+        return [PageParts(inputs[i], gbt.get(i), kinds[i]) for i in range(len(docs))]
 
     def prepared_from(self, docs: Sequence[Document], parts: Sequence[PageParts]) -> Prepared:
         """The Prepared of pages whose `prepare_pages` ran elsewhere: the forward passes' batches made here."""
@@ -284,6 +259,7 @@ class BlockExtractor:
         if self.model is not None:
             prepared.batches = self.model.batches_from(docs, [p.inputs for p in parts])
         prepared.gbt = {i: p.gbt for i, p in enumerate(parts) if p.gbt is not None}
+        prepared.kinds = [p.kind for p in parts] if self.page_kind else []
         return prepared
 
     def _check_vote(self, docs: Sequence[Document]) -> None:
@@ -291,7 +267,7 @@ class BlockExtractor:
             lacking = [i for i, d in enumerate(docs) if d.blocks and VOTE not in d.extra]
             if lacking:
                 raise ValueError(f"{len(lacking)} pages lack the heuristic's vote: segment them with the "
-                                 "extractor's page_segmenter (or pass sources= to extract_documents)")
+                                 "extractor's page_segmenter")
 
     def _prepare_model(self, docs: Sequence[Document]) -> Prepared:
         """Step 1, the model's part: its batches and inputs (NumPy)."""
@@ -301,7 +277,10 @@ class BlockExtractor:
         return prepared
 
     def _prepare_trees(self, prepared: Prepared) -> None:
-        """Step 1, the trees' part: every page's P(body) at once (from the model's inputs when there are some)."""
+        """Step 1, the boosted trees' part: every page's kind when asked (its own trees, classify/pagekind.py),
+        then every page's P(body) at once (from the model's inputs when there are some)."""
+        if self.page_kind:
+            prepared.kinds = page_kinds(prepared.docs)
         if self.gbt is not None:
             inputs = self.model.page_inputs(prepared.batches) if self.model is not None else None
             prepared.gbt = self.gbt.scores(prepared.docs, inputs)
@@ -321,9 +300,10 @@ class BlockExtractor:
 
     def finish(self, prepared: Prepared, probs: list[np.ndarray], sources: Sequence[Source] | None = None
                ) -> list[Extraction]:
-        """Step 3: the decision rule (and the fallback) on every page, from `forward`'s probabilities."""
+        """Step 3: the blend and the decision rule (and the fallback) on every page, from `forward`'s
+        probabilities; the pages' kinds from step 1."""
         out = []
-        kinds = page_kinds(prepared.docs) if self.page_kind else [None] * len(prepared.docs)
+        kinds = prepared.kinds or [None] * len(prepared.docs)
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page

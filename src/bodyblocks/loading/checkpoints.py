@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from bodyblocks.classify import integrity, onnx_model
+from bodyblocks.classify.blend import Blend
 from bodyblocks.classify.model_inputs import Scorer
 from bodyblocks.classify.trees import KIND as GBT
 from bodyblocks.classify.trees import GbtModel, GbtScorer
 from bodyblocks.errors import ModelNotFound
 from bodyblocks.extraction.decision import DecisionRule
-from bodyblocks.extraction.extractor import Blend, BlockExtractor
+from bodyblocks.extraction.extractor import BlockExtractor
 from bodyblocks.loading.engines import engine_for, gpu_present
 from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.runtime.files import REPO_ROOT

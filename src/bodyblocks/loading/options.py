@@ -43,7 +43,7 @@ class ExtractOptions:
     # when the threshold is the checkpoint's too (else no rescue)
     rescue: float | None = None
     fallback: bool = False  # low-confidence pages go to the heuristic extractor
-    comments: bool = False  # readers' comments kept in the text, not Extraction.comments (decision.py step 7)
+    comments: bool = False  # readers' comments kept in the text, not Extraction.comments (decision.py step 5)
     # pages per forward pass of the model; None: default_batch_size's (loading/plan.py sets it for a run)
     batch_size: int | None = None
     # CPU threads of the model's forward passes; None: 1 per ONNX Runtime session, torch's

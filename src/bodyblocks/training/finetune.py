@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from bodyblocks.classify.blend import Blend
 from bodyblocks.config import Config, DataConfig, EnsembleConfig, GbtConfig, ModelConfig, TrainConfig, from_dict
-from bodyblocks.extraction.extractor import Blend
 from bodyblocks.metrics import score_page, summarize
 from bodyblocks.page.segment import segment
 from bodyblocks.runtime.files import write_json
@@ -270,7 +270,7 @@ def tune_blend(parts: dict[str, Any], model: Path, gbt: Path, folder: Path, base
 
 def headline_convention(pages: Sequence[CachedPage], probs: Sequence[np.ndarray], rule: dict[str, Any]
                         ) -> tuple[bool, dict[str, float]]:
-    """Whether the user's labels count the headline as body: the decision rule's headline step (decision.py 3b:
+    """Whether the user's labels count the headline as body: the decision rule's headline step (decision.py step 4:
     keep the block that matches the page's title) is turned on when it raises the mean per-page F1 of the
     tuned rule on the user's validation pages. Returns the choice and both scores."""
     from bodyblocks.training.tune import decision_f1

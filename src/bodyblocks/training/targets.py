@@ -16,7 +16,7 @@ other. The first cue that fires names the role:
      containers and less than MIN_ARTICLE characters outside them, or the page's structured data names a forum
      posting or a Q&A page (kinds.thread_cue) and the gold's text in comment containers is at least POST_SHARE of
      the text outside them;
-  3. headline: the block that matches the page's title (inference.decision.headline_block, the gold body as kept);
+  3. headline: the block that matches the page's title (extraction/headline.headline_block, the gold body as kept);
   4. caption: a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：",
      "图：", "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class
      naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
@@ -51,7 +51,8 @@ import numpy as np
 
 from bodyblocks.extraction import kinds
 from bodyblocks.extraction import roles as rules
-from bodyblocks.extraction.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, headline_block, is_minor
+from bodyblocks.extraction.decision import KEY_POINTS_SHARE, MIN_ARTICLE, SIDEBAR_SHARE, is_minor
+from bodyblocks.extraction.headline import headline_block
 from bodyblocks.extraction.roles import is_caption
 from bodyblocks.training.labels import annotated_classes
 from bodyblocks.types import Block, Document, Page
