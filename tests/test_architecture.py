@@ -5,8 +5,11 @@ Layers, lowest first (docs/ARCHITECTURE.md): core modules (types, decode, segmen
 and those below, never those above: inference never reaches training, training never reaches evaluation or the
 command line.
 Every import counts, at the top of a module or inside a function (those dodge a cycle at run time, not in
-the design); only imports under `if TYPE_CHECKING:` are left out. The package root (bodyblocks/__init__.py, the
-one-call API) sits over every layer: no module under it imports it (the version is bodyblocks.version's).
+the design), and so do loads by name (importlib.import_module, __import__, runpy.run_module: a name built
+at run time from a package's name counts as every module of it); only those under `if TYPE_CHECKING:` are left
+out. The package root (bodyblocks/__init__.py, the one-call API) sits over every layer: no module under it
+imports it (the version is bodyblocks.version's).
+The same holds one level up: the package never imports a benchmark or a test, a benchmark never a test.
 """
 
 from __future__ import annotations
