@@ -220,6 +220,16 @@ def test_no_import_cycle_among_the_benchmarks() -> None:
     assert cycles(graph) == []
 
 
+MAX_BENCHMARK_LINES = 600
+
+
+def test_no_benchmark_module_is_longer_than_a_reader_holds() -> None:
+    """A script that does many things keeps its parts in a subpackage of its own (benchmarks/hostile/, dom/)."""
+    long = {str(p.relative_to(SRC.parent)): n for p in sorted((SRC.parent / "benchmarks").rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_BENCHMARK_LINES}
+    assert long == {}
+
+
 def test_no_import_cycle_among_the_tests() -> None:
     """Test modules share helpers by importing one another (tests.test_onnx's _NO_TORCH, ...), never in a loop."""
     graph = import_graph(src=SRC.parent, package="tests")
