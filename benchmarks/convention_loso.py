@@ -3,7 +3,7 @@
     python -m benchmarks.convention_loso --runs runs/loso-blend runs/loso-blend-conv --setting 0.2,0.2,0.45,0.7 \
         --write docs/CONVENTION.md#convention-loso
 
-Each RUN is a `benchmarks.loso_blend` folder whose parts/S.pkl hold fold S's model and trees' P(body) and the vote
+Each RUN is a `benchmarks.loso_blend` folder whose parts/S.json.gz hold fold S's model and trees' P(body) and the vote
 on S's test pages (the parts trained with `--set data.targets=gold` in one run, `convention` in the other, both on
 host-disjoint folds). Every fold that all the runs have is replayed with one fixed blend and decision rule (the
 setting: model weight, vote weight, threshold, the container's outer threshold and, optionally, its core (0: none,
@@ -14,11 +14,11 @@ scores it: token precision, recall, F1 and acc@0.9 per fold, and their mean over
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.cache_files import parts_file, read_cached
 from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import SOURCES, page_texts
 from bodyblocks.metrics import score_page, summarize
@@ -29,7 +29,7 @@ KEYS = ("token_precision", "token_recall", "token_f1", "acc@0.90")
 
 def scores(run: Path, source: str, setting: tuple[float, ...]) -> tuple[float, ...]:
     """(P, R, F1, acc@0.9) of one run's fold under the setting."""
-    pages = pickle.loads((run / "parts" / f"{source}.pkl").read_bytes())
+    pages = read_cached(parts_file(run, source))
     texts = page_texts(pages, setting, gold_convention(source))  # type: ignore[arg-type]
     s = summarize([score_page(p["gold"], t) for p, t in zip(pages, texts, strict=True)])
     return tuple(float(s[k]) for k in KEYS)
@@ -48,7 +48,7 @@ def main() -> int:
     if len(setting) not in (4, 5):
         ap.error("--setting: four or five numbers")
     setting = (*setting, 0.0)[:5]
-    folds = [s for s in SOURCES if all((r / "parts" / f"{s}.pkl").exists() for r in args.runs)]
+    folds = [s for s in SOURCES if all(parts_file(r, s).exists() for r in args.runs)]
     if not folds:
         ap.error("no fold is in every run")
     res = {(r, s): scores(r, s, setting) for r in args.runs for s in folds}

@@ -17,7 +17,7 @@ found from when they hold CORE_SHARE of the kept text), chosen by its worst shor
 pages against the grid's best there, token F1 plus acc@0.9 (OBJECTIVE),
 each fold scored with its own parts (trained without its source's sites):
 
-  1. parts/S.pkl   for every fold S, each of S's test pages with the P(body) of S's model and trees and the
+  1. parts/S.json.gz  for every fold S, each of S's test pages with the P(body) of S's model and trees and the
                    heuristic's vote (the fold's parts are --models/S/model and --trees/S/gbt);
   2. nested choice for fold S's own figure, the setting with the best OBJECTIVE over the *other* folds, each of them
                    scored without its test pages from a site of S (hosts.Unseen: any page of S's registrable domains,
@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import rule_steps
+from benchmarks.cache_files import SUFFIX, parts_file, read_cached, write_cached
 from benchmarks.common import arguments, write_report
 from benchmarks.rule_steps import ablated
 from bodyblocks.classify.blend import Blend
@@ -52,7 +52,7 @@ from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
 from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.extraction.vote import VOTE
 from bodyblocks.metrics import score_page, summarize
-from bodyblocks.runtime.files import REPO_ROOT, write_atomic
+from bodyblocks.runtime.files import REPO_ROOT
 from bodyblocks.training.datasets import GoldConvention, gold_convention, resolve_dataset, site_of
 from bodyblocks.training.hosts import registrable, unseen_sites
 from bodyblocks.types import Extraction
@@ -150,15 +150,15 @@ def fold_parts(source: str, models: Path, trees: Path) -> list[dict[str, Any]]:
 
 def load_parts(out: Path, models: Path, trees: Path, folds: tuple[str, ...] = SOURCES
                ) -> dict[str, list[dict[str, Any]]]:
-    """parts/S.pkl of every fold (of `folds`), made when missing."""
+    """parts/S.json.gz of every fold (of `folds`), made when missing."""
     parts = {}
     for source in folds:
-        path = out / "parts" / f"{source}.pkl"
+        path = parts_file(out, source)
         if not path.exists():
             log(f"{source}: the fold's parts on its test pages")
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, pickle.dumps(fold_parts(source, models, trees)))
-        parts[source] = pickle.loads(path.read_bytes())
+            write_cached(path, fold_parts(source, models, trees))
+        parts[source] = read_cached(path)
     return parts
 
 
@@ -198,7 +198,7 @@ def blind_pages(parts: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str],
     domains = {f: test_domains(f) for f in parts}
     held = {g: unseen_sites([(g, resolve_dataset(g))]) for g in parts}
     for f in parts:
-        assert len(domains[f]) == len(parts[f]), f"{f}: parts/{f}.pkl holds other pages than its test split"
+        assert len(domains[f]) == len(parts[f]), f"{f}: {parts_file(Path(), f)} holds other pages than its test split"
     return {(f, g): [i for i, d in enumerate(domains[f]) if d is not None and d not in held[g].domains]
             for f in parts for g in parts if g != f}
 
@@ -256,11 +256,11 @@ def rule_key() -> dict[str, Any]:
 
 
 def load_grid(path: Path) -> dict[Setting, dict[str, tuple[float, float]]]:
-    """The cached scores of grid.pkl: {} when there is none or its scores were made under another rule_key (an
-    older cache, a bare dict of settings, knew no rule_key: it is scored again too)."""
+    """The cached scores of grid.json.gz: {} when there is none or its scores were made under another rule_key (a
+    bare dict of settings knows no rule_key: it is scored again too)."""
     if not path.exists():
         return {}
-    cached = pickle.loads(path.read_bytes())
+    cached = read_cached(path)
     rule, scores = (cached["rule"], cached["scores"]) if "rule" in cached else ({}, cached)
     if rule != rule_key():
         log(f"{path}: scored under another decision rule or gold convention; its {len(scores)} settings are "
@@ -505,11 +505,11 @@ def main() -> int:
     if args.parts_only:
         load_parts(args.out, args.models, args.trees, tuple(args.parts_only))
         return 0
-    grid_path = args.out / "grid.pkl"
+    grid_path = args.out / f"grid{SUFFIX}"
     grid = done = load_grid(grid_path)
     if not args.report_only:
         grid = grid_scores(load_parts(args.out, args.models, args.trees), done)
-        write_atomic(grid_path, pickle.dumps({"rule": rule_key(), "scores": grid}))
+        write_cached(grid_path, {"rule": rule_key(), "scores": grid})
     lack = missing_kind(grid)
     if lack:
         ap.error(f"{lack}; the scores so far are in {grid_path}")

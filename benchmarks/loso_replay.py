@@ -14,7 +14,7 @@ vote), blend and decision rule, at
   - the fold's own best setting of loso_blend's grid (token F1 plus acc@0.9; chosen on the fold's test pages, so
     an upper bound, not a leave-one-source-out figure).
 daniel's Chinese pages are scored at daniel's settings. Each models folder's parts are cached in
-OUT/<its folder name>/parts/S.pkl (loso_blend's format). The table goes to standard output and OUT/report.md, and
+OUT/<its folder name>/parts/S.json.gz (loso_blend's format). The table goes to standard output and OUT/report.md, and
 with `--write FILE#SECTION` into that section of a manual page, under the command that made it.
 """
 

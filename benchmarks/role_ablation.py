@@ -2,8 +2,8 @@
 
     python -m benchmarks.role_ablation --blend runs/loso-blend --write docs/CONVENTION.md#role-ablation
 
-Reads a `benchmarks.loso_blend` run (BLEND/parts/S.pkl: each fold's model and trees' P(body) and the heuristic's
-vote on the fold's test pages, its parts trained without the source's sites; BLEND/grid.pkl: the grid's scores)
+Reads a `benchmarks.loso_blend` run (BLEND/parts/S.json.gz: each fold's model and trees' P(body) and the heuristic's
+vote on the fold's test pages, its parts trained without the source's sites; BLEND/grid.json.gz: the grid's scores)
 and replays the decision rule (extraction/decision.py) on every fold's test pages with each fold's own blend (the
 nested choice: chosen on the *other* folds), first with every step on, then with one role step off at a time:
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import pickle
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.cache_files import SUFFIX, parts_file, read_cached
 from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import SOURCES, load_grid, nested_choice, page_decision, rule_of
 from benchmarks.rule_steps import ablated
@@ -168,14 +168,16 @@ def table(rows: dict[str, dict[str, Any]], blend: Path) -> str:
 
 def main() -> int:
     ap = arguments(__doc__, write=True)
-    ap.add_argument("--blend", type=Path, default=Path("runs/loso-blend"), help="a loso_blend run (parts/, grid.pkl)")
+    ap.add_argument("--blend", type=Path, default=Path("runs/loso-blend"),
+                    help="a loso_blend run (parts/, grid.json.gz)")
     ap.add_argument("--steps", nargs="*", default=list(STEPS), choices=STEPS, help="the steps turned off, a row each")
     args = ap.parse_args()
-    grid = load_grid(args.blend / "grid.pkl")
+    grid = load_grid(args.blend / f"grid{SUFFIX}")
     if not grid:
-        ap.error(f"{args.blend / 'grid.pkl'}: no scores under today's decision rule (run benchmarks.loso_blend first)")
+        ap.error(f"{args.blend / f'grid{SUFFIX}'}: no scores under today's decision rule "
+                 "(run benchmarks.loso_blend first)")
     settings = nested_choice(grid)
-    parts = {s: pickle.loads((args.blend / "parts" / f"{s}.pkl").read_bytes()) for s in SOURCES}
+    parts = {s: read_cached(parts_file(args.blend, s)) for s in SOURCES}
     labels = {s: [page_roles(p) for p in pages] for s, pages in parts.items()}
     rows: dict[str, dict[str, Any]] = {}
     for trees in (False, True):

@@ -22,7 +22,7 @@ each without its test pages from the left-out source's sites):
            container is not lifted); every setting of the grid.
 
 `same` (one weight, the grid as it is) reproduces loso_blend's nested figure. Each page's score under every setting
-is computed once per variant of the probabilities (OUT/pages-<name>.pkl, under loso_blend's rule_key, the grid
+is computed once per variant of the probabilities (OUT/pages-<name>.json.gz, under loso_blend's rule_key, the grid
 and the parts files of --blend); the
 combinations are sums over pages. Also shown: the best over all folds, and each fold's own best setting (an oracle:
 what the parts could give with the blend chosen on the fold itself).
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.cache_files import SUFFIX, read_cached, write_cached
 from benchmarks.common import arguments, write_report
 from benchmarks.loso_blend import (
     GRID,
@@ -58,7 +58,6 @@ from benchmarks.loso_blend import (
 from bodyblocks.classify.blend import Blend
 from bodyblocks.evaluation.evaluate import iter_selected, scored_text, select
 from bodyblocks.metrics import accuracy, score_page
-from bodyblocks.runtime.files import write_atomic
 from bodyblocks.training.datasets import gold_convention
 
 VETO = 0.1  # the learned parts' blend under which the vote lifts nothing
@@ -167,10 +166,10 @@ def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Pro
     """page_scores of every grid setting, cached in `path` under loso_blend's rule_key, the grid and the parts
     files of the loso_blend run `blend` (their names, sizes and times: parts made again are scored again);
     `workers` processes share the settings."""
-    files = sorted((blend / "parts").glob("*.pkl")) if blend is not None else []
+    files = sorted((blend / "parts").glob(f"*{SUFFIX}")) if blend is not None else []
     key = {"rule": rule_key(), "grid": {k: list(v) for k, v in GRID.items()}, "parts": made_from(files)}
     if path.exists():
-        cached = pickle.loads(path.read_bytes())
+        cached = read_cached(path)
         if cached.get("key") == key:
             return cached["scores"]
     log(f"{path}: every page under every setting")
@@ -182,7 +181,7 @@ def cached_scores(path: Path, parts: dict[str, list[dict[str, Any]]], probs: Pro
                       for s, row in part.items()}
     else:
         scores = page_scores(parts, probs, every)
-    write_atomic(path, pickle.dumps({"key": key, "scores": scores}))
+    write_cached(path, {"key": key, "scores": scores})
     return scores
 
 
@@ -283,11 +282,12 @@ def main() -> int:
         assert len(kinds[f]) == len(parts[f]), f"{f}: the parts hold other pages than its test split"
     keys = fold_keys(parts)
     args.out.mkdir(parents=True, exist_ok=True)
-    plain = cached_scores(args.out / "pages-blend.pkl", parts, blended, args.workers, args.blend)
-    veto = cached_scores(args.out / f"pages-veto{args.veto:g}.pkl", parts, vetoed(args.veto), args.workers, args.blend)
+    plain = cached_scores(args.out / f"pages-blend{SUFFIX}", parts, blended, args.workers, args.blend)
+    veto = cached_scores(args.out / f"pages-veto{args.veto:g}{SUFFIX}", parts, vetoed(args.veto), args.workers,
+                         args.blend)
     results = {name: split_grid(plain, kinds, groups, keys) for name, groups in GROUPS.items()}
     results[f"veto {args.veto:g}"] = split_grid(veto, kinds, GROUPS["same"], keys)
-    links = cached_scores(args.out / f"pages-links{LINKS:g}.pkl", parts, unlinked(LINKS), args.workers, args.blend)
+    links = cached_scores(args.out / f"pages-links{LINKS:g}{SUFFIX}", parts, unlinked(LINKS), args.workers, args.blend)
     results[f"links {LINKS:g}"] = split_grid(links, kinds, GROUPS["same"], keys)
     text = report(results, kinds)
     print(text)

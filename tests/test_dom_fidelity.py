@@ -1,23 +1,14 @@
-"""The DOM-fidelity benchmark's helpers (benchmarks/dom_fidelity.py): line scoring, the prologue check, the
-page selection and what Chromium is given. No browser is started here."""
+"""The DOM-fidelity benchmark's helpers (benchmarks/dom_fidelity.py, its parts in benchmarks/dom/): line scoring,
+the prologue check, the page selection and what Chromium is given. No browser is started here."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from benchmarks.dom_fidelity import (
-    _allocate,
-    _Locator,
-    line_cause,
-    line_score,
-    part_of,
-    prologue_markup,
-    render_file_text,
-    rendered_lines,
-    select_pages,
-    squash,
-)
+from benchmarks.dom.causes import _Locator, line_cause, part_of
+from benchmarks.dom.lines import _allocate, line_score, prologue_markup, rendered_lines, select_pages, squash
+from benchmarks.dom.render import render_file_text
 from lxml import etree
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks.hostile_corpus import deep_chain, remove_deep
+from benchmarks.hostile.folders import deep_chain, remove_deep
 
 from bodyblocks.batch import BatchOptions, iter_jobs, run_batch
 from bodyblocks.batch.inputs import (

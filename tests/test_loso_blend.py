@@ -23,24 +23,24 @@ def test_a_setting_with_a_core_puts_it_in_the_container_step():
 
 
 def test_a_cache_scored_under_another_rule_is_scored_again(tmp_path, monkeypatch):
-    import pickle
+    from benchmarks.cache_files import write_cached
 
     row = {"wcxb-dev": (0.8, 0.5)}
-    path = tmp_path / "grid.pkl"
+    path = tmp_path / "grid.json.gz"
     scores = {(0.2, 0.2, 0.45, 0.6, 0.7): row, (0.5, 0.0, 0.5, 0.6, 0.0): row}
-    path.write_bytes(pickle.dumps({"rule": loso_blend.rule_key(), "scores": scores}))
+    write_cached(path, {"rule": loso_blend.rule_key(), "scores": scores})
     assert loso_blend.load_grid(path) == scores
     conventions = {**loso_blend.rule_key()["conventions"], "cleaneval-en": GoldConvention(True, True, True)._asdict()}
     for other in ({"captions": False}, {"repeated_posts": False}, {"comment_headings": False}, {"version": 0},
                   {"conventions": conventions}):  # a step, the rule or what a source's gold holds changed
-        path.write_bytes(pickle.dumps({"rule": {**loso_blend.rule_key(), **other}, "scores": scores}))
+        write_cached(path, {"rule": {**loso_blend.rule_key(), **other}, "scores": scores})
         assert loso_blend.load_grid(path) == {}
     monkeypatch.setitem(loso_blend.STEPS, "comment_headings", False)  # an ablation's run keeps its own cache
-    path.write_bytes(pickle.dumps({"rule": loso_blend.rule_key(), "scores": scores}))
+    write_cached(path, {"rule": loso_blend.rule_key(), "scores": scores})
     assert loso_blend.load_grid(path) == scores
-    path.write_bytes(pickle.dumps({(0.2, 0.2, 0.45, 0.6): row}))  # older: a bare dict, scored under no known rule
+    write_cached(path, {(0.2, 0.2, 0.45, 0.6): row})  # older: a bare dict, scored under no known rule
     assert loso_blend.load_grid(path) == {}
-    assert loso_blend.load_grid(tmp_path / "none.pkl") == {}
+    assert loso_blend.load_grid(tmp_path / "none.json.gz") == {}
 
 
 def test_the_ablation_steps_reach_the_rule(monkeypatch):

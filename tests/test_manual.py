@@ -43,10 +43,37 @@ def test_the_pages_of_measurements_state_how_things_are_in_few_lines(page: str) 
 
 
 def test_every_section_a_benchmark_writes_is_marked_in_its_page() -> None:
-    wanted = {m.groups() for f in (ROOT / "benchmarks").glob("*.py")
+    wanted = {m.groups() for f in (ROOT / "benchmarks").rglob("*.py")
               for m in _WRITTEN.finditer(f.read_text(encoding="utf-8"))}
     assert wanted  # the benchmarks name their sections
     for page, section in sorted(wanted):
         text = (ROOT / page).read_text(encoding="utf-8")
         begin, end = f"<!-- {section}: begin -->", f"<!-- {section}: end -->"
         assert text.count(begin) == text.count(end) == 1 and text.index(begin) < text.index(end), (page, section)
+
+
+def benchmark_scripts(root: Path = ROOT) -> list[Path]:
+    """The benchmarks one runs: top-level scripts with a `__main__` block, and shell scripts."""
+    return sorted([p for p in (root / "benchmarks").glob("*.py") if 'if __name__ == "__main__"' in p.read_text(
+        encoding="utf-8")] + list((root / "benchmarks").glob("*.sh")))
+
+
+def uncited(root: Path = ROOT) -> list[str]:
+    """Benchmark scripts neither README.md nor docs/*.md names (as benchmarks.NAME or benchmarks/NAME)."""
+    manual = "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *(root / "docs").glob("*.md")])
+    return [p.name for p in benchmark_scripts(root)
+            if not re.search(rf"benchmarks[./]{re.escape(p.stem)}\b", manual)]
+
+
+def test_every_benchmark_script_is_in_the_manual(tmp_path: Path) -> None:
+    """What the manual cites, nothing else: a script no page names is lab material of a dropped experiment."""
+    assert len(benchmark_scripts()) > 20
+    assert uncited() == []
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("python -m benchmarks.cited_one\n", encoding="utf-8")
+    (tmp_path / "docs" / "X.md").write_text("see benchmarks/cited_two.sh\n", encoding="utf-8")
+    for name in ("cited_one.py", "forgotten.py", "cited_two.sh", "lab.sh"):
+        (tmp_path / "benchmarks" / name).write_text('if __name__ == "__main__":\n    pass\n', encoding="utf-8")
+    (tmp_path / "benchmarks" / "helper.py").write_text("X = 1\n", encoding="utf-8")  # no script: not asked
+    assert uncited(tmp_path) == ["forgotten.py", "lab.sh"]

@@ -77,16 +77,16 @@ def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypat
     parts = {s: [page, {**page, "gold": None}] for s in loso_blend.SOURCES}
     chosen = [(0.2, 0.0, 0.45, 0.6, 0.0), (0.2, 0.3, 0.45, 0.6, 0.0)]  # the vote lifts the related link to 0.46
     monkeypatch.setattr(vote_split, "settings", lambda: chosen)
-    one = vote_split.cached_scores(tmp_path / "one.pkl", parts, vote_split.blended, 1)
-    two = vote_split.cached_scores(tmp_path / "two.pkl", parts, vote_split.blended, 2)
+    one = vote_split.cached_scores(tmp_path / "one.json.gz", parts, vote_split.blended, 1)
+    two = vote_split.cached_scores(tmp_path / "two.json.gz", parts, vote_split.blended, 2)
     assert list(one) == list(two) == chosen
     plain, voted = (one[s]["wcxb-dev"][0] for s in chosen)
     assert plain[0] > 0.99 > voted[0] and np.isnan(plain[1])  # the page without gold is not scored
     for s in chosen:
         assert np.array_equal(two[s]["dragnet"][0], one[s]["dragnet"][0], equal_nan=True)
         assert np.array_equal(two[s]["dragnet"][1], one[s]["dragnet"][1], equal_nan=True)
-    links = vote_split.cached_scores(tmp_path / "links.pkl", parts, vote_split.unlinked(0.5), 2)
+    links = vote_split.cached_scores(tmp_path / "links.json.gz", parts, vote_split.unlinked(0.5), 2)
     assert links[chosen[1]]["wcxb-dev"][0][0] > 0.99  # no vote for the link: not lifted
     nothing = lambda page, blend: np.zeros(len(page["model"]), np.float32)  # noqa: E731 - scored, it would keep none
-    again = vote_split.cached_scores(tmp_path / "one.pkl", parts, nothing, 1)  # read, not scored again
+    again = vote_split.cached_scores(tmp_path / "one.json.gz", parts, nothing, 1)  # read, not scored again
     assert all(np.array_equal(again[s]["daniel"][0], one[s]["daniel"][0], equal_nan=True) for s in chosen)

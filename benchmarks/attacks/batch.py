@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile_corpus import article, norm, sentence
+from benchmarks.hostile.content import article, norm, sentence
 from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]

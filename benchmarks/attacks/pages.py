@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile_corpus import article, norm
+from benchmarks.hostile.content import article, norm
 from bodyblocks.runtime.files import REPO_ROOT
 
 Target = tuple[str, bool, str]
