@@ -38,5 +38,5 @@ class HeuristicExtractor:
 
 
 def heuristic_text(html: str | bytes) -> str:
-    """The heuristic's body text of a page, without its title (the ensemble's vote)."""
+    """The heuristic's body text of a page, without its title (the ensemble's vote: pruning.vote_text)."""
     return body_text(parse(html)[0])
