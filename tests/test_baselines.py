@@ -238,7 +238,7 @@ PRUNED = """<html><body><div id="page">
 
 def _pruned(html: str | bytes) -> tuple[dict, dict, object]:
     """(counts kept up to date through the heuristic's two prunes, a fresh walk of the result, body)."""
-    from bodyblocks.baselines.heuristic import pruned_body, subtree_counts
+    from bodyblocks.baselines.pruning import pruned_body, subtree_counts
 
     body, counts = pruned_body(parse(html)[0])
     return counts, subtree_counts(body), body
@@ -272,14 +272,14 @@ def test_pruning_statistics_match_a_fresh_walk_on_dataset_pages() -> None:
 def test_pruning_a_deep_page_recomputes_each_ancestor_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Thousands of pruned elements under a deep chain of <div>s: the ancestors are recomputed once each,
     not once per pruned element (that was quadratic: 70 s for such a page before)."""
-    from bodyblocks.baselines import heuristic
+    from bodyblocks.baselines import pruning
 
     depth, items = 300, 2000
     html = ("<html><body>" + "<div>" * depth + "<p>Body paragraph, long enough to keep.</p>" * 3
             + "<li class='menu-item'><a href='#'>t</a></li> " * items + "</div>" * depth + "</body></html>")
     calls = []
-    real = heuristic.element_counts
-    monkeypatch.setattr(heuristic, "element_counts", lambda *a: calls.append(1) or real(*a))
+    real = pruning.element_counts
+    monkeypatch.setattr(pruning, "element_counts", lambda *a: calls.append(1) or real(*a))
     counts, fresh, _ = _pruned(html)
     walks = 2 * (depth + 2 * items + 10)  # the two subtree_counts walks: every element (div, p, li, a) once each
     assert len(calls) <= walks + depth + 10  # plus the pruned items' ancestors, each once
@@ -306,8 +306,16 @@ def _ref_counts(el, out: dict) -> tuple[int, int, int]:
 def _reference_body_text(root) -> str:
     """Steps 3-7 of the heuristic written plainly: fresh counts after every prune, every doomed element
     listed before any is removed, step 5's direct content summed child by child, step 7 line by line."""
-    from bodyblocks.baselines.dom import body_of, class_id, clean_line, drop_tags, remove_keep_tail, tag_of, text_blocks
-    from bodyblocks.baselines.heuristic import weighted_score
+    from bodyblocks.baselines.dom import clean_line
+    from bodyblocks.baselines.pruning import (
+        body_of,
+        class_id,
+        drop_tags,
+        remove_keep_tail,
+        tag_of,
+        text_blocks,
+        weighted_score,
+    )
     from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS, HEADING_TAGS
 
     def fresh() -> dict:
@@ -383,7 +391,7 @@ def test_heuristic_matches_a_plain_reference(page: str) -> None:
     links nested in links, which the parser never builds."""
     from lxml import etree
 
-    from bodyblocks.baselines.heuristic import CHARS, LINK_CHARS, PARAGRAPHS, body_text, subtree_counts
+    from bodyblocks.baselines.pruning import CHARS, LINK_CHARS, PARAGRAPHS, body_text, subtree_counts
 
     assert body_text(parse(page)[0]) == _reference_body_text(parse(page)[0])
     root = parse(page)[0]
@@ -405,8 +413,8 @@ def test_heuristic_matches_a_plain_reference(page: str) -> None:
 
 def test_heuristic_matches_the_reference_on_control_characters() -> None:
     """The segmenter's tree keeps control characters, which lxml will not move into another tail: both
-    raise (vote.add_vote then parses the page again), or both give the same text."""
-    from bodyblocks.baselines.heuristic import body_text
+    raise (pruning.vote_text then parses the page again), or both give the same text."""
+    from bodyblocks.baselines.pruning import body_text
     from bodyblocks.page.segment import segment_tree
 
     for page in (TRICKY.replace("tail of the share bar", "tail \x01 of the share bar"),
@@ -424,7 +432,7 @@ def test_heuristic_matches_the_reference_on_control_characters() -> None:
 
 @pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not here")
 def test_heuristic_matches_the_reference_on_dataset_pages() -> None:
-    from bodyblocks.baselines.heuristic import body_text
+    from bodyblocks.baselines.pruning import body_text
 
     pages = sorted(datasets_root().glob("*/html/*.html.gz"))[7::97]
     assert len(pages) > 40
@@ -456,7 +464,7 @@ def test_the_hint_words_pattern_only_skips_strings_that_hit_no_word() -> None:
 def test_best_candidate_breaks_ties_in_post_order() -> None:
     """Containers with equal direct scores: the first in post-order wins (the counts run children first, in
     reverse document order), as the plain reference picks it."""
-    from bodyblocks.baselines.heuristic import best_candidate, body_text, pruned_body
+    from bodyblocks.baselines.pruning import best_candidate, body_text, pruned_body
 
     siblings = ("<html><body><div id='one'><p>The same sentence, long enough.</p></div>"
                 "<div id='two'><p>The same sentence, long enough.</p></div></body></html>")

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from bodyblocks.page.decode import _guess, decode_bytes
-from bodyblocks.page.detect import Guess, script_of, sniff_utf16
+from bodyblocks.page.decode import decode_bytes
+from bodyblocks.page.detect import Guess, _guess, script_of
+from bodyblocks.page.sniff import sniff_utf16
 
 # news-style sentences written for these tests, each well over 300 characters in all
 RU = ("Вчера вечером в центре города прошёл большой концерт, на который пришли тысячи жителей. "

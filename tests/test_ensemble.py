@@ -9,13 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bodyblocks.baselines.heuristic import HeuristicExtractor, body_text, heuristic_text
+from bodyblocks.baselines.heuristic import HeuristicExtractor, heuristic_text
+from bodyblocks.baselines.pruning import body_text
 from bodyblocks.batch import BatchOptions, run_batch, stem_of
 from bodyblocks.classify.blend import Blend
 from bodyblocks.cli import main
 from bodyblocks.config import EnsembleConfig, GbtConfig, load_config
 from bodyblocks.extraction import extractor as blocks_module
-from bodyblocks.extraction.vote import VOTE, heuristic_vote, segment_with_vote
+from bodyblocks.extraction.segmenting import segment_page
+from bodyblocks.extraction.vote import VOTE, heuristic_vote
 from bodyblocks.loading.checkpoints import load_extractor, read_ensemble, shipped
 from bodyblocks.loading.options import ExtractOptions
 from bodyblocks.loading.registry import get_extractor
@@ -70,18 +72,18 @@ def test_the_vote_marks_the_blocks_whose_text_is_in_the_heuristics_answer(monkey
     assert texts["Trail boot model 3"] == 1.0 and texts[two_lines] == 1.0
     assert texts["$130.00"] == 0.0  # the heuristic keeps no line under 10 characters, so it does not vote for it
     assert texts["Home Shop all"] == 0.0 and texts["Copyright 2026 Example Outfitters"] == 0.0
-    assert np.array_equal(segment_with_vote(html).extra[VOTE], vote)  # the heuristic on the segmenter's tree
+    assert np.array_equal(segment_page(html, voting=True).extra[VOTE], vote)  # the heuristic on the segmenter's tree
     deep = "<html><body>" + "<div>" * 3000 + "<p>Deep paragraph of body text.</p>" + "</div>" * 3000 + "</body></html>"
     deep_doc, tree = segment_tree(deep)
     assert tree is None  # BeautifulSoup parsed it: the heuristic parses the page itself
-    deep_vote = segment_with_vote(deep).extra[VOTE]
+    deep_vote = segment_page(deep, voting=True).extra[VOTE]
     assert deep_vote.tolist() == heuristic_vote(deep_doc.blocks, heuristic_text(deep)).tolist() and deep_vote.any()
     # a control character in text the heuristic moves: lxml refuses it, so the heuristic parses the page itself
     vt = ("<html><body><div><nav>Home</nav>\x0b Body text of the article, long enough to keep.<p>More body "
           "text in a paragraph of its own here.</p></div></body></html>")
     with pytest.raises(ValueError, match="XML compatible"):
         body_text(segment_tree(vt)[1])
-    vt_vote = segment_with_vote(vt).extra[VOTE]
+    vt_vote = segment_page(vt, voting=True).extra[VOTE]
     assert vt_vote.tolist() == heuristic_vote(segment(vt).blocks, heuristic_text(vt)).tolist() and vt_vote.any()
     assert not heuristic_vote(doc.blocks, "").any()
     monkeypatch.setattr("bodyblocks.extraction.vote.VOTE_SEARCH_LIMIT", 0)  # a huge page: whole lines only
@@ -147,17 +149,17 @@ def test_make_ensemble_tunes_weights_and_rule_and_the_extractor_blends(parts: tu
 def test_batch_workers_segment_with_the_vote(parts: tuple[Path, Path, Path], tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Parsing workers in other processes give the ensemble pages with the vote: the same answers as extract."""
-    from bodyblocks.extraction import vote
+    from bodyblocks.extraction import segmenting
 
     calls: list[int] = []
-    real = vote.add_vote
+    real = segmenting.vote_on_tree
 
-    def add_vote(doc, html, tree=None):  # noqa: ANN001, ANN202
-        if html is not blocks_module._WARM_PAGE:  # the batch runner warms the extractor up before it forks
+    def vote_on_tree(doc, tree, text):  # noqa: ANN001, ANN202
+        if text is not blocks_module._WARM_PAGE:  # the batch runner warms the extractor up before it forks
             calls.append(os.getpid())
-        return real(doc, html, tree)
+        return real(doc, tree, text)
 
-    monkeypatch.setattr(vote, "add_vote", add_vote)
+    monkeypatch.setattr(segmenting, "vote_on_tree", vote_on_tree)
     root, model, gbt = parts
     make_ensemble(model, gbt, tmp_path / "ens")
     meta = json.loads((tmp_path / "ens" / "config.json").read_text())

@@ -204,7 +204,7 @@ def test_a_headline_shown_twice_is_the_title_once_and_not_body_too() -> None:
 def _decide_page(html: str) -> Extraction:
     """The rule on a page segmented as the extractors do (segment_page), the blocks of its last table row or
     below <main> at P(body) 0.9, the others 0.1."""
-    from bodyblocks.extraction.extractor import segment_page
+    from bodyblocks.extraction.segmenting import segment_page
 
     doc = segment_page(html)
     probs = np.array([0.9 if "/main" in b.tag_path or "/td.content" in b.tag_path else 0.1 for b in doc.blocks],

@@ -58,7 +58,7 @@ def test_a_charset_label_outside_the_whatwg_standard_is_not_honoured() -> None:
 
 
 def test_whatwg_labels_map_as_browsers_read_them() -> None:
-    from bodyblocks.page.decode import _codec
+    from bodyblocks.page.detect import _codec
 
     assert {label: _codec(label) for label in ("gb2312", "GBK", "latin1", "iso-8859-1", "us-ascii", "shift_jis",
                                                "euc-kr", "big5", "koi8-r", "windows-1251", "cp037", "utf-7",

@@ -18,7 +18,7 @@ from bodyblocks.classify.pagekind import (
     shipped_folder,
     with_url,
 )
-from bodyblocks.extraction.extractor import segment_page
+from bodyblocks.extraction.segmenting import segment_page
 from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features, ld_types, page_cues
 from bodyblocks.page.segment import parse
 from bodyblocks.types import Block

@@ -4,7 +4,7 @@ import numpy as np
 from benchmarks import loso_blend, role_ablation
 
 from bodyblocks.extraction import decision, roles
-from bodyblocks.extraction.extractor import segment_page
+from bodyblocks.extraction.segmenting import segment_page
 
 PARAS = "".join(f"<p>Paragraph {i} of the harbour story, with enough words to read as body text here.</p>"
                 for i in range(4))

@@ -11,8 +11,8 @@ import numpy as np
 from bodyblocks.batch.outputs import page_row, render
 from bodyblocks.evaluation.evaluate import scored_text
 from bodyblocks.extraction.decision import DecisionRule
-from bodyblocks.extraction.extractor import segment_page
 from bodyblocks.extraction.roles import DESCRIPTIONS, matches_description, page_descriptions
+from bodyblocks.extraction.segmenting import segment_page
 from bodyblocks.page.markdown import to_markdown
 from bodyblocks.page.segment import segment, segment_tree
 from bodyblocks.training.datasets import GoldConvention

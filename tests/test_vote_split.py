@@ -64,7 +64,7 @@ def test_the_links_variant_lifts_no_link_list() -> None:
 def test_scores_cached_with_workers_are_those_of_one_process(tmp_path, monkeypatch) -> None:
     from benchmarks import loso_blend
 
-    from bodyblocks.extraction.extractor import segment_page
+    from bodyblocks.extraction.segmenting import segment_page
 
     paras = [f"Paragraph {i} of the harbour story, with enough words to read as body text." for i in range(3)]
     related = "Related: the council will vote on the new harbour wall budget next week"

@@ -87,4 +87,4 @@ def extract(page: str | bytes | os.PathLike[str], url: str | None = None) -> Ext
     html = page_source(page)
     if _DEFAULT is None:
         _DEFAULT = get_extractor()
-    return _DEFAULT.extract(html, url=url)
+    return _DEFAULT.extract_html(html, url=url)

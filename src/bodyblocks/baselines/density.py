@@ -16,7 +16,8 @@ import math
 
 from lxml import etree
 
-from bodyblocks.baselines.dom import NodeStats, body_of, drop_tags, node_stats, page_title, parse, text_lines
+from bodyblocks.baselines.dom import NodeStats, node_stats, page_title, parse, text_lines
+from bodyblocks.baselines.pruning import body_of, drop_tags
 from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 

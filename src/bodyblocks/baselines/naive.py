@@ -5,7 +5,8 @@ from __future__ import annotations
 import html as htmllib
 import re
 
-from bodyblocks.baselines.dom import block_lines, body_of, drop_tags, page_title, parse, text_blocks
+from bodyblocks.baselines.dom import page_title, parse
+from bodyblocks.baselines.pruning import block_lines, body_of, drop_tags, text_blocks
 from bodyblocks.baselines.rules import count_chars
 from bodyblocks.page.decode import to_text
 from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS

@@ -13,17 +13,8 @@ from __future__ import annotations
 from lxml import etree
 
 from bodyblocks.baselines import rules as R
-from bodyblocks.baselines.dom import (
-    NodeStats,
-    body_of,
-    class_id,
-    drop_tags,
-    node_stats,
-    page_title,
-    parse,
-    tag_of,
-    text_lines,
-)
+from bodyblocks.baselines.dom import NodeStats, node_stats, page_title, parse, text_lines
+from bodyblocks.baselines.pruning import body_of, class_id, drop_tags, tag_of
 from bodyblocks.page.htmltags import BASELINE_INVISIBLE_TAGS
 from bodyblocks.types import Extraction
 

@@ -1,6 +1,7 @@
 """Extraction: a page segmented and annotated once, its blocks' P(body) blended, the decision rule applied.
 
-  extractor.py     segment_page (the one page path) and BlockExtractor: the parts blended, the rule applied
+  segmenting.py    segment_page, the one page path: a page segmented, annotated and voted on once, in one order
+  extractor.py     BlockExtractor: the parts blended, the rule applied
   vote.py          the heuristic's vote on the segmenter's blocks
   prominence.py    a headline where the page names none (a short, prominent block above the body)
   kinds.py         page kinds the rule reads: a forum or Q&A thread, an error page

@@ -5,7 +5,8 @@
     results = extractor.extract_documents(docs)              # several segmented pages per forward pass
 
 Per block, P(body) = w * P_model + h * vote + (1 - w - h) * P_gbt (classify/blend.py); the model alone is w = 1,
-the trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented by `page_segmenter`. Work on a
+the trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented by `page_segmenter`
+(segmenting.segment_page, the one page path). Work on a
 batch of pages goes in three steps, so that the batch runner can put the forward pass on a second thread
 (torch releases the GIL in its kernels) while this one parses the next pages:
 
@@ -33,13 +34,11 @@ from bodyblocks.baselines.heuristic import HeuristicExtractor
 from bodyblocks.classify.blend import Blend
 from bodyblocks.classify.pagekind import page_kinds, with_url
 from bodyblocks.errors import InputError
-from bodyblocks.extraction import kinds, roles, vote
 from bodyblocks.extraction.decision import DecisionRule
-from bodyblocks.extraction.prominence import add_prominent
-from bodyblocks.extraction.vote import VOTE, add_vote
+from bodyblocks.extraction.segmenting import segment_annotated, segment_page
+from bodyblocks.extraction.vote import VOTE, vote_on_tree
 from bodyblocks.page.decode import page_source
 from bodyblocks.page.metadata import METADATA, resolve_canonical, with_metadata
-from bodyblocks.page.segment import segment_tree
 from bodyblocks.types import Document, Extraction
 
 if TYPE_CHECKING:
@@ -55,15 +54,6 @@ _WARM_PAGE = ("<html><head><title>A title - Site</title><meta property='og:title
               "</p><ul><li>an item</li></ul><table><tr><td>1</td><td>2</td></tr></table></article></body></html>")
 
 
-def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False) -> Document:
-    """A block extractor's page segmenter: segment.segment, with the page's meta descriptions (the standfirst's cue,
-    extraction/roles.py) and, when `voting`, the heuristic's vote (vote.add_vote), both read from the tree it
-    parsed. `marks`: as segment's."""
-    doc, tree = segment_tree(html, marks=marks)
-    roles.add_descriptions(doc, tree)
-    add_prominent(doc, tree)
-    kinds.add_kind(doc, tree)
-    return vote.add_vote(doc, html, tree) if voting else doc
 
 
 @dataclass
@@ -193,21 +183,22 @@ class BlockExtractor:
         (decode.page_source: a str naming a file is refused). `overlap`: the forward pass on a second thread
         while this one makes the vote and the trees' P(body) (False in the batch runner's workers, where every
         core has a worker already)."""
-        page = page_source(html)
+        return self.extract_html(page_source(html), url, overlap=overlap)
+
+    def extract_html(self, page: str | bytes, url: str | None = None, *, overlap: bool = True) -> Extraction:
+        """extract of a page that decode.page_source has read already (bodyblocks.extract reads it before the
+        default extractor is built, so that a bad input fails first)."""
         if self.model is None or not self.voting or not overlap:
             doc = with_url(self.page_segmenter(page), url)
             return resolve_canonical(self.extract_documents([doc], [lambda: page])[0], url)
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
-        # this thread makes the heuristic's vote and the trees' P(body) (the same steps, in another order)
-        doc, tree = segment_tree(page, marks=self.marks)
-        roles.add_descriptions(doc, tree)
-        add_prominent(doc, tree)
-        kinds.add_kind(doc, tree)
-        with_url(doc, url)
+        # this thread makes the heuristic's vote (the page path's last step, segmenting.py) and the trees' P(body)
+        parsed = segment_annotated(page, marks=self.marks)
+        doc = with_url(parsed.doc, url)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
             probs = pool.submit(self.forward, prepared)
-            add_vote(doc, page, tree)
+            vote_on_tree(doc, parsed.tree, parsed.text)
             self._prepare_trees(prepared)
             return resolve_canonical(self.finish(prepared, probs.result(), [lambda: page])[0], url)
 

@@ -1,24 +1,23 @@
 """The heuristic's vote: 1 for a block whose text is in the `heuristic` extractor's answer, else 0.
 
-    add_vote(doc, html, tree)                  # the vote in doc.extra[VOTE], on the tree the segmenter parsed
-    vote_on_blocks(key, texts, html)           # the vote on a cached page's blocks (tuning, fine-tuning)
+    vote_on_tree(doc, tree, text)              # the vote in doc.extra[VOTE], on the tree the segmenter parsed
+    add_vote(doc, html)                        # the same on a page segmented without it, from its HTML
 
 The `heuristic` extractor (baselines/heuristic.py) picks the one container with the most text and
 paragraphs and the fewest links, which is right on kinds of page the learners saw few of (product grids,
-documentation). It prunes the tree the segmenter parsed (segment.segment_tree) instead of parsing the page
-a second time.
+documentation). It prunes the tree the segmenter parsed (segment.segment_parsed) instead of parsing the page
+a second time. A page reaches the vote through the one page path, segmenting.segment_page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from bodyblocks.baselines.heuristic import body_text, heuristic_text
-from bodyblocks.errors import InputError
-from bodyblocks.page.segment import segment_tree
+from bodyblocks.baselines.pruning import vote_text
+from bodyblocks.page.decode import to_text
 from bodyblocks.types import Block, Document
 
 VOTE = "heuristic"  # the vote's key in Document.extra
@@ -44,38 +43,19 @@ def heuristic_vote(blocks: Sequence[Block], answer: str) -> np.ndarray:
     return np.array(hits, np.float32)
 
 
-def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
-    """Store the heuristic's vote on the page's blocks in doc.extra (a page it finds no body in: all 0).
+def vote_on_tree(doc: Document, tree: Any, text: str | Callable[[], str]) -> Document:
+    """Store the heuristic's vote on the page's blocks in doc.extra (a page it finds no body in: all 0): the page
+    path's last step (segmenting.segment_page).
 
-    `tree`: the lxml root the segmenter parsed the page into (segment_tree), which the heuristic then
-    prunes instead of decoding and parsing the page a second time; None: it parses `html` itself.
+    `tree`: the lxml root the segmenter parsed the page into (segment.segment_parsed), which the heuristic prunes
+    instead of parsing the page a second time; `text`: the page's decoded text (or a function returning it), which
+    the heuristic parses where the tree is None or lxml will not prune it (pruning.vote_text).
     """
-    answer = None
-    if tree is not None:
-        try:
-            answer = body_text(tree)
-        except ValueError:  # lxml will not move text holding a control character that the segmenter's
-            pass  # parse kept; the heuristic's own parse strips them
-    if answer is None:
-        try:
-            answer = heuristic_text(html)
-        except InputError:  # e.g. markup that libxml2 makes nothing of: the heuristic has no answer
-            answer = ""
-    doc.extra[VOTE] = heuristic_vote(doc.blocks, answer)
+    doc.extra[VOTE] = heuristic_vote(doc.blocks, vote_text(tree, text))
     return doc
 
 
-def segment_with_vote(html: str | bytes, marks: bool = False) -> Document:
-    """segment.segment, plus the heuristic's vote on the same parsed tree (vote_on_blocks' segmenter; an
-    extractor's pages go through blocks.segment_page, which calls add_vote). `marks`: as segment's."""
-    doc, tree = segment_tree(html, marks=marks)
-    return add_vote(doc, html, tree)
-
-
-def vote_on_blocks(key: str, texts: Sequence[str], html: bytes | str) -> np.ndarray:
-    """The vote on a cached page's blocks (their `texts`), made as segment_with_vote makes it for a page being
-    extracted; `key` names the page in the error raised when the cached blocks are not the segmenter's."""
-    doc = segment_with_vote(html)
-    if [b.text for b in doc.blocks] != list(texts):
-        raise ValueError(f"{key}: the cache's blocks are not the segmenter's (rebuild the cache)")
-    return doc.extra[VOTE]
+def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
+    """vote_on_tree for a page segmented without the vote, from its HTML as given (BlockExtractor.extract_documents'
+    sources): decoded, as the segmenter decodes it, only where the heuristic has to parse it."""
+    return vote_on_tree(doc, tree, lambda: to_text(html).text)

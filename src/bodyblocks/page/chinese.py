@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 def _utf8(data: bytes) -> str | None:
-    """Strict UTF-8, a multi-byte character cut off at the very end tolerated (decode._strict's reading)."""
+    """Strict UTF-8, a multi-byte character cut off at the very end tolerated (detect._strict's reading)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

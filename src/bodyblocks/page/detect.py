@@ -1,19 +1,23 @@
-"""What decode.py falls back on when no strict attempt settles a page's charset: charset_normalizer's
-language-aware guess, kept to the web's charsets (WHATWG_CODECS), the script a reading is written in (which decides
-how far a guess is trusted), and UTF-16 written without a byte-order mark.
+"""Bytes -> text once the bytes settle nothing themselves (sniff.py): the charsets declared for the page tried
+strictly against UTF-8 and the detector, then a guess (decode.py's steps 2-6).
 
-The detector is sure of scripts, not of code pages within one: on Latin-script text it names cp775 or cp1250 for a
-French page as readily as cp1252, so decode.py takes its guess only where the guess reads as another script
-(Cyrillic, Greek, Hangul, kana, ...) than the one Latin code pages would give.
+    decoded = read_charset(data, declared)   # declared: sniff's labels, those from outside the page first
+
+The detector (charset_normalizer's language-aware guess, kept to the web's charsets, WHATWG_CODECS) is sure of
+scripts, not of code pages within one: on Latin-script text it names cp775 or cp1250 for a French page as readily
+as cp1252, so its guess is taken only where it reads as another script (Cyrillic, Greek, Hangul, kana, ...) than
+the one Latin code pages would give.
 """
 
 from __future__ import annotations
 
 import codecs
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bodyblocks.page.charsets import WHATWG_CODECS
+from bodyblocks.page.charsets import LABELS, MULTI_BYTE, WHATWG_CODECS
+from bodyblocks.page.chinese import GBK_COMMON, GBK_MIN_CHARS, is_cjk, looks_chinese, undo_mojibake
+from bodyblocks.types import Decoded
 
 DETECT_BYTES = 200_000  # the detector reads this much of a page (it samples chunks of it)
 # a declaration is proved wrong when the detector reads a script of its own and the declared reading is at least
@@ -41,6 +45,170 @@ class Guess:
     codec: str  # a Python codec of a WHATWG encoding
     chaos: float  # charset_normalizer's mess ratio of the reading (0: clean)
     coherence: float  # how well the reading's letters fit a language's frequencies (1: best)
+
+
+def read_charset(data: bytes, declared: list[str]) -> Decoded:
+    """The page's text from the charsets `declared` for it (strictly, each proved right or wrong by the detector),
+    UTF-8, ASCII, or a guess flagged `guessed` (decode.py's steps 2-6)."""
+    honoured = {c for c in map(_codec, declared) if c is not None}  # what the declarations can be read as
+    if not data.isascii():
+        text = _strict(data, "utf-8")
+        if text is not None:
+            fixed = undo_mojibake(text) if honoured & set(_CJK_CODECS) else None
+            if fixed is not None:
+                return Decoded(fixed, "utf-8(mojibake)->gb18030", "\ufffd" in fixed, declared)
+            return Decoded(text, "utf-8", False, declared, guessed=bool(honoured) and "utf-8" not in honoured)
+        nearly = _nearly_utf8(data)  # multi-byte UTF-8 but for a few bytes: still UTF-8, replacements flagged
+        if nearly is not None:
+            return Decoded(nearly, "utf-8", True, declared, guessed=bool(honoured) and "utf-8" not in honoured)
+    guesses: list[Guess] | None = None
+    for label in declared:
+        codec = _codec(label)
+        if codec is None or codec.startswith("utf-16") or codec.startswith("utf-32"):
+            continue  # a page that says utf-16 without a BOM is ASCII-compatible in practice
+        text = _strict(data, codec)
+        if text is None or (codec == "gb18030" and not looks_chinese(text)):
+            continue
+        if data.isascii():
+            return Decoded(text, codec, False, declared)
+        guesses = detect(data) if guesses is None else guesses
+        if not _proved_wrong(data, codec, text, guesses):
+            return Decoded(text, codec, False, declared)
+    damaged = _declared_cjk_with_replacements(data, declared)
+    if damaged is not None:
+        return damaged
+    if data.isascii():
+        return Decoded(data.decode("ascii"), "utf-8", False, declared)
+    return _guess(data, declared, detect(data) if guesses is None else guesses)
+
+
+def _proved_wrong(data: bytes, codec: str, text: str, guesses: list[Guess]) -> bool:
+    """Whether a declared charset that decodes strictly is still wrong: the detector reads the bytes in a script
+    no Latin code page gives (Russian in cp1251 declared as windows-1252 or in KOI8-R declared as windows-1251,
+    Korean in EUC-KR declared as gb2312), and the declared reading is clearly the messier (the detector is not
+    trusted between Latin code pages)."""
+    if not guesses or guesses[0].codec == codec:
+        return False
+    top = guesses[0]
+    own = next((g for g in guesses if g.codec == codec), None)
+    if own is not None and own.chaos < top.chaos + WRONG_CHAOS_MARGIN and (
+            own.chaos <= top.chaos or own.coherence + WRONG_COHERENCE_MARGIN > top.coherence):
+        return False
+    reading = data.decode(top.codec, errors="replace")
+    return reading != text and foreign_script(reading)
+
+
+def _guess(data: bytes, declared: list[str], guesses: list[Guess]) -> Decoded:
+    """The charset of non-UTF-8 bytes that no declaration decodes, flagged `guessed`, first that fits:
+    the detector's guess where it reads as a CJK script (GB2312's bytes also hold EUC-KR's Hangul); GB18030 when
+    the bytes read as Chinese text; the detector's guess where it reads as another script no Latin code page gives
+    (but GB18030 where the bytes read strictly as CJK ideographs: an ISO-8859-5 guess of those is mojibake);
+    cp1252 (the detector cannot tell Latin code pages apart); the first declared charset with replacement
+    characters (not a guess); the detector's Latin guess; UTF-8 with replacement characters."""
+    top = guesses[0] if guesses else None
+    reading = data.decode(top.codec, errors="replace") if top is not None else ""
+    script = script_of(reading)
+    if top is not None and top.codec in MULTI_BYTE and script in CJK_SCRIPTS:
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
+    text = _strict(data, "gb18030")
+    if text is not None and (looks_chinese(text) or looks_chinese(text, GBK_COMMON, GBK_MIN_CHARS)):
+        return Decoded(text, "gb18030", False, declared, guessed=True)
+    if top is not None and foreign_script(reading):
+        if text is not None and looks_chinese(text, 0.0, GBK_MIN_CHARS):  # Cyrillic, Greek, ... of Chinese bytes
+            return Decoded(text, "gb18030", False, declared, guessed=True)
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
+    text = _strict(data, "cp1252")
+    if text is not None:
+        return Decoded(text, "cp1252", False, declared, guessed=True)
+    for label in declared:  # a declared charset, a few bytes replaced, over a Latin code page the detector picked
+        codec = _codec(label)
+        if codec is not None and not codec.startswith(("utf-16", "utf-32")):
+            text = data.decode(codec, errors="replace")
+            return Decoded(text, codec, "\ufffd" in text, declared)
+    if top is not None:
+        return Decoded(reading, top.codec, "\ufffd" in reading, declared, guessed=True)
+    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", True, declared, guessed=True)
+
+
+# A page that declares a CJK charset and fails it strictly on a few broken bytes (a truncated upload, a byte lost
+# in transit) is still in that charset: read in it with replacement characters (and flagged `replaced`) when at
+# most this share of its non-ASCII characters are replacements and the rest reads as the charset's script, rather
+# than as a single-byte codec (cp1252 takes any bytes, and makes mojibake of the whole page)
+CJK_DAMAGE_RATIO = 0.02
+_SCRIPT_OF = {"gb18030": "zh", "big5hkscs": "zh-hant", "cp932": "ja", "euc_jp": "ja", "iso2022_jp": "ja", "cp949": "ko"}
+
+
+def _declared_cjk_with_replacements(data: bytes, declared: Sequence[str]) -> Decoded | None:
+    """The page in the first CJK charset it declares, a few bad bytes replaced, when it reads as that script."""
+    for label in declared:
+        codec = _codec(label)
+        script = _SCRIPT_OF.get(codec or "")
+        if codec is None or script is None:
+            continue
+        text = data.decode(codec, errors="replace")
+        bad = text.count("\ufffd")
+        non_ascii = sum(1 for c in text if c > "\x7f")
+        if bad and bad <= CJK_DAMAGE_RATIO * non_ascii and _reads_as(text.replace("\ufffd", ""), script):
+            return Decoded(text, codec, True, list(declared))
+    return None
+
+
+def _reads_as(text: str, script: str) -> bool:
+    """Whether the non-ASCII characters of `text` are mostly of the script (zh: common Chinese, looks_chinese;
+    zh-hant: CJK ideographs and punctuation; ja: those and kana; ko: those and Hangul)."""
+    if script == "zh":
+        return looks_chinese(text)
+    non_ascii = [c for c in text if c > "\x7f"]
+    if not non_ascii:
+        return False
+    fits = 0
+    for c in non_ascii:
+        fits += is_cjk(c) or (script == "ja" and "\u3040" <= c <= "\u30ff") or (
+            script == "ko" and ("\uac00" <= c <= "\ud7af" or "\u1100" <= c <= "\u11ff" or "\u3130" <= c <= "\u318f"))
+    return fits >= 0.9 * len(non_ascii)
+
+
+# A UTF-8 page with a few bad bytes (a truncated upload, one stray Latin-1 character) is still UTF-8: at most
+# this many replacement characters, against at least NEARLY_UTF8_RATIO well-formed non-ASCII characters each.
+NEARLY_UTF8_ERRORS = 5
+NEARLY_UTF8_RATIO = 4
+
+
+def _nearly_utf8(data: bytes) -> str | None:
+    """The page as UTF-8 with its few undecodable bytes replaced, when that is what it is; else None (a
+    single-byte page has hardly any well-formed multi-byte sequence, so it goes on to its own codec)."""
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if not 0 < bad <= NEARLY_UTF8_ERRORS:
+        return None
+    good = sum(1 for c in text if c > "\x7f" and c != "\ufffd")
+    return text if good >= NEARLY_UTF8_RATIO * bad else None
+
+
+def _codec(label: str) -> str | None:
+    """Canonical Python codec for a charset label, or None when it is no WHATWG label (LABELS): Python knows many
+    codecs no page is written in (cp037, EBCDIC, turns an ASCII page into other letters; utf-7 smuggles markup;
+    punycode, base64, rot13 are no charsets), and a browser honours none of them."""
+    codec = LABELS.get(label.strip().lower())
+    return None if codec is None else codecs.lookup(codec).name
+
+
+def _strict(data: bytes, codec: str) -> str | None:
+    """Decode strictly; a multi-byte character cut off by truncation at the very end is tolerated."""
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and codec in ("utf-8", "gb18030"):
+            try:
+                return data[: exc.start].decode(codec)
+            except UnicodeDecodeError:
+                return None
+        return None
+    except (UnicodeError, LookupError):  # a codec that fails on any input rather than on these bytes
+        return None
+
+
+_CJK_CODECS = ("gb18030", "big5", "big5hkscs")
 
 
 def whatwg_codec(name: str) -> str | None:
@@ -94,33 +262,3 @@ def script_of(text: str) -> str | None:
 def foreign_script(text: str) -> bool:
     """Whether a reading is in a script that no Latin code page makes of bytes (a guess of it is evidence)."""
     return script_of(text) not in (None, "latin", "other", "halfwidth")
-
-
-# UTF-16 without a byte-order mark: markup is ASCII, so one byte of its pairs is NUL at least this often (with
-# text in any script), while the other byte of the pairs is NUL at most UTF16_OTHER_NULS of the time; text in
-# a single-byte charset or UTF-8 holds no NUL at all
-UTF16_NULS = 0.05
-UTF16_OTHER_NULS = 0.01
-_UTF16_CONTROLS = frozenset(chr(c) for c in range(32)) - {"\t", "\n", "\r", "\f"}
-
-
-def sniff_utf16(data: bytes) -> tuple[str, str] | None:
-    """(codec, text) for UTF-16 written without a BOM: NUL bytes at one parity, strictly valid, a tag in its
-    first 4 KiB and hardly a control character."""
-    sample = data[:8192]
-    pairs = len(sample) // 2
-    if pairs < 16:
-        return None
-    even, odd = sample[0::2].count(0), sample[1::2].count(0)
-    for codec, zeros, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
-        if zeros >= UTF16_NULS * pairs and other <= UTF16_OTHER_NULS * pairs:
-            try:
-                text = data[: len(data) // 2 * 2].decode(codec)
-            except UnicodeDecodeError:
-                return None
-            head = text[:4096]
-            controls = sum(1 for c in head if c in _UTF16_CONTROLS)
-            if re.search(r"<[A-Za-z!/?]", head) and controls <= 0.01 * len(head):
-                return codec, text
-            return None
-    return None

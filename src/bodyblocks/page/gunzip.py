@@ -13,6 +13,7 @@ import zlib
 
 from bodyblocks.errors import CorruptCompression, TooLarge
 
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # refuse anything bigger, compressed or not (decompression bombs)
 CHUNK = 1 << 16  # compressed bytes read at a time
 
 
@@ -44,3 +45,12 @@ def gunzip_stream(fh, max_bytes: int, name: str) -> bytes:  # noqa: ANN001 - any
     if complete < 0:
         raise CorruptCompression(f"{name}: broken gzip stream (it ends before the end-of-stream marker)")
     return bytes(out[:complete])
+
+
+def maybe_gunzip(data: bytes, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """Transparently decompress gzip bytes; other bytes pass through."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    import io
+
+    return gunzip_stream(io.BytesIO(data), max_bytes, "input")

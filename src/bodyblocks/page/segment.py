@@ -30,7 +30,7 @@ from bodyblocks.page.hidden import limit_hidden, reveal_hidden, visible_article
 from bodyblocks.page.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.page.metadata import METADATA, page_metadata
 from bodyblocks.page.walk import walk_blocks
-from bodyblocks.types import Block, Document, Extraction
+from bodyblocks.types import Block, Decoded, Document, Extraction
 
 SEGMENTER_VERSION = "9"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
@@ -46,14 +46,14 @@ _OPEN_TITLE = re.compile(r"(<title\b[^>]*>[^<]*)", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------------------- parsing
-def _prepare(html: str | bytes, max_chars: int) -> tuple[str, str, bool, bool, bool]:
-    """Decode and cap the page; returns (text, encoding, replaced, truncated, guessed)."""
+def _prepare(html: str | bytes, max_chars: int) -> tuple[str, bool, Decoded]:
+    """Decode and cap the page; returns (the text to parse, whether it was cut, the decoded page)."""
     decoded = to_text(html)
     text = _END_BODY.sub("", _XML_DECL.sub("", decoded.text, count=1).replace("\x00", ""))
     if not _contains(text, "</title") and _contains(text, "<title"):
         text = _OPEN_TITLE.sub(r"\1</title>", text, count=1)
     truncated = len(text) > max_chars
-    return (text[:max_chars] if truncated else text), decoded.encoding, decoded.replaced, truncated, decoded.guessed
+    return (text[:max_chars] if truncated else text), truncated, decoded
 
 
 def _contains(text: str, lowercase: str) -> bool:
@@ -221,7 +221,16 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     """segment, with the lxml root element it walked (None when BeautifulSoup parsed the page): the
     segmenter leaves it as parsed, so a caller may read or prune it afterwards without parsing again.
     `owners`: a list that gets each block's owning element (walk.walk_blocks), in block order."""
-    text, encoding, replaced, truncated, guessed = _prepare(html, max_chars)
+    doc, tree, _ = segment_parsed(html, parser=parser, max_chars=max_chars, owners=owners, marks=marks)
+    return doc, tree
+
+
+def segment_parsed(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS,
+                   owners: list[Any] | None = None, marks: bool = False) -> tuple[Document, Any, str]:
+    """segment_tree, with the page's decoded text as well (decode.to_text's, before the segmenter trims it): what
+    the heuristic's vote parses again where the tree is None or lxml will not prune it, instead of decoding the
+    page a second time."""
+    text, truncated, decoded = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
             tree, parser = parse(text, "lxml"), "lxml"
@@ -233,10 +242,11 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
     hidden = False  # the blocks hold hidden text: the visible page has no article, a hidden container holds one
     if any(_contains(text, t) for t in _HIDDEN_MARKS) and not visible_article(blocks):
         blocks, hidden = _hidden_view(tree, parser, text, blocks, owners, marks)
-    doc = Document(blocks, _title(tree, parser), encoding, replaced, truncated, guessed=guessed, hidden_source=hidden)
+    doc = Document(blocks, _title(tree, parser), decoded.encoding, decoded.replaced, truncated, guessed=decoded.guessed,
+                   hidden_source=hidden)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
         doc.extra[METADATA] = page_metadata(tree)
-    return doc, (tree if parser == "lxml" else None)
+    return doc, (tree if parser == "lxml" else None), decoded.text
 
 
 def _hidden_view(tree: Any, parser: str, text: str, blocks: list[Block], owners: list[Any] | None, marks: bool

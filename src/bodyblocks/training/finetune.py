@@ -240,7 +240,7 @@ def train_trees(parts: dict[str, Any], base_gbt: Path, out: Path, repeat: int) -
 def _votes(user: Sequence[CachedPage], base: Sequence[CachedPage], raw: dict[str, Page], base_data: DataConfig
            ) -> list[np.ndarray]:
     """The heuristic's vote on the base pages (HTML read from their datasets), then on the user's pages."""
-    from bodyblocks.extraction.vote import vote_on_blocks
+    from bodyblocks.extraction.segmenting import vote_on_blocks
     from bodyblocks.training.tune import validation_html
 
     html = validation_html(base, base_data) if base else {}

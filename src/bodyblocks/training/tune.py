@@ -21,7 +21,7 @@ from bodyblocks.classify.blend import Blend
 from bodyblocks.classify.trees import GbtModel
 from bodyblocks.config import DataConfig, EnsembleConfig
 from bodyblocks.extraction.decision import DecisionRule, inside_mask, keep_around, keep_mask, main_container
-from bodyblocks.extraction.vote import vote_on_blocks
+from bodyblocks.extraction.segmenting import vote_on_blocks
 from bodyblocks.loading.checkpoints import ENSEMBLE, ENSEMBLE_FORMAT, GBT, kind_of, read_ensemble, read_meta
 from bodyblocks.runtime.files import write_json
 from bodyblocks.training.cache import CachedPage
