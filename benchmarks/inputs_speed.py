@@ -1,4 +1,4 @@
-"""The model's inputs of a page (inference/inputs.prepare_page), in CPU ms per page, against another revision's.
+"""The model's inputs of a page (classify/model_inputs.prepare_page), in CPU ms per page, against another revision's.
 
     python -m benchmarks.inputs_speed                       # 500 dataset pages (cli_speed's folder of them)
     python -m benchmarks.inputs_speed --against HEAD~1      # and that revision's prepare_page, alternating

@@ -62,7 +62,7 @@ ZH = "daniel zh"  # daniel's Chinese pages, reported apart (not a fold of their 
 PEERS = ("heuristic", "trafilatura", "readability", "gne")  # each with its headline, and on its body alone
 RESCUE = 0.15  # the rescue threshold of every tuned rule (training/tune.MIN_RESCUE)
 CONTAINER = (0.6, 0.3)  # the container step's share and inner threshold (what every fold's tuning chose)
-CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (inference/decision.core_mask)
+CORE_SHARE = 0.3  # the container step's core holds at least this share of the kept text (extraction/decision.core_mask)
 RULE_VERSION = 10  # of the rest of the decision rule, in the grid's cache: raise it when the rule's choices change
 GRID = {  # model weight, vote weight, threshold, container outer threshold, container core (0: none)
     "weight": (0.2, 0.3, 0.4, 0.5),

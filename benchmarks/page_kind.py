@@ -2,7 +2,7 @@
 
     python -m benchmarks.page_kind --write docs/EVALUATION.md#page-kind
 
-1. every wcxb-dev page segmented as a block extractor does (inference/blocks.segment_page) and made one row of
+1. every wcxb-dev page segmented as a block extractor does (extraction/segmenting.segment_page) and made one row of
    page/kind_features.KIND_FEATURES, twice: with the page's URL, and with only the canonical URL it states (a
    caller that knows no URL); its label, the page's page_type. The train and val pages of the news sources
    (dragnet, daniel, l3s-gn1) join the training rows as articles, each of weight NEWS_WEIGHT (wcxb-dev's
@@ -10,7 +10,7 @@
 2. settings (learning rate, leaves, iterations, class weights) chosen by accuracy on wcxb-dev's val pages of
    trees fitted on its train pages; the test pages are not looked at;
 3. trees with those settings fitted on train + val, flattened (training/gbt.flatten_trees) into
-   checkpoints/page-kind (inference/pagekind.KindModel; --out to write elsewhere), the flattened walk checked
+   checkpoints/page-kind (classify/pagekind.KindModel; --out to write elsewhere), the flattened walk checked
    against scikit-learn's own predictions;
 4. the test pages' accuracy and confusion table, and the kinds it gives the test pages of the news sources
    (dragnet, daniel, l3s-gn1: articles all), printed and written to --write.

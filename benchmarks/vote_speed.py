@@ -3,7 +3,7 @@
     python -m benchmarks.vote_speed                       # 500 dataset pages (cli_speed's folder of them)
     python -m benchmarks.vote_speed --against 23771da     # and that revision's vote, alternating, same pages
 
-Each page is segmented (segment.segment_tree) and voted on (inference/vote.add_vote, which prunes the tree the
+Each page is segmented (segment.segment_tree) and voted on (extraction/vote.add_vote, which prunes the tree the
 segmenter parsed), timed with process_time, for --rounds rounds. With --against, that revision's
 baselines/rules.py, baselines/dom.py, baselines/heuristic.py and extraction/vote.py (`git show REV:PATH`) are
 loaded beside this tree's in the same process, the two run in turn on every page (which goes first

@@ -1,5 +1,5 @@
 """The standfirst (the dek: the summary paragraph under the headline) is a field, not body
-(inference/roles.standfirst_block, decision.py step 7); a first body paragraph that repeats the page's meta
+(extraction/roles.standfirst_block, decision.py step 7); a first body paragraph that repeats the page's meta
 description stays body."""
 
 from __future__ import annotations

@@ -125,9 +125,9 @@ class Extraction:
     # holding no article (Document.hidden_source, page/hidden.py)
     error_page: bool = False  # an error or "not found" page (extraction/kinds.py): no body, rather than its error text
     error_text: str = ""  # an error page's message (the text it kept, out of text): "" on other pages
-    # the article's figure captions and photo credits, in page order, left out of text (inference/roles.is_caption)
+    # the article's figure captions and photo credits, in page order, left out of text (extraction/roles.is_caption)
     captions: list[str] = field(default_factory=list)
-    # readers' comments under the article, one per block in page order, left out of text (inference/roles.in_comments;
+    # readers' comments under the article, one per block in page order, left out of text (extraction/roles.in_comments;
     # kept in text instead with the rule's `comments`, and on a thread page, whose posts are its body)
     comments: list[str] = field(default_factory=list)
     caption_blocks: list[int] = field(default_factory=list)  # the indices of the caption blocks (with blocks)

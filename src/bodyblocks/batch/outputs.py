@@ -187,7 +187,7 @@ class Report:
         its decision rule, ...), recorded in the journal; a resumed run must have the same. Raises
         journal.FolderBusy and journal.SettingsMismatch. `total`: the pages expected (the progress bar's ETA).
         `shard_size`: pages per shard of a columnar format. `model`: what made the outputs (report.json's "model":
-        inference/plan.Plan.describe)."""
+        loading/plan.Plan.describe)."""
         self.out, self.fmt, self.extractor, self.review = out, fmt, extractor, review
         self.model = model
         self.suffix = FORMATS[fmt]

@@ -96,7 +96,7 @@ class BatchOptions:
     # that leads out of its input fails its entry (outside-input, outside-dataset)
     follow_symlinks: bool = False
     # the extractor, its checkpoint, engine, threads and batch size, worked out from the above when these options
-    # are built (inference/plan.make_plan); what report.json says made the outputs (Plan.describe)
+    # are built (loading/plan.make_plan); what report.json says made the outputs (Plan.describe)
     plan: Plan = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -287,7 +287,7 @@ def safetensors_shapes(path: str | Path) -> dict[str, list[int]]:
 
 def expected_shapes(cfg: ModelConfig) -> dict[str, list[int]]:
     """The shapes that the settings give the block Transformer's tensors whose shapes follow from them alone
-    (inference/model.BlockClassifier): its input and output layers, text and tag-path tables, context norm."""
+    (classify/model.BlockClassifier): its input and output layers, text and tag-path tables, context norm."""
     d, enc = cfg.d_model, cfg.encoder
     in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.num_features
     out = {"embed.0.weight": [d, in_dim], "embed.0.bias": [d], "embed.3.weight": [d, d], "embed.4.weight": [d],

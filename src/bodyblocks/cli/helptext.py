@@ -1,5 +1,5 @@
 """Help text filled in when it is shown: `{extractors}` in an option's help becomes every extractor name the
-registry knows (inference/registry.extractor_names), so no command keeps a list of its own and a command that
+registry knows (loading/registry.extractor_names), so no command keeps a list of its own and a command that
 only parses its arguments does not import the registry."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Training: datasets -> block labels -> cached pages -> learned parts -> tuned rule and blend.
 
-Imports inference (the models it trains), never evaluation or the command line.
+Imports classify, extraction and loading (the parts it trains), never evaluation or the command line.
 
   datasets.py  the shared dataset layout and plain folders of pages
   labels.py    gold text -> block labels (alignment)

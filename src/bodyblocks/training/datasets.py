@@ -40,7 +40,7 @@ class GoldConvention(NamedTuple):
 # 53/65 cleaneval-en, 24/24 cleanportaleval, 112/119 daniel, 71/106 dragnet, 86/98 l3s-gn1 and 12/118 wcxb-dev
 # pages (its title is in the note); of the short dated lines kept just after the headline, the gold holds 39/45
 # on cleaneval-en, 37/40 dragnet, 50/52 l3s-gn1, 7/87 daniel and 4/20 wcxb-dev. Of the standfirsts the shipped
-# default finds (inference/roles.standfirst_block) on all pages of a source, the gold holds 3/3 on cleaneval-en,
+# default finds (extraction/roles.standfirst_block) on all pages of a source, the gold holds 3/3 on cleaneval-en,
 # 2/2 cleanportaleval, 71/72 daniel, 29/33 dragnet, 19/19 l3s-gn1 and 31/51 wcxb-dev (its other 20 are deks
 # too); on trafilatura-eval a must-contain snippet lies in 60 of them and a must-not-contain one in 2 (1 both, 85
 # neither): every source counts the standfirst as body (the two sample pages have none). Blocks of 15+ characters

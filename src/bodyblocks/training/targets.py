@@ -11,8 +11,8 @@ other. The first cue that fires names the role:
   1. L3S-GN1's own block classes where the page has them (labels.annotated_classes): 1 headline, 4 related,
      5 comments; 3 (supplemental: bylines, datelines, agency and copyright lines, captions, key points) is never
      body: the cues below name it, else `other`;
-  2. comment: in a comment container (inference.roles.in_comments), unless the page is a thread, whose posts are
-     its body, by the decision rule's test (inference.kinds.thread_posts) on the gold body: some of it in comment
+  2. comment: in a comment container (extraction.roles.in_comments), unless the page is a thread, whose posts are
+     its body, by the decision rule's test (extraction.kinds.thread_posts) on the gold body: some of it in comment
      containers and less than MIN_ARTICLE characters outside them, or the page's structured data names a forum
      posting or a Q&A page (kinds.thread_cue) and the gold's text in comment containers is at least POST_SHARE of
      the text outside them;
@@ -23,15 +23,15 @@ other. The first cue that fires names the role:
      block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS under a
      <figure> or in an element named for an image ("imageByline", "photo-description"); a blockquote, code, list
      or table under them stays what it is, and so does a block that is mostly link text (a gallery's controls);
-  5. byline: inference.roles.byline_blocks next to the headline in the gold body, or a short line whose own
-     element's class names an author or byline (inference.roles.is_byline);
-  6. standfirst: inference.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
-  6b. key_points: a story's key points box (inference.roles.key_points: "STORY HIGHLIGHTS" and its short list);
-     then sidebar: a block in a sidebar, widget area or rail (inference.roles.in_sidebar); each unless the gold
+  5. byline: extraction.roles.byline_blocks next to the headline in the gold body, or a short line whose own
+     element's class names an author or byline (extraction.roles.is_byline);
+  6. standfirst: extraction.roles.standfirst_block of the gold body (the page's meta descriptions as its cue);
+  6b. key_points: a story's key points box (extraction.roles.key_points: "STORY HIGHLIGHTS" and its short list);
+     then sidebar: a block in a sidebar, widget area or rail (extraction.roles.in_sidebar); each unless the gold
      body's blocks among them hold more than the decision rule's share (KEY_POINTS_SHARE, SIDEBAR_SHARE) of the
      gold body's characters that no role named before (the key points' too, where they are no body): then the
      page's content is them, as at extraction (decision.py, step 7);
-  7. promo: inference.roles.is_promo, or a newsletter, subscription or app prompt of at most PROMPT_CHARS;
+  7. promo: extraction.roles.is_promo, or a newsletter, subscription or app prompt of at most PROMPT_CHARS;
   8. share: a share/like/follow/tag line of at most SHARE_CHARS ("Share this:", "Tags: …", "分享到", "标签：");
   9. related: a "Related"/"Read more"/"相关阅读" label, or a block with at least RELATED_LINKS link text whose path
      names a related/recommended/popular list; navigation: the same under <nav> or a menu/breadcrumb/pagination
@@ -173,7 +173,7 @@ def block_roles(blocks: Sequence[Block], gold: Sequence[int], title: str = "", d
     """Each block's role (module docstring). gold: the gold alignment's labels (1 body); l3s: each block's L3S
     class (labels.annotated_classes), where the page has them; listing: a listing or collection page, whose list
     in the gold is its body (no related or navigation role there); thread_cue: the page's structured data names a
-    thread (inference.kinds.thread_cue)."""
+    thread (extraction.kinds.thread_cue)."""
     n = len(blocks)
     roles_: list[str | None] = [None] * n
     keep = np.array([bool(y) for y in gold], dtype=bool) if n else np.zeros(0, bool)
