@@ -10,6 +10,7 @@ from typing import Any
 
 from bodyblocks.errors import TooLarge
 from bodyblocks.page.htmltags import BLOCK_TAGS, HEADING_LEVELS, PRE_TAGS
+from bodyblocks.page.shortcodes import drop_shortcodes
 from bodyblocks.types import Block
 
 MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
@@ -31,6 +32,9 @@ _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 # page of 1.4 M blocks (5.6 MB of <p>a</p>) once took its worker past the machine's memory.
 MAX_BLOCKS = 200_000
 CELL_TAGS = frozenset(["td", "th"])
+# The one block element a cell may wrap its line in and still join its row's line (walk._boundary): a
+# `<td><p>Zero Trust</p></td>` reads as a cell of its row, as the gold texts write it ("Zero Trust | Organizations …").
+LINE_WRAPPERS = frozenset(["p", "div"])
 _NOT_INLINE = BLOCK_TAGS | CELL_TAGS | PRE_TAGS | _COUNTED | {"ol", "li", "br"}
 
 
@@ -104,6 +108,7 @@ class _Builder:
         self.headings = 0  # open h1-h6 elements
         self.marks: list[list[Any]] = []  # the current block's marks, in the order they open: [kind, text, href]
         self.flushes = 0  # blocks ended (with text or not): a mark open across one belongs to no single block
+        self.line_cells = 0  # open cells that join their row's line (not a boundary): their wrapper starts no block
 
     def finish(self) -> list[Block]:
         self._flush()
@@ -139,10 +144,13 @@ class _Builder:
         if tag not in _NOT_INLINE:
             self.inline_start(tag, attrs, node)
             return
+        if boundary and self.line_cells and tag in LINE_WRAPPERS:
+            boundary = False  # a line cell's one wrapper (walk._boundary allows no other block element)
         if boundary:
             self._flush()
         elif tag in CELL_TAGS:
             self.parts.append("\t")  # cells of one row read as one line, apart by a tab (as innerText shows them)
+            self.line_cells += 1
         stack = self.stack
         parent = stack[-1] if stack else None
         n = 1
@@ -180,6 +188,8 @@ class _Builder:
             self._flush()  # before the pop: the closing element owns the text
         closed = stack.pop()
         tag = closed.tag
+        if tag in CELL_TAGS and not closed.boundary:
+            self.line_cells -= 1
         if tag not in _FLAGS:
             return
         if tag in PRE_TAGS:
@@ -269,10 +279,14 @@ class _Builder:
             text = _line(raw)
         else:  # pieces were normalised one by one: collapse the spaces where they meet
             text = _join_lines([_line(ln) for ln in raw.split("\n")])
-        mark_texts = self._mark_texts(marks, text) if marks else ()  # before the pieces go
+        if not self.in_pre and "[" in text:
+            text = drop_shortcodes(text)  # a page builder's layout markup left as text (shortcodes.py)
+        mark_texts = self._mark_texts(marks, text) if marks and text else ()  # before the pieces go
         self.parts.clear()
         self.has_text = False
         link_chars, self.link_chars = self.link_chars, 0
+        if not text:  # shortcodes only
+            return
         if len(self.blocks) >= MAX_BLOCKS:
             raise TooLarge(f"more than {MAX_BLOCKS:,} text blocks: a page this fragmented is failed alone rather "
                            "than classified in gigabytes")
