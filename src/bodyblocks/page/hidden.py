@@ -21,8 +21,8 @@ already (a lazy-image <noscript> and a copy of a visible block count nothing). T
 characters. What is read is bounded, so that a 10 MB template costs about what a visible page of the same size
 does: at most MAX_TEMPLATE_MARKUP characters of script templates and JSON strings are parsed (a JSON attribute
 of at most MAX_JSON_ATTRIBUTE characters, MAX_JSON_VALUES values looked at, JSON inside a string read too),
-MAX_HIDDEN_PARAGRAPHS paragraphs looked at, and MAX_HIDDEN_TEXT characters of text shown (limit_hidden: the content after that is dropped). Only
-lxml trees (the default parser) are revealed and cut.
+MAX_HIDDEN_PARAGRAPHS paragraphs looked at, and MAX_HIDDEN_TEXT characters of text shown (limit_hidden: the
+content after that is dropped). Only lxml trees (the default parser) are revealed and cut.
 """
 
 from __future__ import annotations
