@@ -26,11 +26,12 @@ ancestors, segment.py), so they read the same on every site:
   caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
            "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
            one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit", nor a type style:
-           "has-caption-font-size", "caption-large", "wt-text-caption") and holds at most CAPTION_PARAGRAPHS <p>s, no
-           heading; a block of at most CAPTION_CHARS (no heading) further down such an element, or of at most
-           FIGURE_CHARS under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
-           blockquote, code, list or table under them stays what it is, and so does a block that is mostly
-           link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
+           "has-caption-font-size", "caption-large", "wt-text-caption"), no heading; a block of at most CAPTION_CHARS
+           (no heading) further down such an element, or of at most FIGURE_CHARS under a <figure> or in an element
+           named for an image ("imageByline", "photo-description"); a blockquote, code, list or table under them
+           stays what it is, and so does a block that is mostly link text (a gallery's or a page's controls: "View
+           larger image", "Email to a friend"), and a paragraph among more than CAPTION_PARAGRAPHS beside it in an
+           element named for a caption (a product's description in a "caption" box is a run of paragraphs);
   comments the block or an ancestor below <body> has an id or class token naming a comment thread (trackbacks and
            pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback, though their own
            names head no comments section); or, on an
@@ -212,7 +213,7 @@ def is_caption(block: Block) -> bool:
         return False
     if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
         return True
-    if any(not _slug_of(t, text) for t in path_tokens):
+    if any(not _slug_of(t, text) for t in path_tokens) and block.sibling_paragraphs <= CAPTION_PARAGRAPHS:
         return True
     return block.text_len <= FIGURE_CHARS and own_image
 
