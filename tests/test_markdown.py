@@ -74,11 +74,3 @@ def test_md_of_an_extractor_without_blocks_keeps_the_title_once() -> None:
     ex = Extraction(text="Quay works\nOne paragraph.\nAnother one.", title="Quay works")
     assert render(ex, "md", "k") == "# Quay works\n\nOne paragraph.\n\nAnother one.\n"
 
-
-def test_a_table_of_one_paragraph_cells_renders_as_one_table() -> None:
-    page = ("<html><body><article><p>Intro.</p><table><tr><th><p>Trend</p></th><th><p>Impact</p></th></tr>"
-            "<tr><td><p><strong>Zero Trust</strong></p></td><td><p>Every request is verified.</p></td></tr>"
-            "<tr><td><div>Cloud</div></td><td><p>Spending grows.</p></td></tr></table></article></body></html>")
-    md = to_markdown("", segment(page, marks=True).blocks)
-    assert "| Trend | Impact |\n|---|---|\n| Zero Trust | Every request is verified. |\n| Cloud | Spending grows. |" \
-        in md

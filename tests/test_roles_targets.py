@@ -146,18 +146,16 @@ def test_caption_paths_and_what_they_do_not_cover() -> None:
     assert not is_caption(_block("quote " * 5, "html/body/figure/blockquote"))
 
 
-def test_a_type_style_caption_class_or_a_run_of_paragraphs_is_no_caption() -> None:
+def test_a_run_of_paragraphs_in_a_caption_box_is_no_caption() -> None:
     description = ("Hand-thrown stoneware mug with a speckled glaze, made to hold twelve ounces of coffee. Each one "
                    "is shaped on the wheel in our studio, so sizes vary a little from the photos.")
-    for style in ("p.caption-large", "div.product__description.rte.caption-with-letter-spacing/p",
-                  "p.has-caption-font-size", "div.wt-text-caption/p"):
-        assert not is_caption(_block(description, f"html/body/main/div.product/{style}")), style
-    run = _block(description, "html/body/main/div.product/div.caption/p")
-    run.sibling_paragraphs = 4
-    assert not is_caption(run)
-    one = _block("The potter at her wheel in the studio.", "html/body/main/div.product/div.caption/p")
-    one.sibling_paragraphs = 1
-    assert is_caption(one) and is_caption(_block("The potter at work.", "html/body/div/p.image-caption"))
+    for path in ("html/body/main/div.product/div.caption/p", "html/body/main/div.product-caption/div/div/p"):
+        run = _block(description, path)  # own parent named, and a caption element further up
+        run.sibling_paragraphs = 4
+        assert not is_caption(run), path
+        one = _block("The potter at her wheel in the studio.", path)
+        one.sibling_paragraphs = 1
+        assert is_caption(one), path
 
 
 def test_share_related_and_prompt_lines() -> None:

@@ -371,17 +371,6 @@ def test_white_space_runs_collapse_as_ws() -> None:
         assert _WS_RUN.sub(" ", text) == WS.sub(" ", text), repr(text)
 
 
-def test_cells_wrapped_in_one_paragraph_join_their_rows_line(parser: str) -> None:
-    html = ("<table><tr><td><p><strong>Zero Trust</strong></p></td><td><p>Every request is <a href=/v>verified</a>."
-            "</p></td></tr><tr><td><div>Cloud</div></td><td>Spending grows.</td></tr>"
-            "<tr><td><p>Two</p><p>paragraphs</p></td><td>stay apart</td></tr></table>")
-    doc = segment(html, parser=parser)
-    assert [b.text for b in doc.blocks] == ["Zero Trust\tEvery request is verified.", "Cloud\tSpending grows.",
-                                            "Two", "paragraphs", "stay apart"]
-    assert [b.tag for b in doc.blocks[:2]] == ["tr", "tr"] and doc.blocks[0].link_len == len("verified")
-    assert doc.blocks[0].text_len == len("ZeroTrustEveryrequestisverified.")
-
-
 def test_page_builder_shortcodes_are_dropped_and_bracketed_prose_stays(parser: str) -> None:
     html = ('<div>[vc_row full_width="stretch_row"][vc_column width="1/2"][vc_column_text]The mill reopened '
             "[citation needed] in 1998 [1].[/vc_column_text][/vc_column][/vc_row]</div><p>[vc_empty_space]</p>"

@@ -90,10 +90,7 @@ GALLERY_COUNTER = re.compile(r"^\s*(\d{1,3})\s*(?:of|/|／)\s*(\d{1,3})(?![\d/.:
 CAPTION_TOKEN = re.compile(r"caption|cutline|(?:photo|image|img|pic)-?credit|^credits?$|img-?text|image-?text"
                             r"|photo-?text|pic-?info|bildtext", re.IGNORECASE)
 
-# "authorCredit" names a byline; a type style names how text looks, not what it is: WordPress's
-# "has-caption-font-size", Etsy's "wt-text-caption", Shopify themes' "caption-large", "caption-with-letter-spacing"
-NOT_CAPTION_TOKEN = re.compile(r"author|byline|font|text-caption|typo|^caption-(?:x?s|sm|m|md|l|lg|x?l|small|medium"
-                               r"|large|regular|bold|with-letter-spacing)$", re.IGNORECASE)
+NOT_CAPTION_TOKEN = re.compile(r"author|byline", re.IGNORECASE)  # "authorCredit" names a byline
 
 IMAGE_TOKEN = re.compile(r"image|photo|picture|^img|^pic$|gallery|slideshow", re.IGNORECASE)
 

@@ -25,13 +25,13 @@ ancestors, segment.py), so they read the same on every site:
            "本文要点") and the run of short list items right after it under the label's parent element;
   caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
            "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
-           one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit", nor a type style:
-           "has-caption-font-size", "caption-large", "wt-text-caption"), no heading; a block of at most CAPTION_CHARS
-           (no heading) further down such an element, or of at most FIGURE_CHARS under a <figure> or in an element
-           named for an image ("imageByline", "photo-description"); a blockquote, code, list or table under them
-           stays what it is, and so does a block that is mostly link text (a gallery's or a page's controls: "View
-           larger image", "Email to a friend"), and a paragraph among more than CAPTION_PARAGRAPHS beside it in an
-           element named for a caption (a product's description in a "caption" box is a run of paragraphs);
+           one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
+           block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
+           under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
+           blockquote, code, list or table under them stays what it is, and so does a block that is mostly
+           link text (a gallery's or a page's controls: "View larger image", "Email to a friend"), and a
+           paragraph among more than CAPTION_PARAGRAPHS beside it in an element named for a caption (a product's
+           description in a "caption" box is a run of paragraphs, no caption);
   comments the block or an ancestor below <body> has an id or class token naming a comment thread (trackbacks and
            pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback, though their own
            names head no comments section); or, on an

@@ -32,9 +32,6 @@ _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\x00]")
 # page of 1.4 M blocks (5.6 MB of <p>a</p>) once took its worker past the machine's memory.
 MAX_BLOCKS = 200_000
 CELL_TAGS = frozenset(["td", "th"])
-# The one block element a cell may wrap its line in and still join its row's line (walk._boundary): a
-# `<td><p>Zero Trust</p></td>` reads as a cell of its row, as the gold texts write it ("Zero Trust | Organizations …").
-LINE_WRAPPERS = frozenset(["p", "div"])
 _NOT_INLINE = BLOCK_TAGS | CELL_TAGS | PRE_TAGS | _COUNTED | {"ol", "li", "br"}
 
 
@@ -108,7 +105,6 @@ class _Builder:
         self.headings = 0  # open h1-h6 elements
         self.marks: list[list[Any]] = []  # the current block's marks, in the order they open: [kind, text, href]
         self.flushes = 0  # blocks ended (with text or not): a mark open across one belongs to no single block
-        self.line_cells = 0  # open cells that join their row's line (not a boundary): their wrapper starts no block
 
     def finish(self) -> list[Block]:
         self._flush()
@@ -144,13 +140,10 @@ class _Builder:
         if tag not in _NOT_INLINE:
             self.inline_start(tag, attrs, node)
             return
-        if boundary and self.line_cells and tag in LINE_WRAPPERS:
-            boundary = False  # a line cell's one wrapper (walk._boundary allows no other block element)
         if boundary:
             self._flush()
         elif tag in CELL_TAGS:
             self.parts.append("\t")  # cells of one row read as one line, apart by a tab (as innerText shows them)
-            self.line_cells += 1
         stack = self.stack
         parent = stack[-1] if stack else None
         n = 1
@@ -188,8 +181,6 @@ class _Builder:
             self._flush()  # before the pop: the closing element owns the text
         closed = stack.pop()
         tag = closed.tag
-        if tag in CELL_TAGS and not closed.boundary:
-            self.line_cells -= 1
         if tag not in _FLAGS:
             return
         if tag in PRE_TAGS:

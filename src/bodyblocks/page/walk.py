@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from bodyblocks.page.builder import _NOT_INLINE, CELL_TAGS, LINE_WRAPPERS, _Builder
+from bodyblocks.page.builder import _NOT_INLINE, CELL_TAGS, _Builder
 from bodyblocks.page.htmltags import BLOCK_TAGS, INVISIBLE_TAGS
 from bodyblocks.types import Block
 
@@ -37,22 +37,16 @@ MAX_CELL_SCAN = 64  # a table cell is looked into this far to decide whether it 
 def _boundary(tag: str, descendant_tags: Iterator[str]) -> bool:
     """Whether an element starts a new block.
 
-    Block-level tags do, except a table cell that holds only inline markup, or inline markup in one <p> or <div>
-    (builder.LINE_WRAPPERS): the cells of a data-table row are one line of text in a browser (and in every gold
-    set), so they join into the row's block, apart by a tab.
+    Block-level tags do, except a table cell that holds only inline markup: the cells of a data-table row
+    are one line of text in a browser (and in every gold set), so they join into the row's block.
     """
     if tag not in BLOCK_TAGS:
         return False
     if tag not in CELL_TAGS:
         return True
-    wrapped = False
     for i, t in enumerate(descendant_tags):
-        if i >= MAX_CELL_SCAN or t == "br":
+        if i >= MAX_CELL_SCAN or t in BLOCK_TAGS or t == "br":
             return True
-        if t in BLOCK_TAGS:
-            if wrapped or t not in LINE_WRAPPERS:
-                return True
-            wrapped = True
     return False
 
 
