@@ -73,4 +73,3 @@ def test_json_output_names_each_block_kind_and_md_uses_kept_blocks() -> None:
 def test_md_of_an_extractor_without_blocks_keeps_the_title_once() -> None:
     ex = Extraction(text="Quay works\nOne paragraph.\nAnother one.", title="Quay works")
     assert render(ex, "md", "k") == "# Quay works\n\nOne paragraph.\n\nAnother one.\n"
-
