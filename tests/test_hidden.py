@@ -125,3 +125,33 @@ def test_the_visible_article_test_counts_written_blocks_only() -> None:
                                      for i in range(20))))
     assert not hidden.visible_article(headings.blocks)
     assert hidden.visible_article(segment(_page(BRIEF)).blocks)
+
+
+def _preloaded(paragraphs: str) -> str:
+    """Discourse's preloaded data: JSON whose values are JSON strings holding the posts' markup."""
+    import html as html_mod
+
+    posts = json.dumps({"post_stream": {"posts": [{"id": 1, "cooked": paragraphs}]}})
+    value = html_mod.escape(json.dumps({"topic_7": posts, "site": json.dumps({"title": "Forum"})}))
+    return f"<div class='hidden' id='data-preloaded' data-preloaded=\"{value}\"></div>"
+
+
+def test_content_held_in_a_json_attribute_is_read_where_the_visible_page_has_no_article() -> None:
+    doc = segment(_page(_preloaded(ARTICLE)))
+    assert sum(b.text.startswith("Paragraph ") for b in doc.blocks) == 22 and doc.hidden_source
+    props = segment(_page("<div id='app' data-props='" + json.dumps({"body": ARTICLE}).replace("'", "&#39;")
+                          + "'></div>"))
+    assert props.blocks[-1].text.startswith("Paragraph 21") and props.hidden_source  # after its element, in order
+    beside = segment(_page(f"<h1>Tool library</h1>{BRIEF}{_preloaded(SPAM)}"))
+    assert not any("Cheap pills" in b.text for b in beside.blocks) and not beside.hidden_source
+    assert not segment(_page("<div data-page='3'>Page 3</div>")).hidden_source  # a data-page that holds no JSON
+
+
+def test_a_huge_json_attribute_is_read_up_to_the_bound() -> None:
+    paras = "".join(f"<p>Hidden paragraph {i}: words of a long post that a script would show.</p>"
+                    for i in range(30_000))  # 2.2 MB of markup
+    doc = segment(_page(_preloaded(paras)))
+    texts = [b.text for b in doc.blocks if b.text.startswith("Hidden paragraph")]
+    assert doc.hidden_source and texts[0].startswith("Hidden paragraph 0:")
+    assert sum(len(t) for t in texts) <= hidden.MAX_HIDDEN_TEXT
+    assert hidden._json_markup("{" * 10 + "]", 100) == [] and hidden._json_markup("x" * 10, 100) == []

@@ -146,6 +146,18 @@ def test_caption_paths_and_what_they_do_not_cover() -> None:
     assert not is_caption(_block("quote " * 5, "html/body/figure/blockquote"))
 
 
+def test_a_run_of_paragraphs_in_a_caption_box_is_no_caption() -> None:
+    description = ("Hand-thrown stoneware mug with a speckled glaze, made to hold twelve ounces of coffee. Each one "
+                   "is shaped on the wheel in our studio, so sizes vary a little from the photos.")
+    for path in ("html/body/main/div.product/div.caption/p", "html/body/main/div.product-caption/div/div/p"):
+        run = _block(description, path)  # own parent named, and a caption element further up
+        run.sibling_paragraphs = 4
+        assert not is_caption(run), path
+        one = _block("The potter at her wheel in the studio.", path)
+        one.sibling_paragraphs = 1
+        assert is_caption(one), path
+
+
 def test_share_related_and_prompt_lines() -> None:
     assert is_share(_block("Share this:")) and is_share(_block("Tags: floods, weather"))
     assert is_share(_block("分享到")) and not is_share(_block("Like many towns, it floods."))

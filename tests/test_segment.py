@@ -369,3 +369,13 @@ def test_white_space_runs_collapse_as_ws() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         assert _WS_RUN.sub(" ", text) == WS.sub(" ", text), repr(text)
+
+
+def test_page_builder_shortcodes_are_dropped_and_bracketed_prose_stays(parser: str) -> None:
+    html = ('<div>[vc_row full_width="stretch_row"][vc_column width="1/2"][vc_column_text]The mill reopened '
+            "[citation needed] in 1998 [1].[/vc_column_text][/vc_column][/vc_row]</div><p>[vc_empty_space]</p>"
+            '<p>[et_pb_section fb_built="1"][et_pb_text]Visitors [sic] come daily.[/et_pb_text][/et_pb_section]</p>'
+            "<pre>[vc_row] in code stays</pre><table><tr><td>A</td><td>[vc_column]B</td></tr></table>")
+    assert texts(html, parser) == ["The mill reopened [citation needed] in 1998 [1].", "Visitors [sic] come daily.",
+                                   "[vc_row] in code stays", "A\tB"]
+    assert segment(html, parser=parser).blocks[0].text_len == len("Themillreopened[citationneeded]in1998[1].")

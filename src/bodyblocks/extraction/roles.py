@@ -29,7 +29,9 @@ ancestors, segment.py), so they read the same on every site:
            block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
-           link text (a gallery's or a page's controls: "View larger image", "Email to a friend");
+           link text (a gallery's or a page's controls: "View larger image", "Email to a friend"), and a
+           paragraph among more than CAPTION_PARAGRAPHS beside it in an element named for a caption (a product's
+           description in a "caption" box is a run of paragraphs, no caption);
   comments the block or an ancestor below <body> has an id or class token naming a comment thread (trackbacks and
            pingbacks, a blog's replies from other blogs, too: div.trackbacks, li.pingback, though their own
            names head no comments section); or, on an
@@ -76,6 +78,7 @@ BYLINE_WINDOW = 3  # kept blocks after the headline looked at
 PROMO_CHARS = 40
 CAPTION_CHARS = 400  # a block under a caption path longer than this is the article's (a figure wrapping it)
 FIGURE_CHARS = 150  # a block under <figure> but no <figcaption> is a caption up to this long
+CAPTION_PARAGRAPHS = 2  # <p>s beside a block in an element named for a caption, at most (a caption and its credit)
 BUTTON_CHARS = 10  # a link-only last block of the body at most this long is a button ("Follow", "Share", "关注")
 STANDFIRST_CHARS = (40, 400)  # white space excluded
 STANDFIRST_LINKS = 0.3  # link density at most
@@ -200,14 +203,17 @@ def is_caption(block: Block) -> bool:
     if block.link_density >= 0.5:  # "View larger image", "Email to a friend", "More pictures: < Prev | Next >"
         return False
     near_tag, near_tokens, tags, path_tokens, own_image = _caption_path(block.tag_path)
-    named = near_tag or any(not _slug_of(t, text) for t in near_tokens)  # its own element or its parent's
+    # its own element or its parent's: a figcaption or caption tag, or a class or id naming one around no run of
+    # paragraphs (a product's description is no caption)
+    named = near_tag or (any(not _slug_of(t, text) for t in near_tokens)
+                         and block.sibling_paragraphs <= CAPTION_PARAGRAPHS)
     if named and tags[-1] not in cues.NOT_CAPTION_TAGS and not block.heading_level:  # (a lead in an <h2> is no caption)
         return True
     if block.text_len > CAPTION_CHARS or block.heading_level or not cues.NOT_CAPTION_TAGS.isdisjoint(tags):
         return False
     if "figcaption" in tags or ("figure" in tags and block.text_len <= FIGURE_CHARS):
         return True
-    if any(not _slug_of(t, text) for t in path_tokens):
+    if any(not _slug_of(t, text) for t in path_tokens) and block.sibling_paragraphs <= CAPTION_PARAGRAPHS:
         return True
     return block.text_len <= FIGURE_CHARS and own_image
 

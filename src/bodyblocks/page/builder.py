@@ -10,6 +10,7 @@ from typing import Any
 
 from bodyblocks.errors import TooLarge
 from bodyblocks.page.htmltags import BLOCK_TAGS, HEADING_LEVELS, PRE_TAGS
+from bodyblocks.page.shortcodes import drop_shortcodes
 from bodyblocks.types import Block
 
 MAX_PATH_SEGMENTS = 24  # tag paths keep the innermost segments only (deep pages would be quadratic)
@@ -269,10 +270,14 @@ class _Builder:
             text = _line(raw)
         else:  # pieces were normalised one by one: collapse the spaces where they meet
             text = _join_lines([_line(ln) for ln in raw.split("\n")])
-        mark_texts = self._mark_texts(marks, text) if marks else ()  # before the pieces go
+        if not self.in_pre and "[" in text:
+            text = drop_shortcodes(text)  # a page builder's layout markup left as text (shortcodes.py)
+        mark_texts = self._mark_texts(marks, text) if marks and text else ()  # before the pieces go
         self.parts.clear()
         self.has_text = False
         link_chars, self.link_chars = self.link_chars, 0
+        if not text:  # shortcodes only
+            return
         if len(self.blocks) >= MAX_BLOCKS:
             raise TooLarge(f"more than {MAX_BLOCKS:,} text blocks: a page this fragmented is failed alone rather "
                            "than classified in gigabytes")

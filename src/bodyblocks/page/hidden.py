@@ -1,6 +1,7 @@
 """An article a browser does not show until a script runs: a page whose visible text has no article but whose
 <noscript>, <template> or <script type="text/template"> holds one (a blog whose post sits in <noscript> beside a
-full sidebar).
+full sidebar), or a JSON attribute an app reads its content from (JSON_ATTRIBUTES: Discourse's `data-preloaded`,
+React's `data-props`, Inertia's `data-page`), whose strings of paragraph markup are shown after its element.
 
     if not visible_article(blocks) and reveal_hidden(root, blocks):   # segment.py, after the walk
         blocks = walk_blocks(root, "lxml")                            # the containers shown, the page walked again
@@ -18,13 +19,15 @@ A hidden container counts with the paragraph text (<p>, white space excluded) th
 already (a lazy-image <noscript> and a copy of a visible block count nothing). The containers are shown (made
 <div>s; a script template's markup parsed into one) only when together they hold at least HIDDEN_ARTICLE such
 characters. What is read is bounded, so that a 10 MB template costs about what a visible page of the same size
-does: at most MAX_TEMPLATE_MARKUP characters of script templates are parsed, MAX_HIDDEN_PARAGRAPHS paragraphs
-looked at, and MAX_HIDDEN_TEXT characters of text shown (limit_hidden: the content after that is dropped). Only
-lxml trees (the default parser) are revealed and cut.
+does: at most MAX_TEMPLATE_MARKUP characters of script templates and JSON strings are parsed (a JSON attribute
+of at most MAX_JSON_ATTRIBUTE characters, MAX_JSON_VALUES values looked at, JSON inside a string read too),
+MAX_HIDDEN_PARAGRAPHS paragraphs looked at, and MAX_HIDDEN_TEXT characters of text shown (limit_hidden: the
+content after that is dropped). Only lxml trees (the default parser) are revealed and cut.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -39,6 +42,10 @@ MAX_HIDDEN_PARAGRAPHS = 5_000  # hidden paragraphs looked at, at most
 MAX_TEMPLATE_MARKUP = 1_000_000  # characters of script templates' markup parsed, at most
 TEMPLATE_TYPES = frozenset(["text/template", "text/x-template", "text/html", "text/x-handlebars-template",
                             "text/ng-template", "text/x-jsrender"])
+# Attributes whose JSON value holds an app's content (its strings of paragraph markup are read as hidden text)
+JSON_ATTRIBUTES = ("data-preloaded", "data-props", "data-react-props", "data-page")
+MAX_JSON_ATTRIBUTE = 5_000_000  # characters of one JSON attribute, at most (a longer one is not read)
+MAX_JSON_VALUES = 100_000  # values of JSON attributes looked at, at most
 _SPACE = re.compile(r"\s+")
 _MARKUP = re.compile(r"<p[\s>]", re.IGNORECASE)
 
@@ -59,11 +66,50 @@ def visible_article(blocks: Iterable[Block]) -> bool:
     return False
 
 
+def _json_markup(value: str, budget: int) -> list[str]:
+    """The strings of paragraph markup in a JSON attribute's value, in order, up to `budget` characters (a string
+    that is JSON itself is read as well: Discourse's preloaded data nests JSON in strings)."""
+    found: list[str] = []
+    if not value.lstrip().startswith(("{", "[")) or len(value) > MAX_JSON_ATTRIBUTE:
+        return found
+    todo: list[Any] = [value]
+    looked = 0
+    while todo and budget > 0 and looked < MAX_JSON_VALUES:
+        item = todo.pop()
+        looked += 1
+        if isinstance(item, str):
+            if item.lstrip().startswith(("{", "[")) and len(item) <= MAX_JSON_ATTRIBUTE:
+                try:
+                    todo.append(json.loads(item))
+                    continue
+                except (ValueError, RecursionError):
+                    pass
+            if _MARKUP.search(item):
+                found.append(item[:budget])
+                budget -= len(found[-1])
+        elif isinstance(item, dict):
+            todo.extend(reversed(list(item.values())))  # popped in the document's order
+        elif isinstance(item, list):
+            todo.extend(reversed(item))
+    return found
+
+
+def _parsed_markup(text: str) -> Any:
+    """Markup parsed into one <div> (its HTML parser's body), or None."""
+    from lxml import etree
+
+    content = etree.fromstring(f"<div>{text}</div>", etree.HTMLParser(huge_tree=True))
+    if content is None:
+        return None
+    div = content.find(".//body/div")
+    return div if div is not None else content
+
+
 def _containers(root: Any) -> list[tuple[Any, Any]]:
     """(element, the element its content is shown as) of every <noscript>, <template> and script template below
-    the root that holds a paragraph; a script template's markup is parsed into a <div>, up to MAX_TEMPLATE_MARKUP
-    characters of all of them."""
-    from lxml import etree
+    the root that holds a paragraph, then of every element whose JSON attribute holds paragraph markup; a script
+    template's markup and a JSON attribute's strings are parsed into a <div>, up to MAX_TEMPLATE_MARKUP characters
+    of all of them."""
 
     found = []
     markup = MAX_TEMPLATE_MARKUP
@@ -76,11 +122,33 @@ def _containers(root: Any) -> list[tuple[Any, Any]]:
         elif markup > 0 and (el.get("type") or "").strip().lower() in TEMPLATE_TYPES and _MARKUP.search(el.text or ""):
             text = el.text[:markup]
             markup -= len(text)
-            content = etree.fromstring(f"<div>{text}</div>", etree.HTMLParser(huge_tree=True))
+            content = _parsed_markup(text)
             if content is not None:
-                div = content.find(".//body/div")
-                found.append((el, div if div is not None else content))
+                found.append((el, content))
+    query = " or ".join(f"@{a}" for a in JSON_ATTRIBUTES)
+    for el in root.xpath(f"//*[{query}]") if markup > 0 else ():
+        strings = [s for a in JSON_ATTRIBUTES for s in _json_markup(el.get(a) or "", markup)]
+        if strings:
+            text = "".join(f"<div>{s}</div>" for s in strings)[:markup]
+            markup -= len(text)
+            content = _parsed_markup(text)
+            if content is not None:
+                found.append((el, content))
+        if markup <= 0:
+            break
     return found
+
+
+def _show_after(el: Any, content: Any) -> None:
+    """Place a JSON attribute's content after its element, or at the end of <body> where the element is no part of
+    the body (a <meta> of <head>, the <body> or <html> itself)."""
+    if el.tag in ("html", "head", "body") or next(el.iterancestors("head"), None) is not None \
+            or next(el.iterancestors("body"), None) is None:
+        root = el.getroottree().getroot()
+        body = root.find("body")
+        (body if body is not None else root).append(content)
+    else:
+        el.addnext(content)
 
 
 def _new_paragraphs(containers: Sequence[tuple[Any, Any]], visible: set[str]) -> tuple[list[int], Any]:
@@ -166,6 +234,8 @@ def reveal_hidden(root: Any, blocks: Sequence[Block]) -> bool:
     for el, content in holding:
         if content is el:
             el.tag = "div"
+        elif el.tag != "script":  # a JSON attribute's holder stays as it is
+            _show_after(el, content)
         else:  # a script template: its markup parsed, in its place
             content.tail = el.tail
             el.getparent().replace(el, content)

@@ -7,8 +7,9 @@ Stages:
      block-level tags, tag paths, xpaths and DOM features); an app shell whose visible text is almost
      nothing is walked again with its <noscript> content visible (what a browser without JavaScript
      displays: Discourse and many apps serve their pages there); a page whose visible text has no article
-     while a <noscript>, <template> or script template holds a long one shows those (hidden.py: never beside a
-     visible article, bounded in size, flagged Document.hidden_source);
+     while a <noscript>, <template>, script template or JSON attribute (data-preloaded, data-props) holds a
+     long one shows those (hidden.py: never beside a visible article, bounded in size, flagged
+     Document.hidden_source);
   4. the title (<title>, og:title, first <h1>) is its own channel.
 """
 
@@ -26,17 +27,18 @@ from bodyblocks.errors import InputError
 from bodyblocks.page.bounds import bound_attributes, check_elements
 from bodyblocks.page.builder import WS
 from bodyblocks.page.decode import read_bytes, to_text
-from bodyblocks.page.hidden import limit_hidden, reveal_hidden, visible_article
+from bodyblocks.page.hidden import JSON_ATTRIBUTES, limit_hidden, reveal_hidden, visible_article
 from bodyblocks.page.inline_boxes import inline_boxes_bs4, inline_boxes_lxml
 from bodyblocks.page.metadata import METADATA, page_metadata
 from bodyblocks.page.walk import walk_blocks
 from bodyblocks.types import Block, Decoded, Document, Extraction
 
-SEGMENTER_VERSION = "9"  # bump when blocks change: dataset caches key on it
+SEGMENTER_VERSION = "10"  # bump when blocks change: dataset caches key on it
 MAX_CHARS = 6_000_000  # longer pages are cut here (Document.truncated); parsing time grows linearly
 # An app shell: less visible text than this, and more inside <noscript>, is walked again with noscript shown.
 NOSCRIPT_FALLBACK_CHARS = 500
-_HIDDEN_MARKS = ("<noscript", "<template", "text/template", "text/x-template", "text/html", "-template")
+_HIDDEN_MARKS = ("<noscript", "<template", "text/template", "text/x-template", "text/html", "-template",
+                 *JSON_ATTRIBUTES)
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # Browsers keep parsing into <body> after </body></html> (HTML5 "after after body"); so do we, with both parsers.
