@@ -1,0 +1,289 @@
+"""Re-choose the decision rule's constants and cue lists on the pages that choose (train and validation), report once.
+
+    python -m benchmarks.rechoose --out runs/rechoose                  # search: writes runs/rechoose/chosen.json
+    python -m benchmarks.rechoose --out runs/rechoose --report --write docs/EVALUATION.md#rechosen
+
+The protocol (docs/GENERALIZATION.md): the six full-gold sources' train and validation pages (data/splits/<source>/
+{train,val}.txt) choose; their test pages only report, once, after the choice is written down (`--report`).
+
+The pages (benchmarks/rechoose_parts.py): every page segmented, with the shipped default's P(body) per block (the
+shipped ensemble's blend), computed once and cached under OUT/parts. Only the decision rule (DecisionRule.decide)
+is re-run; each page's text is scored as evaluation scores it (evaluate.scored_text under its source's gold
+convention; bodyblocks.metrics: token F1, and the Levenshtein ratio with white space removed for acc@0.9).
+
+The objective, fixed before any result was read:
+  maximize the mean over the six sources of the mean per-page token F1 on their train+val pages;
+  coordinate search, one pass, in the order of rechoose_space.knobs (the shipped config's rule settings, then the
+  shares and probabilities of decision.py, roles.py and kinds.py, then their character counts and windows, then the
+  rapidfuzz ratios): each constant's grid (rechoose_space.knobs: ±0.05 and ±0.1 for a probability or share, the
+  step off where it has one; ×0.5, ×0.75, ×1.5, ×2 for a count; ±5 and ±10 for a ratio) is scored with the values
+  chosen so far, and a value replaces the current one only when it beats it by more than NOISE (0.001 mean token
+  F1); ties, and gains within the noise, keep today's value. acc@0.9 is reported, never used to choose.
+  The search scores a fixed sample of the train+val pages (SAMPLE_EVERY: every third page of a source with more
+  than SMALL of them, every page of the others: ~1,250 pages; the replay of all ~3,400 costs a minute on 2 busy
+  cores); each change it keeps is then confirmed on all train+val pages, leave one out: a change whose removal
+  from the chosen set costs the objective no more than NOISE there goes back to today's value.
+  Cue lists (role_cues.py), after the constants: each cue's pages are those where it fires (matches what the rule
+  tests, at the chosen values); a cue that fires on no train+val page is dropped, and so is one whose removal
+  raises the objective by more than NOISE (it hurts there). Each list turned off whole is reported, not applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import arguments, write_report
+from benchmarks.rechoose_cues import CueRecorder, cue_values, restore_values
+from benchmarks.rechoose_parts import CHOOSING, REPORTING, SOURCES, source_parts
+from benchmarks.rechoose_space import OFF, Knob, current, knobs, patched, rule_with
+from bodyblocks.evaluation.evaluate import scored_text
+from bodyblocks.extraction.decision import DecisionRule
+from bodyblocks.loading.checkpoints import shipped
+from bodyblocks.metrics import accuracy, score_page
+from bodyblocks.training.datasets import gold_convention
+
+NOISE = 0.001  # mean token F1: a change smaller than this keeps today's value
+SAMPLE_EVERY, SMALL = 3, 150  # the search's sample: every third page of a source with more than SMALL pages
+WORKERS = 2
+Pages = dict[str, list[dict[str, Any]]]
+Scores = dict[str, list[tuple[float, float] | None]]  # per source, per page: (token F1, ratio); None: no gold
+
+
+def shipped_rule() -> DecisionRule:
+    folder = shipped("ensemble")
+    assert folder is not None, "the shipped ensemble is missing"
+    return DecisionRule.from_meta(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+
+
+class Replay:
+    """The decision rule re-run on cached pages, each page's score memoized by its text."""
+
+    def __init__(self, pages: Pages) -> None:
+        self.pages = pages
+        self.conventions = {s: gold_convention(s) for s in pages}
+        self.memo: dict[tuple[str, int, str], tuple[float, float] | None] = {}
+
+    def page(self, source: str, i: int, rule: DecisionRule) -> tuple[float, float] | None:
+        p = self.pages[source][i]
+        doc, probs = p["doc"], p["probs"]
+        text = "" if doc is None or probs is None else scored_text(rule.decide(doc, probs, "ensemble"),
+                                                                   self.conventions[source])
+        key = (source, i, text)
+        if key not in self.memo:
+            s = score_page(p["gold"], text)
+            self.memo[key] = (float(s.token_f1), float(s.ratio)) if s.has_gold else None
+        return self.memo[key]
+
+    def scores(self, rule: DecisionRule, values: dict[str, Any], only: dict[str, list[int]] | None = None,
+               base: Scores | None = None) -> Scores:
+        """Every page's score under `rule` and the module constants `values`; with `only` (per source, the pages
+        that can change) the others are taken from `base`."""
+        out: Scores = {}
+        with patched(values):
+            for source, pages in self.pages.items():
+                if only is None or base is None:
+                    out[source] = [self.page(source, i, rule) for i in range(len(pages))]
+                else:
+                    got = list(base[source])
+                    for i in only.get(source, []):
+                        got[i] = self.page(source, i, rule)
+                    out[source] = got
+        return out
+
+
+def summary(scores: Scores) -> dict[str, tuple[float, float]]:
+    """(mean token F1, acc@0.9) per source."""
+    out = {}
+    for source, rows in scores.items():
+        have = [r for r in rows if r is not None]
+        out[source] = (float(np.mean([f for f, _ in have])) if have else 0.0, accuracy([r for _, r in have], 0.9))
+    return out
+
+
+def objective(scores: Scores) -> float:
+    """The mean over sources of the mean per-page token F1."""
+    return float(np.mean([f for f, _ in summary(scores).values()]))
+
+
+def sample(pages: Pages) -> Pages:
+    """The search's pages: every SAMPLE_EVERY-th page of a source with more than SMALL, all of the others."""
+    return {s: rows if len(rows) <= SMALL else rows[::SAMPLE_EVERY] for s, rows in pages.items()}
+
+
+_REPLAY: Replay | None = None  # a worker's replay (forked with the pages)
+
+
+def _scores(task: tuple[Any, ...]) -> Scores:
+    """A worker's scores of (rule, values[, only, base]) on its pages."""
+    assert _REPLAY is not None
+    return _REPLAY.scores(*task)
+
+
+def _candidate(rule: DecisionRule, values: dict[str, Any], knob: str, value: Any
+               ) -> tuple[DecisionRule, dict[str, Any]]:
+    if knob.startswith("rule."):
+        return rule_with(rule, knob, value), values
+    return rule, {**values, knob: value}
+
+
+def coordinate_search(pool: Any, rule: DecisionRule, grid: Sequence[Knob], log: Callable[[str], None]
+                      ) -> tuple[DecisionRule, dict[str, Any], list[dict[str, Any]]]:
+    """One pass over `grid` on the workers' pages: each knob's values scored with the choices so far; the best kept
+    where it beats the current value by more than NOISE. Returns the rule, the module constants changed and a row
+    per knob."""
+    values: dict[str, Any] = {}
+    base = pool.map(_scores, [(rule, values)])[0]
+    rows = []
+    for knob in grid:
+        today = values.get(knob.name, current(knob.name, rule))
+        got = pool.map(_scores, [_candidate(rule, values, knob.name, v) for v in knob.grid])
+        objs = [objective(g) for g in got]
+        now = objective(base)
+        tried = {"today": [now, summary(base)], **{str(v): [o, summary(g)] for v, o, g in zip(knob.grid, objs, got,
+                                                                                            strict=True)}}
+        best = int(np.argmax(objs)) if objs else -1
+        gain = objs[best] - now if objs else 0.0
+        chosen = knob.grid[best] if gain > NOISE else today
+        log(f"{knob.name}: today {today} {now:.4f}; " + ", ".join(f"{v}: {o:+.4f}" for v, o in
+                                                                  zip(knob.grid, [o - now for o in objs], strict=True))
+            + f" -> {chosen}")
+        rows.append({"knob": knob.name, "today": today, "chosen": chosen, "gain": gain if chosen != today else 0.0,
+                     "tried": tried})
+        if chosen != today:
+            rule, values = _candidate(rule, values, knob.name, chosen)
+            base = got[best]
+    return rule, values, rows
+
+
+def confirm(replay: Replay, today: DecisionRule, rule: DecisionRule, values: dict[str, Any],
+            rows: list[dict[str, Any]], log: Callable[[str], None]) -> tuple[DecisionRule, dict[str, Any]]:
+    """The search's changes on all train+val pages, leave one out: each kept only where taking it back (to today's
+    value) costs the objective more than NOISE; returns the rule and constants confirmed."""
+    changed = [r for r in rows if r["chosen"] != r["today"]]
+    full = objective(replay.scores(rule, values))
+    for row in changed:
+        back_rule, back_values = rule, values
+        if row["knob"].startswith("rule.container") and today.container is not None:
+            box = list(rule.container or today.container)  # a step turned off comes back with today's values
+            box += list(today.container[len(box):])
+            back_rule = dataclasses.replace(rule, container=tuple(box))
+        back_rule, back_values = _candidate(back_rule, back_values, row["knob"], row["today"])
+        without = objective(replay.scores(back_rule, back_values))
+        row["gain_all"] = full - without
+        if full - without <= NOISE:
+            row["chosen"], row["gain"] = row["today"], 0.0
+            rule, values, full = back_rule, back_values, without
+        log(f"confirm {row['knob']}: all train+val {row['gain_all']:+.4f} -> {row['chosen']}")
+    values = {k: v for k, v in values.items() if v != current(k, today)}
+    return rule, values
+
+
+def choose(out: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """The search on the train+val pages; writes OUT/chosen.json."""
+    global _REPLAY
+    import multiprocessing
+
+    pages = {s: source_parts(s, CHOOSING, out) for s in SOURCES}
+    log("pages: " + ", ".join(f"{s} {len(p)}" for s, p in pages.items()))
+    replay = Replay(pages)
+    _REPLAY = Replay(sample(pages))
+    today = shipped_rule()
+    with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+        rule, values, rows = coordinate_search(pool, today, knobs(today), log)
+        rule, values = confirm(replay, today, rule, values, rows, log)
+        base = replay.scores(rule, values)
+        cues = CueRecorder(replay, _REPLAY, pool, _scores, rule, values, objective, NOISE, log).run()
+    chosen = {"rule_today": _rule_dict(today), "rule": _rule_dict(rule), "constants": values,
+              "constants_today": {k: current(k, today) for k in values}, "knobs": rows, "cues": cues,
+              "objective_today": objective(replay.scores(today, {})), "objective_constants": objective(base)}
+    (out / "chosen.json").write_text(json.dumps(chosen, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    return chosen
+
+
+def _rule_dict(rule: DecisionRule) -> dict[str, Any]:
+    return {"threshold": rule.threshold, "rescue": rule.rescue, "confident": rule.confident,
+            "container": list(rule.container) if rule.container is not None else None}
+
+
+def _rule_of(d: dict[str, Any]) -> DecisionRule:
+    box = d["container"]
+    return DecisionRule(d["threshold"], d["confident"], d["rescue"], tuple(box) if box is not None else None)
+
+
+def states(chosen: dict[str, Any]) -> Iterator[tuple[str, DecisionRule, dict[str, Any]]]:
+    """("today", ...) and ("re-chosen", ...): each the rule and the module constants and cue lists, both patched
+    explicitly, so that the figures do not depend on which of the two the code holds now."""
+    yield "today", _rule_of(chosen["rule_today"]), {**chosen["constants_today"], **restore_values(chosen["cues"])}
+    yield "re-chosen", _rule_of(chosen["rule"]), {**chosen["constants"], **cue_values(chosen["cues"])}
+
+
+def report(out: Path, chosen: dict[str, Any], splits: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
+    """Token F1 / acc@0.9 per source on `splits`, today's rule and the re-chosen one; Markdown and data."""
+    replay = Replay({s: source_parts(s, splits, out) for s in SOURCES})
+    rows = {}
+    for name, rule, values in states(chosen):
+        scores = replay.scores(rule, values)
+        got = summary(scores)
+        zh = [r for r, p in zip(scores["daniel"], replay.pages["daniel"], strict=True) if p["lang"] == "zh" and r]
+        got["daniel zh"] = (float(np.mean([f for f, _ in zh])) if zh else 0.0, accuracy([r for _, r in zh], 0.9))
+        rows[name] = got
+    return _markdown(chosen, rows, splits), {"splits": list(splits), "rows": rows}
+
+
+def _markdown(chosen: dict[str, Any], rows: dict[str, dict[str, tuple[float, float]]], splits: Sequence[str]) -> str:
+    cols = [*SOURCES, "daniel zh"]
+    lines = [f"Written by benchmarks/rechoose.py (its docstring holds the objective, written before the search). "
+             f"Token F1 / acc@0.9 on the sources' {' + '.join(splits)} pages, the shipped default's P(body) with "
+             "today's decision rule and with the one re-chosen on the train and validation pages; daniel's Chinese "
+             "pages apart (not in the mean).", "",
+             "Command: `python -m benchmarks.rechoose --out runs/rechoose --report "
+             "--write docs/EVALUATION.md#rechosen`", "",
+             "| rule | " + " | ".join(cols) + " | mean |", "|---|" + "---|" * (len(cols) + 1)]
+    for name, got in rows.items():
+        mean = [float(np.mean([got[s][k] for s in SOURCES])) for k in (0, 1)]
+        lines.append(f"| {name} | " + " | ".join(f"{got[c][0]:.3f} / {got[c][1]:.3f}" for c in cols)
+                     + f" | **{mean[0]:.3f} / {mean[1]:.3f}** |")
+    lines += ["", "What changed (train+val gain in mean token F1, the objective):", ""]
+    for row in chosen["knobs"]:
+        if row["chosen"] != row["today"]:
+            shown = "off" if row["chosen"] == OFF else row["chosen"]
+            lines.append(f"- `{row['knob']}` {row['today']} → {shown} (+{row['gain']:.4f})")
+    dropped = [c for c in chosen["cues"]["cues"] if c["dropped"]]
+    never = sum(1 for c in dropped if c["pages"] == 0)
+    lines.append(f"- cues dropped: {never} that fire on no train+val page, "
+                 f"{len(dropped) - never} whose removal gains there: "
+                 + ", ".join(f"`{c['list']}` {c['text']!r} (+{c['gain']:.4f}, {c['pages']} pages)"
+                             for c in dropped if c["pages"]))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = arguments(__doc__, out="runs/rechoose", write=True)
+    ap.add_argument("--report", action="store_true", help="report OUT/chosen.json on the test pages (once)")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    if not args.report:
+        chosen = choose(args.out, log)
+        markdown, data = report(args.out, chosen, CHOOSING)
+        print(markdown)
+        return 0
+    chosen = json.loads((args.out / "chosen.json").read_text(encoding="utf-8"))
+    markdown, data = report(args.out, chosen, REPORTING)
+    print(markdown)
+    write_report(args.write, markdown, data)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
