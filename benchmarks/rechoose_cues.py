@@ -123,18 +123,18 @@ class CueRecorder:
 
         with patched({**self.values, **stand_ins}):
             credit = role_cues.CREDIT
-            assert isinstance(credit, PatternRecorder)
-            hints = [h for h in getattr(role_cues, CREDIT_HINTS)]
-            original = credit._seen
+            if isinstance(credit, PatternRecorder) and CREDIT_HINTS in self.cues:
+                hints = list(getattr(role_cues, CREDIT_HINTS))
+                original = credit._seen
 
-            def seen_with_hints(method: str, string: str) -> None:
-                original(method, string)
-                low = string.lower()
-                for h in hints:
-                    if h in low:
-                        note(CREDIT_HINTS, h)
+                def seen_with_hints(method: str, string: str) -> None:
+                    original(method, string)
+                    low = string.lower()
+                    for h in hints:
+                        if h in low:
+                            note(CREDIT_HINTS, h)
 
-            credit._seen = seen_with_hints  # type: ignore[method-assign]
+                credit._seen = seen_with_hints  # type: ignore[method-assign]
             for source, rows in self.replay.pages.items():
                 for i, p in enumerate(rows):
                     if p["doc"] is None or p["probs"] is None:
