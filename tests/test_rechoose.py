@@ -115,3 +115,16 @@ def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(repl
     assert dropped["role_cues.SIDEBAR"].search("div#sidebar")
     assert its_value({"items": ["b", "a"], "type": "frozenset"}) == frozenset({"a", "b"})
     assert replay.scores(RULE, {}) == base
+
+
+def test_the_report_names_each_change_and_each_list() -> None:
+    chosen = {"knobs": [{"knob": "rule.rescue", "today": 0.15, "chosen": "off", "gain": 0.002, "gain_all": 0.0015},
+                        {"knob": "roles.PROMO_CHARS", "today": 40, "chosen": 40, "gain": 0.0}],
+              "cues": {"lists": [{"list": "SIDEBAR", "pages": 7, "gain_off": -0.004}],
+                       "cues": [{"list": "SIDEBAR", "text": "sidebar", "pages": 7, "gain": 0.0, "dropped": False},
+                                {"list": "SIDEBAR", "text": "rail", "pages": 0, "gain": 0.0, "dropped": True}]}}
+    row = {s: (0.9, 0.8) for s in [*rechoose.SOURCES, "daniel zh"]}
+    text = rechoose.markdown(chosen, {"test": {"today": row, "re-chosen": row}})
+    assert "| test | today | 0.900 / 0.800 |" in text and "**0.900 / 0.800**" in text
+    assert "- `rule.rescue` 0.15 → off (+0.0020; +0.0015)" in text and "PROMO_CHARS" not in text
+    assert "| SIDEBAR | 2 | 1 (7) | 1; 0 | -0.0040 |" in text
