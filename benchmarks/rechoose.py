@@ -52,6 +52,7 @@ from bodyblocks.training.datasets import gold_convention
 NOISE = 0.001  # mean token F1: a change smaller than this keeps today's value
 SAMPLE_EVERY, SMALL = 3, 150  # the search's sample: every third page of a source with more than SMALL pages
 WORKERS = 2
+CHANGED = "pages whose score changes"  # the report's row of pages the re-chosen rule scores otherwise
 Pages = dict[str, list[dict[str, Any]]]
 Scores = dict[str, list[tuple[float, float] | None]]  # per source, per page: (token F1, ratio); None: no gold
 
@@ -227,13 +228,20 @@ def states(chosen: dict[str, Any]) -> Iterator[tuple[str, DecisionRule, dict[str
 def report(out: Path, chosen: dict[str, Any], splits: tuple[str, ...]) -> dict[str, dict[str, tuple[float, float]]]:
     """Token F1 / acc@0.9 per source (and daniel's Chinese pages) on `splits`, today's rule and the re-chosen one."""
     replay = Replay({s: source_parts(s, splits, out) for s in SOURCES})
-    rows = {}
+    rows, each = {}, []
     for name, rule, values in states(chosen):
         scores = replay.scores(rule, values)
         got = summary(scores)
         zh = [r for r, p in zip(scores["daniel"], replay.pages["daniel"], strict=True) if p["lang"] == "zh" and r]
         got["daniel zh"] = (float(np.mean([f for f, _ in zh])) if zh else 0.0, accuracy([r for _, r in zh], 0.9))
         rows[name] = got
+        each.append(scores)
+    # per source: the pages whose score the re-chosen rule changes, of the pages
+    is_zh = [p["lang"] == "zh" for p in replay.pages["daniel"]]
+    moved = {s: [a != b for a, b in zip(each[0][s], each[1][s], strict=True)] for s in SOURCES}
+    rows[CHANGED] = {**{s: (float(sum(m)), float(len(m))) for s, m in moved.items()},
+                     "daniel zh": (float(sum(m for m, z in zip(moved["daniel"], is_zh, strict=True) if z)),
+                                   float(sum(is_zh)))}
     return rows
 
 
@@ -249,6 +257,10 @@ def markdown(chosen: dict[str, Any], tables: dict[str, dict[str, dict[str, tuple
              "| pages | rule | " + " | ".join(cols) + " | mean |", "|---|---|" + "---|" * (len(cols) + 1)]
     for pages, rows in tables.items():
         for name, got in rows.items():
+            if name == CHANGED:
+                lines.append(f"| {pages} | {name} | " + " | ".join(f"{got[c][0]:.0f} of {got[c][1]:.0f}" for c in cols)
+                             + f" | {sum(got[s][0] for s in SOURCES):.0f} of {sum(got[s][1] for s in SOURCES):.0f} |")
+                continue
             mean = [float(np.mean([got[s][k] for s in SOURCES])) for k in (0, 1)]
             lines.append(f"| {pages} | {name} | " + " | ".join(f"{got[c][0]:.3f} / {got[c][1]:.3f}" for c in cols)
                          + f" | **{mean[0]:.3f} / {mean[1]:.3f}** |")

@@ -5,6 +5,7 @@ recording, on synthetic pages."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,16 @@ PAGE = ("<html><head><title>Harbour works begin</title></head><body><main><artic
         + "<div id='sidebar'><div class='widget'><p>Blurb: this site is supported by a friend of the harbour.</p>"
         "</div></div></article></main></body></html>")
 RULE = DecisionRule(0.45, 0.5, rescue=0.15)
+SIDEBAR = re.compile(r"[.#](?:sidebar|sidebar-widget|widgets?|widget-area)(?=[.#/]|$)", re.IGNORECASE)  # a list
+
+
+@pytest.fixture
+def sidebar(monkeypatch: pytest.MonkeyPatch) -> Iterator[re.Pattern[str]]:
+    """role_cues.SIDEBAR as this test has it, whatever the shipped list holds."""
+    monkeypatch.setattr(role_cues, "SIDEBAR", SIDEBAR)
+    roles._in_sidebar.cache_clear()
+    yield SIDEBAR
+    roles._in_sidebar.cache_clear()
 
 
 def page(low: float) -> dict[str, Any]:
@@ -84,7 +95,7 @@ def test_a_rule_setting_turned_off_and_a_constant_patched_where_it_was_imported(
     assert roles.BYLINE_CHARS == prominence.BYLINE_CHARS == today
 
 
-def test_a_cue_list_splits_into_its_cues_and_loses_one() -> None:
+def test_a_cue_list_splits_into_its_cues_and_loses_one(sidebar: re.Pattern[str]) -> None:
     sidebar = [c.text for c in cues_of("SIDEBAR")]
     assert sidebar[:2] == ["sidebar", "sidebar-widget"]
     fewer = without(role_cues.SIDEBAR, ["sidebar"])
@@ -95,7 +106,8 @@ def test_a_cue_list_splits_into_its_cues_and_loses_one() -> None:
     assert without(re.compile("a|b"), ["a", "b"]).search("ab") is None  # none left: matches nothing
 
 
-def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(replay: rechoose.Replay) -> None:
+def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(replay: rechoose.Replay,
+                                                                            sidebar: re.Pattern[str]) -> None:
     base = replay.scores(RULE, {})
     recorder = CueRecorder(replay, replay, SerialPool(), rechoose._scores, RULE, {}, rechoose.objective,
                            rechoose.NOISE, lambda _: None)
@@ -124,7 +136,9 @@ def test_the_report_names_each_change_and_each_list() -> None:
                        "cues": [{"list": "SIDEBAR", "text": "sidebar", "pages": 7, "gain": 0.0, "dropped": False},
                                 {"list": "SIDEBAR", "text": "rail", "pages": 0, "gain": 0.0, "dropped": True}]}}
     row = {s: (0.9, 0.8) for s in [*rechoose.SOURCES, "daniel zh"]}
-    text = rechoose.markdown(chosen, {"test": {"today": row, "re-chosen": row}})
+    moved = {s: (1.0, 10.0) for s in [*rechoose.SOURCES, "daniel zh"]}
+    text = rechoose.markdown(chosen, {"test": {"today": row, "re-chosen": row, rechoose.CHANGED: moved}})
     assert "| test | today | 0.900 / 0.800 |" in text and "**0.900 / 0.800**" in text
+    assert f"| test | {rechoose.CHANGED} | 1 of 10 |" in text and "| 6 of 60 |" in text
     assert "- `rule.rescue` 0.15 → off (+0.0020; +0.0015)" in text and "PROMO_CHARS" not in text
     assert "| SIDEBAR | 2 | 1 (7) | 1; 0 | -0.0040 |" in text
