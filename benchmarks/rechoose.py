@@ -270,8 +270,15 @@ def markdown(chosen: dict[str, Any], tables: dict[str, dict[str, dict[str, tuple
         shown = "off" if row["chosen"] == OFF else row["chosen"]
         lines.append(f"- `{row['knob']}` {row['today']} → {shown} (+{row['gain']:.4f}; "
                      f"+{row.get('gain_all', 0.0):.4f})")
+    for row in chosen["knobs"]:  # the search's choices that all train+val pages did not confirm
+        if row["chosen"] == row["today"] and "gain_all" in row:
+            tried = {k: v[0] for k, v in row["tried"].items() if k != "today"}
+            best = max(tried, key=tried.__getitem__)
+            lines.append(f"- not confirmed, today's value kept: `{row['knob']}` {row['today']} → {best} "
+                         f"(+{tried[best] - row['tried']['today'][0]:.4f} on the sample; "
+                         f"+{row['gain_all']:.4f} on all train+val)")
     if not changed:
-        lines.append("- no constant: none gains more than the noise")
+        lines.append("- no constant changed: none gains more than the noise on all train+val pages")
     lines += ["", "Cue lists: cues, those that fire on train+val pages (pages), those dropped (never firing; "
               "hurting), and the objective's change on the sample with the whole list off (not applied):", "",
               "| list | cues | firing (pages) | dropped | list off |", "|---|---|---|---|---|"]

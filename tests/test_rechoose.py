@@ -131,7 +131,9 @@ def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(repl
 
 def test_the_report_names_each_change_and_each_list() -> None:
     chosen = {"knobs": [{"knob": "rule.rescue", "today": 0.15, "chosen": "off", "gain": 0.002, "gain_all": 0.0015},
-                        {"knob": "roles.PROMO_CHARS", "today": 40, "chosen": 40, "gain": 0.0}],
+                        {"knob": "roles.PROMO_CHARS", "today": 40, "chosen": 40, "gain": 0.0},
+                        {"knob": "kinds.REPEAT_KEY", "today": 2, "chosen": 2, "gain": 0.0, "gain_all": 0.0009,
+                         "tried": {"today": [0.94, {}], "1": [0.91, {}], "3": [0.9415, {}]}}],
               "cues": {"lists": [{"list": "SIDEBAR", "pages": 7, "gain_off": -0.004}],
                        "cues": [{"list": "SIDEBAR", "text": "sidebar", "pages": 7, "gain": 0.0, "dropped": False},
                                 {"list": "SIDEBAR", "text": "rail", "pages": 0, "gain": 0.0, "dropped": True}]}}
@@ -141,4 +143,5 @@ def test_the_report_names_each_change_and_each_list() -> None:
     assert "| test | today | 0.900 / 0.800 |" in text and "**0.900 / 0.800**" in text
     assert f"| test | {rechoose.CHANGED} | 1 of 10 |" in text and "| 6 of 60 |" in text
     assert "- `rule.rescue` 0.15 → off (+0.0020; +0.0015)" in text and "PROMO_CHARS" not in text
+    assert "today's value kept: `kinds.REPEAT_KEY` 2 → 3 (+0.0015 on the sample; +0.0009 on all train+val)" in text
     assert "| SIDEBAR | 2 | 1 (7) | 1; 0 | -0.0040 |" in text

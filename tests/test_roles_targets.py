@@ -127,7 +127,8 @@ def test_a_threads_posts_stay_body() -> None:
 
 
 @pytest.mark.parametrize("text", ["(AP Photo/Evan Vucci)", "A crowd gathers outside. Photo: Getty Images",
-                                  "图片来源：新华社", "1of4 A woman walks past the closed shop.", "Photo by Mark Jones/AP"])
+                                  "图片来源：新华社", "1of4 A woman walks past the closed shop.",
+                                  "Photo by Mark Jones/AP"])
 def test_photo_credits_and_gallery_captions_are_captions(text: str) -> None:
     assert is_caption(_block(text))
 

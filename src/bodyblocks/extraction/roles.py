@@ -23,9 +23,9 @@ ancestors, segment.py), so they read the same on every site:
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
   key points a story's key points box (key_points): a line that is its label ("STORY HIGHLIGHTS", "Key points")
            and the run of short list items right after it under the label's parent element;
-  caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "（图片来源：…）", "供图",
-           "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
-           one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
+  caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "（图片来源：…）",
+           "供图", "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class
+           naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
            block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
