@@ -21,11 +21,11 @@ ancestors, segment.py), so they read the same on every site:
            class cue with either, is a byline; a date alone is not (a heading such as "May 2005" stays);
   promo    at most PROMO_CHARS characters and starting with an advertising label, or in an element whose own
            class or id is an ad slot (ad-slot, advert, sponsor, promo);
-  key points a story's key points box (key_points): a line that is its label ("STORY HIGHLIGHTS", "Key points")
-           and the run of short list items right after it under the label's parent element;
-  caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "（图片来源：…）",
-           "供图", "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class
-           naming one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
+  key points a story's key points box (key_points): a line that is its label ("STORY HIGHLIGHTS", "Key points",
+           "本文要点") and the run of short list items right after it under the label's parent element;
+  caption  a photo-credit or gallery-caption text ("Photo: …", "(AP Photo/…)", "… Getty Images", "图片来源：", "图：",
+           "1of4 …"); a block whose own element or parent is a figcaption or caption, or has an id or class naming
+           one ("wp-caption-text", "imageCaption", "cutline", "photo-credit"; not "authorCredit"), no heading; a
            block of at most CAPTION_CHARS (no heading) further down such an element, or of at most FIGURE_CHARS
            under a <figure> or in an element named for an image ("imageByline", "photo-description"); a
            blockquote, code, list or table under them stays what it is, and so does a block that is mostly
@@ -49,10 +49,10 @@ ancestors, segment.py), so they read the same on every site:
            outside comment containers; it is the standfirst when one of:
            - an id or class token of its own element, or of an ancestor it does not share with the next kept
              block, names a dek (standfirst, dek, deck, summary, subtitle, subhead, lede, lead, intro, excerpt,
-             abstract, strapline, synopsis, …) and none names a caption, an image, a video or a
-             link list; a sibling of the body's paragraphs qualifies only through its own element's
+             teaser, abstract, strapline, synopsis, sapo, chapo, digest, …) and none names a caption, an image,
+             a byline or a menu; a sibling of the body's paragraphs qualifies only through its own element's
              class, and a token made from its own text (a heading's anchor) does not count;
-           - its text opens with a summary label (本文导读：, 核心提示：);
+           - its text opens with a summary label (摘要：, 导语：, 导读：, 核心提示：, 内容提要：, 编者按：);
            - its text matches one of the page's <meta> descriptions (description, og:description,
              twitter:description; rapidfuzz ratio >= DESCRIPTION_MATCH, or the start of the block against a
              description cut short), it reads as a sentence (ends with . ! ? 。 … or has at least 80 characters),
@@ -160,7 +160,7 @@ KEY_POINT_CHARS = 300  # each of its items, at most
 
 def key_points(blocks: Sequence[Block]) -> np.ndarray:
     """A story's key points box, as a mask: a line that is its label ("STORY HIGHLIGHTS", "Highlights", "Key points",
-    "Key takeaways"; at most KEY_POINTS_LABEL characters, less than half of
+    "Key takeaways", "要点", "本文要点", "内容要点", "新闻要点"; at most KEY_POINTS_LABEL characters, less than half of
     them link text, no list item) and the run of list items right after it under the label's parent element, when
     every item is at most KEY_POINT_CHARS; a label with no such item after it (a section heading over the article's
     own paragraphs), or whose list holds a longer item (the article's own list), heads none."""
