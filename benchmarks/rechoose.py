@@ -24,8 +24,9 @@ The objective, fixed before any result was read:
   cores); each change it keeps is then confirmed on all train+val pages, leave one out: a change whose removal
   from the chosen set costs the objective no more than NOISE there goes back to today's value.
   Cue lists (role_cues.py), after the constants: each cue's pages are those where it fires (matches what the rule
-  tests, at the chosen values); a cue that fires on no train+val page is dropped, and so is one whose removal
-  raises the objective by more than NOISE (it hurts there). Each list turned off whole is reported, not applied.
+  tests, at the chosen values); a cue whose removal raises the objective by more than NOISE (it hurts there) is
+  dropped; one that fires on no train+val page stays (its removal is a tie, and a tie keeps today's cue). Each list
+  turned off whole is reported, not applied.
 """
 
 from __future__ import annotations
@@ -279,15 +280,16 @@ def markdown(chosen: dict[str, Any], tables: dict[str, dict[str, dict[str, tuple
                          f"+{row['gain_all']:.4f} on all train+val)")
     if not changed:
         lines.append("- no constant changed: none gains more than the noise on all train+val pages")
-    lines += ["", "Cue lists: cues, those that fire on train+val pages (pages), those dropped (never firing; "
-              "hurting), and the objective's change on the sample with the whole list off (not applied):", "",
-              "| list | cues | firing (pages) | dropped | list off |", "|---|---|---|---|---|"]
+    lines += ["", "Cue lists: cues, those that fire on train+val pages (pages), those that fire on none (kept: a tie "
+              "keeps today's cue), those dropped (hurting), and the objective's change on the sample with the whole "
+              "list off (not applied):", "",
+              "| list | cues | firing (pages) | firing on none | dropped | list off |", "|---|---|---|---|---|---|"]
     for lst in chosen["cues"]["lists"]:
         mine = [c for c in chosen["cues"]["cues"] if c["list"] == lst["list"]]
         firing = [c for c in mine if c["pages"]]
         hurt = [c for c in mine if c["dropped"] and c["pages"]]
-        never = sum(1 for c in mine if c["dropped"] and not c["pages"])
-        lines.append(f"| {lst['list']} | {len(mine)} | {len(firing)} ({lst['pages']}) | {never}; {len(hurt)} | "
+        never = sum(1 for c in mine if not c["pages"])
+        lines.append(f"| {lst['list']} | {len(mine)} | {len(firing)} ({lst['pages']}) | {never} | {len(hurt)} | "
                      f"{lst['gain_off']:+.4f} |")
     return "\n".join(lines)
 

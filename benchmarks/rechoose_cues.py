@@ -173,7 +173,7 @@ class CueRecorder:
             tasks.append((name, list_off(name), {s: sorted(v) for s, v in union.items()}))
             gains = self.gains(tasks)
             for cue, count, gain in zip(cues, counts, gains, strict=False):
-                dropped = count == 0 or gain > self.noise
+                dropped = count > 0 and gain > self.noise  # no page: a tie
                 rows.append({"list": name, "text": cue.text, "pages": count, "gain": gain, "dropped": dropped})
                 self.log(f"cue {name} {cue.text!r}: {count} pages, removal {gain:+.4f}{' dropped' if dropped else ''}")
             lists.append({"list": name, "pages": sum(len(v) for v in union.values()), "gain_off": gains[-1]})

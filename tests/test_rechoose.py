@@ -106,7 +106,7 @@ def test_a_cue_list_splits_into_its_cues_and_loses_one(sidebar: re.Pattern[str])
     assert without(re.compile("a|b"), ["a", "b"]).search("ab") is None  # none left: matches nothing
 
 
-def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(replay: rechoose.Replay,
+def test_the_recorder_finds_where_a_cue_fires_and_keeps_those_that_never_do(replay: rechoose.Replay,
                                                                             sidebar: re.Pattern[str]) -> None:
     base = replay.scores(RULE, {})
     recorder = CueRecorder(replay, replay, SerialPool(), rechoose._scores, RULE, {}, rechoose.objective,
@@ -119,9 +119,11 @@ def test_the_recorder_finds_where_a_cue_fires_and_drops_those_that_never_do(repl
     rows = {r["text"]: r for r in result["cues"]}
     assert rows["sidebar"]["pages"] == 4 and not rows["sidebar"]["dropped"]
     assert rows["sidebar"]["gain"] == 0.0 and rows["widgets?"]["pages"] == 4  # "widget" still names the blurb
-    assert rows["widget-area"]["dropped"] and rows["widget-area"]["pages"] == 0
+    assert not rows["widget-area"]["dropped"] and rows["widget-area"]["pages"] == 0  # fires nowhere: a tie keeps it
     assert result["lists"][0]["gain_off"] < 0  # the list off: the blurb comes back into the body
-    restored, dropped = restore_values(result), cue_values(result)
+    assert "role_cues.SIDEBAR" not in cue_values(result)  # nothing to drop
+    hurting = dict(result, cues=[dict(r, dropped=r["text"] == "widget-area") for r in result["cues"]])
+    restored, dropped = restore_values(hurting), cue_values(hurting)
     assert restored["role_cues.SIDEBAR"].pattern == role_cues.SIDEBAR.pattern
     assert not dropped["role_cues.SIDEBAR"].search("div#widget-area")
     assert dropped["role_cues.SIDEBAR"].search("div#sidebar")
@@ -144,4 +146,4 @@ def test_the_report_names_each_change_and_each_list() -> None:
     assert f"| test | {rechoose.CHANGED} | 1 of 10 |" in text and "| 6 of 60 |" in text
     assert "- `rule.rescue` 0.15 → off (+0.0020; +0.0015)" in text and "PROMO_CHARS" not in text
     assert "today's value kept: `kinds.REPEAT_KEY` 2 → 3 (+0.0015 on the sample; +0.0009 on all train+val)" in text
-    assert "| SIDEBAR | 2 | 1 (7) | 1; 0 | -0.0040 |" in text
+    assert "| SIDEBAR | 2 | 1 (7) | 1 | 0 | -0.0040 |" in text
