@@ -1,7 +1,7 @@
 """Word F1 per wcxb-dev page type of the shipped default and of trafilatura, and the news sources' token F1.
 
     python -m benchmarks.page_types --split train,val                       # for choosing: never the test pages
-    python -m benchmarks.page_types --split test --news-split test --write docs/EVALUATION.md#page-types
+    python -m benchmarks.page_types --split test --news-split '' --write docs/EVALUATION.md#page-types
 
 1. wcxb-dev's pages of the project's splits named (data/splits/wcxb-dev), each scored by WCXB's own scorer logic
    (its evaluate.py: word_f1): the lower-cased word tokens (bodyblocks.metrics.tokens: a run of word characters,
@@ -17,13 +17,15 @@
    step off beside it (the ablation).
 
 The default's blended P(body) of every page, with its segmented page, is kept under --cache (gzipped JSON,
-benchmarks/cache_files.py; per checkpoint) and the decision rule is run again on them each time: a change of the rule is measured in seconds,
-on the same probabilities as the extractor gives. trafilatura's text is kept there too (JSON per page).
+benchmarks/cache_files.py; per checkpoint) and the decision rule is run again on them each time: a change of the
+rule is measured in seconds, on the same probabilities as the extractor gives. trafilatura's text is kept there
+too (JSON per page).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections import defaultdict
@@ -226,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     table = type_table(root, runs, splits, rules, peer=not args.no_peer)
     news = news_means(root, runs, args.news_split, rules) if args.news_split else {}
-    command = "python -m benchmarks.page_types " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python -m benchmarks.page_types " + shlex.join(sys.argv[1:] if argv is None else argv)
     markdown = report(table, news, splits, args.news_split, command.strip())
     print(markdown)
     print(f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
