@@ -7,6 +7,7 @@ with the weights' shapes.
     cfg = model_config(folder, meta)                   # meta["model"] as a ModelConfig
     check_shapes(folder, cfg)                          # cfg against model.safetensors' header (no torch)
     record_files(folder, ["model.safetensors"])        # at save / export: the digests into config.json
+    stale_inputs(folder, meta)                         # None, or one line: made with another segmenter or features
 
 config.json records `"sha256": {"model.safetensors": ..., "embed.onnx": ..., "context.onnx": ...}` (a gbt
 folder: model.safetensors and trees.onnx), written when the weights are saved (model.py, gbt.py) and when they
@@ -331,3 +332,27 @@ def check_model_folder(folder: str | Path, meta: Mapping[str, Any], files: Itera
     verify_files(folder, meta, files)
     check_shapes(folder, cfg)
     return cfg
+
+
+def block_inputs() -> dict[str, str]:
+    """What a learned part reads of the code: the segmenter's version (its blocks) and a digest of the block
+    features' names. Training records them in a checkpoint's config.json (`made_with`, with the labels' version)."""
+    from bodyblocks.page.features import FEATURE_NAMES
+    from bodyblocks.page.segment import SEGMENTER_VERSION
+
+    features = hashlib.sha256("|".join(FEATURE_NAMES).encode()).hexdigest()[:12]
+    return {"segmenter": SEGMENTER_VERSION, "features": features}
+
+
+def stale_inputs(folder: str | Path, meta: Mapping[str, Any]) -> str | None:
+    """One line when a checkpoint records what it was made with (`made_with`) and this code segments pages or
+    describes blocks otherwise (the part then reads blocks it never saw in training); None when they agree or the
+    checkpoint records nothing."""
+    made = meta.get("made_with")
+    if not isinstance(made, Mapping):
+        return None
+    differ = [f"{key} {made.get(key)!r} (this code: {now!r})" for key, now in block_inputs().items()
+              if str(made.get(key)) != now]
+    if not differ:
+        return None
+    return f"{folder}: made with {', '.join(differ)}: its scores may be off; rebuild it (bodyblocks build)"

@@ -24,6 +24,7 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
+from bodyblocks.classify.integrity import block_inputs
 from bodyblocks.config import TARGET_KINDS
 from bodyblocks.errors import InputError
 from bodyblocks.page.segment import SEGMENTER_VERSION, segment, segment_tree
@@ -42,11 +43,9 @@ BLOCK_FIELDS = tuple(f.name for f in fields(Block))  # blocks are stored as valu
 def made_with() -> dict[str, str]:
     """The versions of what a learned part reads that training records in its checkpoint (config.json's
     "made_with"): the segmenter's blocks, the block features (a digest of their names) and the labels. A checkpoint
-    made with others reads blocks it never saw in training (tests/test_shipped_versions.py)."""
-    from bodyblocks.page.features import FEATURE_NAMES
-
-    features = hashlib.sha256("|".join(FEATURE_NAMES).encode()).hexdigest()[:12]
-    return {"segmenter": SEGMENTER_VERSION, "features": features, "labels": LABELS_VERSION}
+    made with other blocks or features reads blocks it never saw in training: loading it says so
+    (classify/integrity.stale_inputs; tests/test_shipped_versions.py)."""
+    return {**block_inputs(), "labels": LABELS_VERSION}
 
 
 @dataclass
