@@ -5,9 +5,10 @@
 
 Each page is segmented (segment.segment_tree) and voted on (extraction/vote.add_vote, which prunes the tree the
 segmenter parsed), timed with process_time, for --rounds rounds. With --against, that revision's
-baselines/rules.py, baselines/dom.py, baselines/heuristic.py and extraction/vote.py (`git show REV:PATH`) are
-loaded beside this tree's in the same process, the two run in turn on every page (which goes first
-alternates), and the pages whose votes differ are counted: a change meant to be faster only must print 0.
+baselines/rules.py, baselines/pruning.py and extraction/vote.py (`git show REV:PATH`; a revision since the vote's
+pruning has had a module of its own) are loaded beside this tree's in the same process, the two run in turn on
+every page (which goes first alternates), and the pages whose votes differ are counted: a change meant to be
+faster only must print 0.
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ from benchmarks.common import arguments, in_turn, revision_modules, sample_pages
 
 # the modules of the vote, with the imports that tie them together (renamed for the other revision's copy)
 MODULES = (("rules", "src/bodyblocks/baselines/rules.py", ()),
-           ("dom", "src/bodyblocks/baselines/dom.py", (("bodyblocks.baselines.rules", "rules"),)),
-           ("heuristic", "src/bodyblocks/baselines/heuristic.py", (("bodyblocks.baselines.dom", "dom"),
-                                                                   ("bodyblocks.baselines import rules", "rules"))),
-           ("vote", "src/bodyblocks/extraction/vote.py", (("bodyblocks.baselines.heuristic", "heuristic"),)))
+           ("pruning", "src/bodyblocks/baselines/pruning.py", (("bodyblocks.baselines import rules", "rules"),)),
+           ("vote", "src/bodyblocks/extraction/vote.py", (("bodyblocks.baselines.pruning", "pruning"),)))
 
 
 def revision_vote(rev: str) -> Any:

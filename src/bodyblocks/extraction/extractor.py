@@ -54,8 +54,6 @@ _WARM_PAGE = ("<html><head><title>A title - Site</title><meta property='og:title
               "</p><ul><li>an item</li></ul><table><tr><td>1</td><td>2</td></tr></table></article></body></html>")
 
 
-
-
 @dataclass
 class Prepared:
     """Pages after step 1: the model's batches (none without a model), the trees' P(body) by page and the pages'
@@ -207,7 +205,6 @@ class BlockExtractor:
         """Classify segmented pages, several per forward pass (bucketed by block count).
 
         Args:
-            docs: segmented pages.
             docs: pages segmented by `page_segmenter` (a blend with the vote refuses others: `prepare`).
             sources: per page, a function returning its HTML, for the fallback of low-confidence pages.
         """

@@ -56,6 +56,6 @@ def vote_on_tree(doc: Document, tree: Any, text: str | Callable[[], str]) -> Doc
 
 
 def add_vote(doc: Document, html: str | bytes, tree: Any = None) -> Document:
-    """vote_on_tree for a page segmented without the vote, from its HTML as given (BlockExtractor.extract_documents'
-    sources): decoded, as the segmenter decodes it, only where the heuristic has to parse it."""
+    """vote_on_tree for a page segmented without the vote, from its HTML as given (benchmarks/vote_speed's entry,
+    as every revision names it): decoded, as the segmenter decodes it, only where the heuristic has to parse it."""
     return vote_on_tree(doc, tree, lambda: to_text(html).text)

@@ -175,7 +175,7 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
         raise ValueError(f"{folder}: a checkpoint of kind {found!r}, not {kind!r}")
     integrity.check_rule(folder, meta)  # the tuned rule's values: numbers, or one line that says which is not
     if kind != ENSEMBLE:
-        _say_if_stale(folder)
+        _say_if_stale(folder, meta)
     rule_opts = {"threshold": options.threshold, "confident": options.confident, "rescue": options.rescue,
                  "comments": options.comments}
     if kind == GBT:
@@ -187,7 +187,8 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
                               model=_model_scorer(folder, options), fallback=options.fallback, marks=options.marks,
                               page_kind=options.page_kind)
     meta = ensemble_settings(folder, options.vote)
-    _say_if_stale(meta["model_path"], meta["gbt_path"])
+    _say_if_stale(meta["model_path"])
+    _say_if_stale(meta["gbt_path"])
     blend = Blend(float(meta["weight"]), float(meta["heuristic"]))
     model = _model_scorer(meta["model_path"], options)
     gbt = GbtScorer(GbtModel.load(meta["gbt_path"]), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
@@ -200,11 +201,11 @@ class StaleCheckpoint(UserWarning):
     """A checkpoint made with another segmenter or other block features than this code's (integrity.stale_inputs)."""
 
 
-def _say_if_stale(*folders: str | Path) -> None:
-    for folder in folders:
-        line = integrity.stale_inputs(folder, read_meta(folder))
-        if line:
-            warnings.warn(line, StaleCheckpoint, stacklevel=3)
+def _say_if_stale(folder: str | Path, meta: dict[str, Any] | None = None) -> None:
+    """Warn (StaleCheckpoint) where `folder`'s part was made with other blocks; `meta`: its config.json, if read."""
+    line = integrity.stale_inputs(folder, read_meta(folder) if meta is None else meta)
+    if line:
+        warnings.warn(line, StaleCheckpoint, stacklevel=3)
 
 
 def default_checkpoint(device: str = "auto", kind: str = ENSEMBLE) -> str | None:
