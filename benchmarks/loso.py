@@ -1,6 +1,6 @@
 """Leave-one-source-out: every learned part trained without one source, evaluated on that source's test pages.
 
-    python -m benchmarks.loso --epochs 3                             # every fold; finished stages are kept
+    python -m benchmarks.loso                                        # every fold; finished stages are kept
     python -m benchmarks.loso --folds cleanportaleval --parts gbt    # the trees alone, one fold
     python -m benchmarks.loso --report-only                          # runs/loso/generalization.md from what is done
     python -m benchmarks.loso --redo gbt ensemble shipped            # a new recipe for some stages, the rest kept
@@ -9,7 +9,7 @@ Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the 
 from a site of S's pages (data.exclude_sites_of=[S]: sites matched by registrable domain, training/hosts.py; a page
 with no host left out too, as it cannot be shown to come from another site):
   1. model/    the block Transformer trained on the others' train pages, its epoch and decision rule chosen on
-               the others' validation pages (train.epochs = --epochs; the shipped model had 10);
+               the others' validation pages (the shipped recipe's epochs, or --epochs);
   2. gbt/      the boosted trees (configs/default.yaml's gbt section), the same pages;
   3. ensemble/ the blend of the two and the heuristic's vote, weights and rule tuned on the others'
                validation pages (the grid of the ensemble section);
@@ -47,7 +47,8 @@ SHIPPED = "ensemble-shipped"  # the shipped default, trained with every source: 
 METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
 
 
-def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: list[str] | None = None) -> Config:
+def fold_config(source: str, root: Path, fold: Path, epochs: int | None,
+                overrides: list[str] | None = None) -> Config:
     """configs/default.yaml (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other
     sources' pages only, less those of a site of the source's pages (data.exclude_sites_of)."""
     others = ",".join(s for s in SOURCES if s != source)
@@ -55,7 +56,7 @@ def fold_config(source: str, root: Path, fold: Path, epochs: int, overrides: lis
         f"data.exclude_sites_of=[{source}]",
         *(o.replace("{fold}", source) for o in overrides or []),
         f"data.root={root}", f"data.datasets=[{others}]",
-        f"train.out_dir={fold / 'run'}", f"train.epochs={epochs}",
+        f"train.out_dir={fold / 'run'}", *([f"train.epochs={epochs}"] if epochs else []),
     ])
 
 
@@ -265,7 +266,8 @@ def main() -> int:
     ap.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
                     help="learned parts to train and evaluate (the ensemble needs the model and the trees; "
                          "none: the peers and the heuristic alone)")
-    ap.add_argument("--epochs", type=int, default=3, help="the Transformer's epochs per fold")
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="the Transformer's epochs per fold (default: configs/default.yaml's, the shipped recipe's)")
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
     ap.add_argument("--note", default="", help="a paragraph added to the doc (how and when the folds were run)")
@@ -296,6 +298,8 @@ def main() -> int:
     parts = tuple(p for p in PARTS if p in args.parts)
     if "ensemble" in parts and not {"model", "gbt"} <= set(parts):
         raise SystemExit("--parts ensemble needs model and gbt too")
+    if args.epochs is None:
+        args.epochs = load_config(REPO_ROOT / "configs" / "default.yaml").train.epochs
     if not args.report_only:
         import torch
 

@@ -28,6 +28,7 @@ from bodyblocks.training.loop import batches, make_inputs, make_optimizer, seed_
 
 SHAPES = {
     "default": [],
+    "attention-dropout": ["model.attn_dropout=0.1"],
     "2x128": ["model.n_layers=2", "model.d_model=128", "model.d_ff=256"],
     "1x128": ["model.n_layers=1", "model.d_model=128", "model.d_ff=256"],
     "2x128-w256": ["model.n_layers=2", "model.d_model=128", "model.d_ff=256", "model.window=256",

@@ -361,3 +361,52 @@ def test_container_tuning_is_kept_only_when_it_helps() -> None:
     assert tune_decision([page], probs)["val_page_f1"] == pytest.approx(1.0)
     clean = [np.array([0.1, 0.9, 0.8, 0.7, 0.9, 0.7, 0.2])]  # the plain rule is perfect: no step 3
     assert tune_container([page], clean, 0.5, 0.5)[0] is None
+
+
+def test_tables_learn_at_their_own_rate(corpus: Path, tmp_path: Path) -> None:
+    """The n-gram and tag-path tables learn at train.table_lr times the schedule's rate, the rest at the rate."""
+    import torch
+
+    from bodyblocks.classify.model import BlockClassifier
+    from bodyblocks.training import loop
+
+    cfg = debug_cfg(corpus, tmp_path / "run", "train.table_lr=10", "train.max_steps=3", "train.warmup_steps=0")
+    model = BlockClassifier(cfg.model)
+    opt = loop.make_optimizer(model, cfg)
+    tables = {id(model.hash.bag.weight), id(model.tags.weight)}
+    for group in opt.param_groups:
+        ids = {id(p) for p in group["params"]}
+        assert ids <= tables and group["lr_scale"] == 10 or not ids & tables and group["lr_scale"] == 1
+    assert sum(len(g["params"]) for g in opt.param_groups) == len(list(model.parameters()))
+    run = loop._start(cfg, resume=False, splits=None)
+    loop._train_epoch(run, 0, progress=False)
+    rates = {g["lr_scale"]: g["lr"] for g in run.opt.param_groups}
+    assert rates[10] == pytest.approx(10 * rates[1]) and rates[1] > 0
+    with pytest.raises(ValueError, match="table_lr"):
+        debug_cfg(corpus, tmp_path, "train.table_lr=0")
+    assert isinstance(opt, torch.optim.AdamW)
+
+
+def test_attention_dropout_is_its_own_setting(corpus: Path, tmp_path: Path) -> None:
+    from bodyblocks.classify.model import BlockClassifier
+
+    for value in (0.0, 0.25):
+        model = BlockClassifier(debug_cfg(corpus, tmp_path, f"model.attn_dropout={value}").model)
+        assert [layer.self_attn.dropout for layer in model.context.layers] == [value] * len(model.context.layers)
+        assert all(layer.dropout1.p == model.cfg.dropout for layer in model.context.layers)
+
+
+def test_resume_refuses_an_optimizer_state_of_other_groups(corpus: Path, tmp_path: Path) -> None:
+    """A last/ whose optimizer state was saved under other parameter groups is refused, not loaded askew."""
+    from safetensors.torch import load_file, save_file
+
+    out = tmp_path / "run"
+    train(debug_cfg(corpus, out, "train.epochs=1"), progress=False)
+    state = load_file(out / "last" / "optimizer.safetensors")
+    swapped = {}
+    for key, value in state.items():  # the first two groups' states exchanged, as another grouping would leave them
+        group, rest = key.split(".", 1)
+        swapped[f"{ {'0': '1', '1': '0'}.get(group, group)}.{rest}"] = value
+    save_file(swapped, out / "last" / "optimizer.safetensors")
+    with pytest.raises(ValueError, match="parameter groups"):
+        train(debug_cfg(corpus, out, "train.epochs=2"), resume=True, progress=False)

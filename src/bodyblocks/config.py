@@ -103,6 +103,7 @@ class ModelConfig:
     n_heads: int = 4  # attention heads
     d_ff: int = 512  # feed-forward width inside each Transformer layer
     dropout: float = 0.1  # dropout in projection, Transformer and head
+    attn_dropout: float = 0.1  # dropout on the attention weights (training only; on CPU a large share of a step)
     text_dropout: float = 0.0  # training only: share of blocks whose text vector is zeroed (leans on structure)
     window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
@@ -122,6 +123,7 @@ class ModelConfig:
         _check(1 <= self.n_layers <= MAX_LAYERS and 0 < self.d_ff <= 4 * MAX_WIDTH,
                f"model.n_layers must be in 1..{MAX_LAYERS} and d_ff in 1..{4 * MAX_WIDTH}")
         _check(0.0 <= self.dropout < 1.0, "model.dropout must be in [0, 1)")
+        _check(0.0 <= self.attn_dropout < 1.0, "model.attn_dropout must be in [0, 1)")
         _check(0.0 <= self.text_dropout < 1.0, "model.text_dropout must be in [0, 1)")
         _check(2 <= self.window <= MAX_BLOCKS_WINDOW, f"model.window must be 2 to {MAX_BLOCKS_WINDOW} blocks")
         _check(0 < self.stride <= self.window, "model.stride must be in (0, window]")
@@ -138,6 +140,7 @@ class TrainConfig:
     batch_pages: int = 16  # pages per optimisation step
     max_blocks: int = 8192  # cap on blocks per step (pages are bucketed by block count)
     lr: float = 3e-4  # peak learning rate (Adam)
+    table_lr: float = 1.0  # the embedding tables' (n-gram and tag-path bags) learning rate, a multiple of lr
     weight_decay: float = 0.01  # AdamW weight decay (not applied to norms, biases and embeddings)
     warmup_steps: int = 200  # linear warm-up, then cosine decay to lr * min_lr_ratio
     min_lr_ratio: float = 0.05  # floor of the cosine schedule
@@ -154,6 +157,7 @@ class TrainConfig:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")
         _check(self.max_blocks >= 1, "train.max_blocks must be >= 1")
         _check(self.lr > 0 and self.weight_decay >= 0, "train.lr must be > 0 and weight_decay >= 0")
+        _check(0 < self.table_lr <= 1000, "train.table_lr must be in (0, 1000]")
         _check(self.warmup_steps >= 0 and 0 <= self.min_lr_ratio <= 1, "train schedule values out of range")
         _check(self.grad_clip >= 0 and self.patience >= 1, "train.grad_clip >= 0 and patience >= 1")
         _check(self.select in ("loss", "f1"), f"train.select must be loss or f1, got {self.select!r}")

@@ -157,6 +157,7 @@ class BlockClassifier(nn.Module):
             layer = nn.TransformerEncoderLayer(
                 d, cfg.n_heads, cfg.d_ff, cfg.dropout, activation="gelu", batch_first=True, norm_first=True
             )
+            layer.self_attn.dropout = cfg.attn_dropout  # MultiheadAttention reads it at each call
             self.context = nn.TransformerEncoder(layer, cfg.n_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False)
         self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(d, 2))
         self.register_buffer("class_weights", torch.tensor(cfg.class_weights, dtype=torch.float32), persistent=False)

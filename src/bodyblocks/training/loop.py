@@ -77,13 +77,16 @@ def get_lr(step: int, total: int, cfg: Config) -> float:
 
 
 def make_optimizer(model: torch.nn.Module, cfg: Config) -> torch.optim.Optimizer:
-    """Adam with decoupled weight decay on weight matrices only (not norms, biases, embeddings)."""
-    decay, no_decay = [], []
+    """Adam with decoupled weight decay on weight matrices only (not norms, biases, embeddings); the embedding
+    tables (n-gram and tag-path bags) learn at train.table_lr times the schedule's rate (their group's lr_scale)."""
+    decay, no_decay, tables = [], [], []
     for name, p in model.named_parameters():
-        is_matrix = p.dim() >= 2 and "bag" not in name and "tags" not in name
-        (decay if is_matrix else no_decay).append(p)
-    groups = [{"params": decay, "weight_decay": cfg.train.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.train.lr)
+        is_table = p.dim() >= 2 and ("bag" in name or "tags" in name)
+        (tables if is_table else decay if p.dim() >= 2 else no_decay).append(p)
+    groups = [{"params": decay, "weight_decay": cfg.train.weight_decay, "lr_scale": 1.0},
+              {"params": no_decay, "weight_decay": 0.0, "lr_scale": 1.0},
+              {"params": tables, "weight_decay": 0.0, "lr_scale": cfg.train.table_lr}]
+    return torch.optim.AdamW([g for g in groups if g["params"]], lr=cfg.train.lr)
 
 
 @torch.no_grad()
@@ -130,6 +133,9 @@ def load_state(out: Path, model: BlockClassifier, opt: torch.optim.Optimizer) ->
     for gi, group in enumerate(opt.param_groups):
         for pi, p in enumerate(group["params"]):
             st = {k.split(".", 2)[2]: v.to(p.device) for k, v in tensors.items() if k.startswith(f"{gi}.{pi}.")}
+            if any(v.dim() and v.shape != p.shape for v in st.values()):
+                raise ValueError(f"{out}: its optimizer state does not fit this run's parameter groups (made by "
+                                 "another version or config); train again without --resume")
             if st:
                 opt.state[p] = st
     return meta["train_state"]
@@ -219,7 +225,7 @@ def _train_epoch(run: Run, epoch: int, progress: bool) -> tuple[list[float], flo
     for pages in bar:
         lr = get_lr(state["step"], run.total, cfg)
         for g in run.opt.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr * g.get("lr_scale", 1.0)
         batch = collate(pages).to(run.device, non_blocking=True)
         with torch.autocast(run.device.type, dtype=torch.bfloat16, enabled=run.amp):
             out = run.model(batch, batch.labels)
