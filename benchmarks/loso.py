@@ -5,12 +5,12 @@
     python -m benchmarks.loso --report-only                          # runs/loso/generalization.md from what is done
     python -m benchmarks.loso --redo gbt ensemble shipped            # a new recipe for some stages, the rest kept
 
-Per fold S (runs/loso/S/), with the recipe of configs/default.yaml and only the other sources' pages, less any page
-from a site of S's pages (data.exclude_sites_of=[S]: sites matched by registrable domain, training/hosts.py; a page
-with no host left out too, as it cannot be shown to come from another site):
+Per fold S (runs/loso/S/), with the recipe of configs/default.yaml (or --config) and only the other sources' pages,
+less any page from a site of S's pages (data.exclude_sites_of=[S]: sites matched by registrable domain,
+training/hosts.py; a page with no host left out too, as it cannot be shown to come from another site):
   1. model/    the block Transformer trained on the others' train pages, its epoch and decision rule chosen on
-               the others' validation pages (the shipped recipe's epochs, or --epochs);
-  2. gbt/      the boosted trees (configs/default.yaml's gbt section), the same pages;
+               the others' validation pages (the config's epochs, or --epochs);
+  2. gbt/      the boosted trees (the config's gbt section), the same pages;
   3. ensemble/ the blend of the two and the heuristic's vote, weights and rule tuned on the others'
                validation pages (the grid of the ensemble section);
   4. eval-NAME.json  `bodyblocks evaluate`'s report of each extractor on S's test pages (data/splits): the fold's
@@ -45,14 +45,15 @@ PARTS = ("model", "gbt", "ensemble")
 PEERS = ("heuristic", "trafilatura", "readability", "gne")
 SHIPPED = "ensemble-shipped"  # the shipped default, trained with every source: a reference, not LOSO
 METRICS = ("token_f1", "acc@0.90", "token_precision", "token_recall")
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"  # the shipped recipe
 
 
 def fold_config(source: str, root: Path, fold: Path, epochs: int | None,
-                overrides: list[str] | None = None) -> Config:
-    """configs/default.yaml (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other
-    sources' pages only, less those of a site of the source's pages (data.exclude_sites_of)."""
+                overrides: list[str] | None = None, config: Path = DEFAULT_CONFIG) -> Config:
+    """CONFIG (with `overrides`, KEY=VALUE, "{fold}" in a value standing for the source) and the other sources'
+    pages only, less those of a site of the source's pages (data.exclude_sites_of)."""
     others = ",".join(s for s in SOURCES if s != source)
-    return load_config(REPO_ROOT / "configs" / "default.yaml", [
+    return load_config(config, [
         f"data.exclude_sites_of=[{source}]",
         *(o.replace("{fold}", source) for o in overrides or []),
         f"data.root={root}", f"data.datasets=[{others}]",
@@ -266,15 +267,17 @@ def main() -> int:
     ap.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
                     help="learned parts to train and evaluate (the ensemble needs the model and the trees; "
                          "none: the peers and the heuristic alone)")
+    ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
+                    help="the recipe of every fold (default configs/default.yaml, the shipped one)")
     ap.add_argument("--epochs", type=int, default=None,
-                    help="the Transformer's epochs per fold (default: configs/default.yaml's, the shipped recipe's)")
+                    help="the Transformer's epochs per fold (default: the config's)")
     ap.add_argument("--limit", type=int, default=None, help="at most N test pages per fold (evenly spread)")
     ap.add_argument("--report-only", action="store_true", help="write the doc from the finished folds")
     ap.add_argument("--note", default="", help="a paragraph added to the doc (how and when the folds were run)")
     ap.add_argument("--train-only", action="store_true",
                     help="stages 1-3 only (e.g. a second process training models while the first evaluates)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                    help="a change to configs/default.yaml for every fold (an ablation, e.g. model.n_layers=1)")
+                    help="a change to the config for every fold (an ablation, e.g. model.n_layers=1)")
     ap.add_argument("--no-shipped", action="store_true", help="leave the shipped ensemble's reference out")
     ap.add_argument("--redo", nargs="+", choices=REDO, default=[],
                     help="run these stages again (model: its rule re-tuned; gbt, ensemble: rebuilt; shipped: its "
@@ -299,7 +302,7 @@ def main() -> int:
     if "ensemble" in parts and not {"model", "gbt"} <= set(parts):
         raise SystemExit("--parts ensemble needs model and gbt too")
     if args.epochs is None:
-        args.epochs = load_config(REPO_ROOT / "configs" / "default.yaml").train.epochs
+        args.epochs = load_config(args.config).train.epochs
     if not args.report_only:
         import torch
 
@@ -308,7 +311,7 @@ def main() -> int:
             fold = args.out / source
             while args.wait_for_models and not (fold / "model" / "model.safetensors").exists():
                 time.sleep(30)
-            cfg = fold_config(source, args.root, fold, args.epochs, args.overrides)
+            cfg = fold_config(source, args.root, fold, args.epochs, args.overrides, args.config)
             if args.redo:
                 redo_parts(cfg, fold, tuple(args.redo))
             train_parts(cfg, fold, parts)
