@@ -410,3 +410,12 @@ def test_resume_refuses_an_optimizer_state_of_other_groups(corpus: Path, tmp_pat
     save_file(swapped, out / "last" / "optimizer.safetensors")
     with pytest.raises(ValueError, match="parameter groups"):
         train(debug_cfg(corpus, out, "train.epochs=2"), resume=True, progress=False)
+
+
+def test_held_out_languages_leave_training_and_are_all_validation(corpus: Path, tmp_path: Path) -> None:
+    plain = load_pages(debug_cfg(corpus, tmp_path).data)
+    held = load_pages(debug_cfg(corpus, tmp_path, "data.held_out_languages=[zh]").data)  # the corpus is Chinese
+    assert not held["train"] and [p.id for p in held["val"]] == [p.id for p in plain["val"]]
+    assert [p.id for p in held["test"]] == [p.id for p in plain["test"]]
+    other = load_pages(debug_cfg(corpus, tmp_path, "data.held_out_languages=[en]").data)
+    assert not other["val"] and [p.id for p in other["train"]] == [p.id for p in plain["train"]]

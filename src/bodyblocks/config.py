@@ -184,6 +184,9 @@ class DataConfig:
     # the body target: "gold" (each source's gold as aligned, training/labels.py) or "convention" (the gold less
     # every block whose role is not body: captions, bylines, related lists, comments, ...; training/targets.py)
     targets: str = "gold"
+    # languages held out of training: their pages leave the train split and are the only validation pages, so the
+    # validation figure is of languages the model never saw (a recipe chosen for unseen languages); empty: none
+    held_out_languages: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check(self.max_pages >= 0, "data.max_pages must be >= 0")

@@ -55,7 +55,8 @@ def held_out_sites(cfg: DataConfig, names: list[str] | tuple[str, ...]) -> Unsee
 
 def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]:
     """Labelled pages by split ("train", "val", "test") from the datasets that cfg names, less those of a site of
-    cfg.exclude_sites_of (held_out_sites)."""
+    cfg.exclude_sites_of (held_out_sites); with cfg.held_out_languages, their pages out of "train" and the only
+    "val" pages."""
     out: dict[str, list[CachedPage]] = {"train": [], "val": [], "test": []}
     unseen = held_out_sites(cfg, cfg.exclude_sites_of)
     for folder in data_folders(cfg):
@@ -68,6 +69,9 @@ def load_pages(cfg: DataConfig, workers: int = 2) -> dict[str, list[CachedPage]]
             if cfg.languages and cp.lang not in cfg.languages:
                 continue
             name = split_name(cp)
+            held = cp.lang in cfg.held_out_languages
+            if cfg.held_out_languages and ((name == "train" and held) or (name == "val" and not held)):
+                continue
             if cfg.max_pages and counts.get(name, 0) >= cfg.max_pages:
                 continue
             counts[name] = counts.get(name, 0) + 1
