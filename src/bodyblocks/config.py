@@ -103,7 +103,7 @@ class ModelConfig:
     n_heads: int = 4  # attention heads
     d_ff: int = 512  # feed-forward width inside each Transformer layer
     dropout: float = 0.1  # dropout in projection, Transformer and head
-    attn_dropout: float = 0.1  # dropout on the attention weights (training only; on CPU a large share of a step)
+    attn_dropout: float = 0.1  # dropout on the attention weights (training only)
     text_dropout: float = 0.0  # training only: share of blocks whose text vector is zeroed (leans on structure)
     window: int = 512  # blocks per Transformer window; longer pages run in overlapping windows
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
