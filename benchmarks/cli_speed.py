@@ -13,12 +13,13 @@ wall seconds, CPU seconds (user + system of the process and every worker it wait
 largest of those processes; os.wait4). Settings: both with their defaults, and both with 2 cores
 (`--workers 2`, `--parallel 2`); and, when it is shipped, the faster preset (`--checkpoint fast`: the ensemble
 whose model has no context layers) with its defaults, held against trafilatura's defaults. Pages are plain
-.html files from the shared datasets (synthetic pages when they are absent), of one of two kinds (`--kind`):
+.html files from the shared datasets (synthetic pages when they are absent), of one of three kinds (`--kind`):
   mix   every dataset's pages, round-robin (benchmarks.common.write_pages: cleaneval-en, daniel, dragnet,
         l3s-gn1, wcxb-dev, cleanportaleval), listings, forums and service pages among the articles;
   news  news articles only (write_news_pages), round-robin over l3s-gn1 (Google News articles), dragnet (news
         and blog articles), daniel (news sites, 2011-12, five languages), wcxb-dev's pages typed `article`
-        and cleanportaleval (bbc, msnbc, washingtonpost, wsj blogs), every k-th record of each.
+        and cleanportaleval (bbc, msnbc, washingtonpost, wsj blogs), every k-th record of each;
+  modern  pages of the 2020s, large (MODERN: wcxb-dev's pages of every type and trafilatura-eval's), round-robin.
 1 page is data/samples/article-utf8.html (a news article), timed once for both kinds. bodyblocks' modules are
 byte-compiled first, as a wheel install leaves them (trafilatura's are); the command is the console script beside
 this interpreter (PYTHONPATH inherited: `PYTHONPATH=$PWD/src:$PWD` times a work tree's code; the report names
@@ -44,7 +45,9 @@ from benchmarks.common import arguments, write_pages, write_report, write_round_
 
 # write_news_pages' sources, in this order: (dataset, the page_type kept; None: every page)
 NEWS = (("l3s-gn1", None), ("dragnet", None), ("daniel", None), ("wcxb-dev", "article"), ("cleanportaleval", None))
-KINDS = ("news", "mix")
+# write_modern_pages' sources: today's pages, large (median over 100 KB), every type
+MODERN = (("wcxb-dev", None), ("trafilatura-eval", None))
+KINDS = ("news", "mix", "modern")
 
 
 @dataclass
@@ -107,14 +110,14 @@ def ensure_newest_trafilatura() -> tuple[str | None, str | None]:
     return installed, newest
 
 
-def write_news_pages(folder: Path, n: int) -> int:
-    """`n` news article pages (module docstring: NEWS' datasets, round-robin, every k-th record of each); the
+def write_news_pages(folder: Path, n: int, sources: tuple[tuple[str, str | None], ...] = NEWS) -> int:
+    """`n` pages of `sources` (module docstring: NEWS' datasets, round-robin, every k-th record of each); the
     mixed folder (write_pages) when the datasets are absent."""
     from bodyblocks.runtime.files import datasets_root
     from bodyblocks.training.datasets import read_records
 
     root = datasets_root()
-    found = [(d, t) for d, t in NEWS if root is not None and (root / d / "pages.jsonl").exists()]
+    found = [(d, t) for d, t in sources if root is not None and (root / d / "pages.jsonl").exists()]
     if n == 1 or not found:
         return write_pages(folder, n)
     assert root is not None
@@ -125,7 +128,9 @@ def write_news_pages(folder: Path, n: int) -> int:
 
 
 def write_folder(kind: str, folder: Path, n: int) -> int:
-    """`n` pages of this kind ("news" or "mix") into `folder`; how many were written."""
+    """`n` pages of this kind (KINDS) into `folder`; how many were written."""
+    if kind == "modern":
+        return write_news_pages(folder, n, MODERN)
     return write_news_pages(folder, n) if kind == "news" else write_pages(folder, n)
 
 

@@ -27,8 +27,8 @@ if [ -z "$R" ]; then
         --set model.encoder.max_length=64 --set model.encoder.precision=bf16
 fi
 
-# the rows (the shipped recipe and its row without the vote: docs/GENERALIZATION.md#loso)
-$B --models runs/loso-recipe --trees runs/loso-vocab --out runs/loso-blend --doc docs/GENERALIZATION.md#loso
+# the rows (the shipped recipe and its row without the vote: docs/BLENDS.md#loso)
+$B --models runs/loso-recipe --trees runs/loso-vocab --out runs/loso-blend --doc docs/BLENDS.md#loso
 $B --models runs/loso-nocontext --trees runs/loso-vocab --out $D/nocontext --doc $D/nocontext.md
 $B --models runs/loso-recipe --trees runs/loso-vocab --grid weight=0 --grid vote=0,0.1,0.2,0.3,0.4 \
     --out $D/no-model --doc $D/no-model.md

@@ -455,7 +455,7 @@ def report(grid: dict[Setting, dict[str, tuple[float, float]]], loso: Path, args
 
 
 def main() -> int:
-    ap = arguments(__doc__, out="runs/loso-blend", write="docs/GENERALIZATION.md#loso", doc_flag="--doc")
+    ap = arguments(__doc__, out="runs/loso-blend", write="docs/BLENDS.md#loso", doc_flag="--doc")
     ap.add_argument("--models", type=Path, default=Path("runs/loso"), help="fold folders holding model/")
     ap.add_argument("--trees", type=Path, default=Path("runs/loso-vocab"), help="fold folders holding gbt/")
     ap.add_argument("--peers", type=Path, default=Path("runs/loso"), help="fold folders with eval-PEER.json")

@@ -6,10 +6,10 @@
 # two threads). Each stage's wall time is printed and written to OUT/seconds.txt; the table is OUT/loso.md.
 # The datasets' processed caches are made once before (about 90 s). --nested adds loso_blend's blend chosen on
 # the other folds' test pages (a grid of 288 settings replayed on every fold: half an hour and more).
-# Usage: benchmarks/loso_timed.sh [CONFIG] [OUT] [JOBS] [--nested]   (default configs/quick.yaml, runs/loso-timed, 2)
+# Usage: benchmarks/loso_timed.sh [CONFIG] [OUT] [JOBS] [--nested]   (default configs/default.yaml, runs/loso-timed, 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CONFIG=${1:-configs/quick.yaml}
+CONFIG=${1:-configs/default.yaml}
 OUT=${2:-runs/loso-timed}
 JOBS=${3:-2}
 NESTED=${4:-}

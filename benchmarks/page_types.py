@@ -81,8 +81,9 @@ def selected(root: Path, dataset: str, splits: Sequence[str]) -> Iterator[Page]:
 class Runs:
     """The default's probabilities and trafilatura's text per page, made once and kept under `cache`."""
 
-    def __init__(self, cache: Path) -> None:
+    def __init__(self, cache: Path, checkpoint: str | None = None) -> None:
         self.cache = cache
+        self.checkpoint = checkpoint  # an ensemble folder in place of the shipped default (None: the default)
         self._extractor: Any = None
         self._peer: Any = None
         self._key = ""
@@ -94,8 +95,9 @@ class Runs:
             from bodyblocks.loading.checkpoints import shipped
             from bodyblocks.loading.provenance import model_hash
 
-            self._extractor = bodyblocks.load()
-            folder = shipped(self._extractor.name)  # the probabilities are the shipped checkpoint's
+            self._extractor = bodyblocks.load(self.checkpoint)
+            # the probabilities are the checkpoint's: kept under its weights' hash
+            folder = Path(self.checkpoint) if self.checkpoint else shipped(self._extractor.name)
             self._key = model_hash(folder)[:12] if folder is not None else "unknown"
         return self._extractor
 
@@ -216,11 +218,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--off", action="append", default=[], choices=STEPS, metavar="STEP",
                     help=f"also score the rule with this step off (one of {', '.join(STEPS)}); repeatable")
     ap.add_argument("--no-peer", action="store_true", help="leave trafilatura out")
+    ap.add_argument("--checkpoint", metavar="DIR",
+                    help="an ensemble folder (bodyblocks build's output) scored in place of the shipped default")
     ap.add_argument("--cache", type=Path, default=Path("runs/page-types"), help="the kept runs (default %(default)s)")
     args = ap.parse_args(argv)
     root = need_root(args.root, "page_types")
     splits = [s for s in args.split.split(",") if s]
-    runs = Runs(args.cache)
+    runs = Runs(args.cache, args.checkpoint)
     shipped = runs.extractor.rule
     rules: dict[str, DecisionRule] = {"bodyblocks": shipped}
     for step in args.off:

@@ -2,7 +2,7 @@
 leave-one-source-out folds' parts under variants of the blend that loso_blend's grid cannot express (tried, not kept).
 
     python -m benchmarks.vote_split --blend runs/loso-blend                       # every variant, a table
-    python -m benchmarks.vote_split --blend runs/loso-blend --write docs/GENERALIZATION.md#vote-split
+    python -m benchmarks.vote_split --blend runs/loso-blend --write docs/BLENDS.md#vote-split
 
 The vote's weight is where the folds pull apart (docs/GENERALIZATION.md): wcxb-dev's best settings give it 0.3, the
 news sources' 0.1. Three ways to have both, each scored as loso_blend scores the grid (the same parts, decision rule,

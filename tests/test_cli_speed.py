@@ -49,3 +49,17 @@ def test_the_news_folder_holds_article_pages_only(tmp_path, monkeypatch):
 
     articles = {r["id"] for r in read_records(root / "wcxb-dev") if r["page_type"] == "article"}
     assert all(n[len("wcxb-dev-"):-len(".html")] in articles for n in names if n.startswith("wcxb-dev-"))
+
+
+def test_the_modern_folder_holds_wcxb_dev_and_trafilatura_eval_pages(tmp_path):
+    from bodyblocks.runtime.files import datasets_root
+
+    root = datasets_root()
+    if root is None or not all((root / d / "pages.jsonl").exists() for d, _ in cli_speed.MODERN):
+        import pytest
+
+        pytest.skip("no shared datasets")
+    assert cli_speed.write_folder("modern", tmp_path, 10) == 10
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert sum(n.startswith("wcxb-dev-") for n in names) == 5
+    assert sum(n.startswith("trafilatura-eval-") for n in names) == 5

@@ -289,3 +289,41 @@ def test_the_vocabulary_columns_of_a_path_are_those_of_its_tokens() -> None:
             assert vocab.columns(path) == want, path
     assert vocab.columns("html/body/div#main/div.article-body/p") == sorted(
         tokens.index(t) for t in ("div", ".main", "1:p", "2:.article", ".article", "2:div"))
+
+
+def test_group_features_describe_the_blocks_that_share_a_tag_path() -> None:
+    from bodyblocks.classify.trees import GROUP_NAMES, group_features
+
+    blocks = _blocks()  # nav link, two paragraphs of one container, a footer
+    blocks[0].link_len = blocks[0].text_len
+    g = group_features(blocks)
+    col = {name: j for j, name in enumerate(GROUP_NAMES)}
+    assert g.shape == (4, len(GROUP_NAMES))
+    assert np.array_equal(g[1], g[2])  # the two paragraphs are one group
+    assert g[1, col["group:log_size"]] == pytest.approx(np.log1p(2) / 4) and g[0, col["group:log_size"]] == (
+        pytest.approx(np.log1p(1) / 4))
+    total = sum(b.text_len for b in blocks)
+    assert g[1, col["group:text_share"]] == pytest.approx((blocks[1].text_len + blocks[2].text_len) / total)
+    assert g[0, col["group:link_density"]] == 1.0 and g[1, col["group:link_density"]] == 0.0
+    assert g[1, col["group:spread"]] == pytest.approx(1 / 3) and g[3, col["group:spread"]] == 0.0
+    np.testing.assert_allclose(g[:, col["page:link_density"]], blocks[0].text_len / total)
+    assert group_features([]).shape == (0, len(GROUP_NAMES))
+
+
+def test_trees_with_groups_append_the_group_columns_learn_and_export(splits: dict[str, list[CachedPage]],
+                                                                   tmp_path: Path) -> None:
+    from bodyblocks.classify.trees import GROUP_NAMES, group_features
+    from bodyblocks.training.export import export_trees
+
+    cfg = GbtConfig(max_iter=40, min_samples_leaf=5, n_iter_no_change=0, tag_buckets=16, groups=True)
+    x = gbt_features(_blocks(), cfg)
+    assert x.shape[1] == len(feature_names(cfg)) == len(feature_names(GbtConfig(tag_buckets=16))) + len(GROUP_NAMES)
+    assert np.array_equal(x[:, -len(GROUP_NAMES) :], group_features(_blocks()))
+    model = train_gbt(splits["train"], splits["val"], cfg)
+    model.save(tmp_path / "gbt")
+    loaded = GbtModel.load(tmp_path / "gbt")
+    assert loaded.cfg.groups and model.metrics["val_char_f1"] > 0.9
+    page = splits["test"][0]
+    expected = model.page_probabilities(page.blocks)
+    export_trees(tmp_path / "gbt", [])
+    np.testing.assert_allclose(GbtModel.load(tmp_path / "gbt").page_probabilities(page.blocks), expected, atol=1e-6)

@@ -154,10 +154,14 @@ def test_a_grid_without_one_kind_of_setting_is_named_not_a_traceback():
 
 def test_the_report_shows_the_shipped_setting_though_it_is_not_among_the_best(tmp_path, monkeypatch):
     import argparse
+    import json
 
-    assert loso_blend.shipped_setting() == (0.2, 0.2, 0.45, 0.6, 0.7)  # checkpoints/ensemble's recorded blend
+    shipped = (0.2, 0.2, 0.45, 0.6, 0.7)  # an ensemble whose blend `--ensemble` recorded (metrics.setting)
+    record = tmp_path / "config.json"
+    record.write_text(json.dumps({"metrics": {"setting": list(shipped)}}), encoding="utf-8")
+    monkeypatch.setattr(loso_blend, "SHIPPED", record)
+    assert loso_blend.shipped_setting() == shipped
     folds = (*loso_blend.SOURCES, loso_blend.ZH)
-    shipped = (0.2, 0.2, 0.45, 0.6, 0.7)
     others = [(w, 0.2, t, 0.6, 0.7) for w in (0.3, 0.4, 0.5) for t in (0.4, 0.45, 0.5)]  # nine, each above it
     grid = {s: {f: (0.9, 0.8) for f in folds} for s in others}
     grid[shipped] = {f: (0.5, 0.4) for f in folds}

@@ -78,7 +78,7 @@ def test_the_fast_preset_is_a_shipped_ensemble_of_a_model_without_context_and_th
     assert "harbour works began" in bodyblocks.get_extractor("ensemble", checkpoint="fast").extract(PAGE).text
 
 
-def test_the_accurate_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_shipped_trees(
+def test_the_accurate_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_the_trees_it_was_chosen_with(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(checkpoints.ENV_MODEL, raising=False)
     if checkpoints.shipped("accurate") is None or checkpoints.shipped("ensemble") is None:
@@ -86,7 +86,10 @@ def test_the_accurate_preset_is_a_shipped_ensemble_of_an_e5_model_on_torch_and_t
     folder = checkpoints.resolve("accurate")
     assert checkpoints.resolve("e5") == folder  # its first name stays an alias
     meta, default = checkpoints.read_ensemble(folder), checkpoints.read_ensemble(checkpoints.shipped("ensemble"))
-    assert meta["gbt_path"].resolve() == default["gbt_path"].resolve()
+    # its blend was chosen with its own trees (checkpoints/gbt-accurate), not the default's
+    trees = meta["gbt_path"].resolve()
+    assert trees == (checkpoints.SHIPPED / "gbt-accurate").resolve() != default["gbt_path"].resolve()
+    assert checkpoints.read_meta(meta["gbt_path"])["gbt"]["tag_vocab"] == 256
     model = checkpoints.read_meta(meta["model_path"])["model"]
     assert model["encoder"]["kind"] == "e5-small" and model["encoder"]["dim"] == 384
     assert model["encoder"]["cache"] is False  # extraction writes no embedding cache into the user's home

@@ -6,8 +6,8 @@
     >>> result.title, result.text, result.low_confidence
 
 `extract` uses the default extractor: $BODYBLOCKS_MODEL's checkpoint folder when set, else the accurate preset
-where CUDA can run it, else the shipped ensemble (the block Transformer blended with the boosted trees and the
-heuristic's vote; the checkpoints are package data), as bodyblocks.loading.plan works it out.
+where CUDA can run it, else the shipped ensemble (the block Transformer blended with the boosted trees, and the
+heuristic's vote where a blend weighs it; the checkpoints are package data), as bodyblocks.loading.plan works it out.
 `load(folder_or_name)` builds the extractor a checkpoint folder describes, and
 `get_extractor(name, **options)` any extractor by name, once, for many pages. A model that is not there is
 a ModelNotFound error, never a silent fallback to a rule-based extractor.

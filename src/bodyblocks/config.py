@@ -206,6 +206,7 @@ class GbtConfig:
     vocab_sites: int = 30
     tokens: list[str] = field(default_factory=list)  # the learned vocabulary (training/gbt.site_vocabulary)
     neighbours: int = 1  # block_features of this many blocks before and after (0: the block alone)
+    groups: bool = False  # the block's group (the page's blocks with its tag path) as a whole (trees.GROUP_NAMES)
     max_iter: int = 400  # boosting iterations (upper bound; early stopping usually ends sooner)
     learning_rate: float = 0.1  # shrinkage (already folded into the stored leaf values)
     max_leaf_nodes: int = 31  # leaves per tree

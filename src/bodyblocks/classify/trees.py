@@ -12,6 +12,10 @@ Inputs per block (`gbt_features`), all computed without a neural network:
      neural model's tag-path input without the embedding;
   3b. one 0/1 indicator per token of the learned vocabulary `tokens` (training/gbt.site_vocabulary: the
      tag-path tokens that most training sites share), each token its own column;
+  4. with `groups`, GROUP_NAMES: the block's group (the blocks of the page with its tag path: the items of one
+     list, the rows of one table, the cards of one grid, the paragraphs of one article) as a whole: its size,
+     its share of the page's text, its link density, its items' mean length, how far it spreads over the page,
+     and the page's link density, so that a listing's short linked items are seen as the list they make;
 The block text enters only through the text statistics of (1); hashed n-grams need a learned embedding.
 Persistence: the fitted trees are flattened into node arrays (feature, threshold, children, NaN direction,
 leaf value) in model.safetensors, with the baseline log-odds and the settings in config.json. Loading never
@@ -56,12 +60,52 @@ _CHUNK = 2048  # rows walked through the trees at once: (rows x trees) index arr
 
 
 # ----------------------------------------------------------------------------------------- features
+GROUP_NAMES: tuple[str, ...] = (
+    "group:log_size",  # log1p(blocks of the page with this tag path) / 4
+    "group:text_share",  # their characters / the page's
+    "group:link_density",  # their link characters / their characters
+    "group:log_mean_len",  # log1p(their mean characters) / 8
+    "group:spread",  # (last index - first index) of the group / (blocks - 1)
+    "page:link_density",  # the page's link characters / its characters
+)
+
+
 def feature_names(cfg: GbtConfig) -> list[str]:
     """Column names of gbt_features, in order."""
     names = list(FEATURE_NAMES)
     for k in range(1, cfg.neighbours + 1):
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
-    return names + [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
+    names += [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
+    return names + (list(GROUP_NAMES) if cfg.groups else [])
+
+
+def group_features(blocks: Sequence[Block]) -> np.ndarray:
+    """GROUP_NAMES of each block of one page: (n, len(GROUP_NAMES)) float64 (module docstring, item 4)."""
+    n = len(blocks)
+    out = np.zeros((n, len(GROUP_NAMES)))
+    if n == 0:
+        return out
+    ids: dict[str, int] = {}
+    group = np.fromiter((ids.setdefault(b.tag_path, len(ids)) for b in blocks), np.int64, n)
+    text = np.fromiter((b.text_len for b in blocks), np.float64, n)
+    links = np.fromiter((b.link_len for b in blocks), np.float64, n)
+    g = len(ids)
+    size = np.bincount(group, minlength=g).astype(np.float64)
+    g_text = np.bincount(group, text, minlength=g)
+    g_links = np.bincount(group, links, minlength=g)
+    index = np.arange(n)
+    first = np.full(g, n, np.int64)
+    np.minimum.at(first, group, index)
+    last = np.zeros(g, np.int64)
+    np.maximum.at(last, group, index)
+    total = max(float(text.sum()), 1.0)
+    out[:, 0] = np.log1p(size[group]) / 4
+    out[:, 1] = g_text[group] / total
+    out[:, 2] = np.minimum(g_links[group] / np.maximum(g_text[group], 1.0), 1.0)
+    out[:, 3] = np.log1p(g_text[group] / size[group]) / 8
+    out[:, 4] = (last - first)[group] / max(n - 1, 1)
+    out[:, 5] = min(float(links.sum()) / total, 1.0)
+    return out
 
 
 class _Vocabulary:
@@ -124,7 +168,8 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
     """
     base = (block_features(blocks) if base is None else base).astype(np.float64)  # (n, F)
     n, f = base.shape
-    width = f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + len(cfg.tokens)
+    groups = len(GROUP_NAMES) if cfg.groups else 0
+    width = f * (1 + 2 * cfg.neighbours) + cfg.tag_buckets + len(cfg.tokens) + groups
     out = np.empty((n, width))  # every column written below, in feature_names' order
     out[:, :f] = base
     for k in range(1, cfg.neighbours + 1):
@@ -147,6 +192,8 @@ def gbt_features(blocks: Sequence[Block], cfg: GbtConfig, base: np.ndarray | Non
         hits = out[:, vocab_start : vocab_start + len(cfg.tokens)]
         hits[:] = 0.0
         hits[vocabulary_hits(blocks, cfg.tokens)] = 1.0
+    if cfg.groups:
+        out[:, vocab_start + len(cfg.tokens) :] = group_features(blocks)
     return out
 
 

@@ -67,7 +67,7 @@ def add_extract(sub: argparse._SubParsersAction) -> None:
                    help="-u URL: render the page in headless Chromium (the `capture` extra and "
                         "Debian's chromium + chromium-driver) rather than fetch its HTML")
     p.add_argument("--extractor", default=None,
-                   help="one of: {extractors}; default ensemble (the shipped model, trees and heuristic's vote); "
+                   help="one of: {extractors}; default ensemble (the shipped model and trees); "
                         "trafilatura, readability and gne are peers (the `peers` extra)")
     p.add_argument("--checkpoint", default=None,
                    help="a checkpoint folder for ensemble, model or gbt, or a preset: `fast` (the shipped "

@@ -72,9 +72,9 @@ def available_extractors() -> list[str]:
 def default_extractor_name(checkpoint: str | os.PathLike[str] | None = None) -> str:
     """The extractor that `bodyblocks.get_extractor()` builds, the one default of the library, the batch runner
     (BatchOptions) and the command line: the kind of `checkpoint`'s folder when one is named, else of the
-    folder $BODYBLOCKS_MODEL names when set, else "ensemble" (the model, the boosted trees and the heuristic's
-    vote, shipped with the package). Nothing falls back to a rule-based extractor when a model is missing:
-    loading it raises ModelNotFound."""
+    folder $BODYBLOCKS_MODEL names when set, else "ensemble" (the model and the boosted trees, with the
+    heuristic's vote where the blend weighs it, shipped with the package). Nothing falls back to a rule-based
+    extractor when a model is missing: loading it raises ModelNotFound."""
     return kind_of(resolve(checkpoint)) if checkpoint or os.environ.get(ENV_MODEL) else ENSEMBLE
 
 
