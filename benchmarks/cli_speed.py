@@ -16,11 +16,11 @@ whose model has no context layers) with its defaults, held against trafilatura's
 .html files from the shared datasets (synthetic pages when they are absent), of one of three kinds (`--kind`):
   mix   every dataset's pages, round-robin (benchmarks.common.write_pages: cleaneval-en, daniel, dragnet,
         l3s-gn1, wcxb-dev, cleanportaleval), listings, forums and service pages among the articles;
-  news  news articles only (write_news_pages), round-robin over l3s-gn1 (Google News articles), dragnet (news
+  news  news articles only (write_source_pages of NEWS), round-robin over l3s-gn1 (Google News articles), dragnet (news
         and blog articles), daniel (news sites, 2011-12, five languages), wcxb-dev's pages typed `article`
         and cleanportaleval (bbc, msnbc, washingtonpost, wsj blogs), every k-th record of each;
   modern  pages of the 2020s, large (MODERN: wcxb-dev's pages of every type and trafilatura-eval's), round-robin.
-1 page is data/samples/article-utf8.html (a news article), timed once for both kinds. bodyblocks' modules are
+1 page is data/samples/article-utf8.html (a news article), timed once for every kind. bodyblocks' modules are
 byte-compiled first, as a wheel install leaves them (trafilatura's are); the command is the console script beside
 this interpreter (PYTHONPATH inherited: `PYTHONPATH=$PWD/src:$PWD` times a work tree's code; the report names
 the package timed). Figures are medians over the rounds, which alternate who goes first; ratios are
@@ -43,9 +43,9 @@ from pathlib import Path
 
 from benchmarks.common import arguments, write_pages, write_report, write_round_robin
 
-# write_news_pages' sources, in this order: (dataset, the page_type kept; None: every page)
+# the news folder's sources (write_source_pages), in this order: (dataset, the page_type kept; None: every page)
 NEWS = (("l3s-gn1", None), ("dragnet", None), ("daniel", None), ("wcxb-dev", "article"), ("cleanportaleval", None))
-# write_modern_pages' sources: today's pages, large (median over 100 KB), every type
+# the modern folder's sources: today's pages, large, every type
 MODERN = (("wcxb-dev", None), ("trafilatura-eval", None))
 KINDS = ("news", "mix", "modern")
 
@@ -110,9 +110,9 @@ def ensure_newest_trafilatura() -> tuple[str | None, str | None]:
     return installed, newest
 
 
-def write_news_pages(folder: Path, n: int, sources: tuple[tuple[str, str | None], ...] = NEWS) -> int:
-    """`n` pages of `sources` (module docstring: NEWS' datasets, round-robin, every k-th record of each); the
-    mixed folder (write_pages) when the datasets are absent."""
+def write_source_pages(folder: Path, n: int, sources: tuple[tuple[str, str | None], ...]) -> int:
+    """`n` pages of `sources` ((dataset, page_type kept or None) as NEWS, round-robin, every k-th record of each);
+    the mixed folder (write_pages) when the datasets are absent."""
     from bodyblocks.runtime.files import datasets_root
     from bodyblocks.training.datasets import read_records
 
@@ -129,9 +129,8 @@ def write_news_pages(folder: Path, n: int, sources: tuple[tuple[str, str | None]
 
 def write_folder(kind: str, folder: Path, n: int) -> int:
     """`n` pages of this kind (KINDS) into `folder`; how many were written."""
-    if kind == "modern":
-        return write_news_pages(folder, n, MODERN)
-    return write_news_pages(folder, n) if kind == "news" else write_pages(folder, n)
+    sources = {"news": NEWS, "modern": MODERN}.get(kind)
+    return write_pages(folder, n) if sources is None else write_source_pages(folder, n, sources)
 
 
 def median_run(runs: list[Run]) -> Run:

@@ -92,12 +92,12 @@ class Runs:
     def extractor(self) -> Any:
         if self._extractor is None:
             import bodyblocks
-            from bodyblocks.loading.checkpoints import shipped
+            from bodyblocks.loading.checkpoints import resolve, shipped
             from bodyblocks.loading.provenance import model_hash
 
             self._extractor = bodyblocks.load(self.checkpoint)
             # the probabilities are the checkpoint's: kept under its weights' hash
-            folder = Path(self.checkpoint) if self.checkpoint else shipped(self._extractor.name)
+            folder = resolve(self.checkpoint) if self.checkpoint else shipped(self._extractor.name)
             self._key = model_hash(folder)[:12] if folder is not None else "unknown"
         return self._extractor
 
