@@ -84,7 +84,8 @@ def test_overfits_one_batch() -> None:
 
 @pytest.mark.parametrize(
     "ablation",
-    [{}, {"use_text": False}, {"use_tag_path": False}, {"use_context": False}, {"positional": False}],
+    [{}, {"use_text": False}, {"use_tag_path": False}, {"use_context": False}, {"positional": False},
+     {"groups": True}],
 )
 def test_ablations_forward_and_backward(ablation: dict) -> None:
     cfg = tiny_config(**ablation)
@@ -99,6 +100,20 @@ def test_ablations_forward_and_backward(ablation: dict) -> None:
     assert (model.context is None) == (not cfg.use_context)
     if not cfg.use_text:
         assert batch.text_ids is None
+
+
+def test_with_groups_each_block_also_gets_its_groups_columns() -> None:
+    from bodyblocks.page.features import FEATURE_NAMES, GROUP_NAMES, block_features, group_features
+
+    blocks, _ = synthetic_page(random.Random(3), 5, 4)
+    plain, grouped = prepare_page(blocks, tiny_config()), prepare_page(blocks, tiny_config(groups=True))
+    assert grouped.features.dtype == np.float32 and grouped.features.shape == (len(blocks), tiny_config(
+        groups=True).block_columns) == (len(blocks), len(FEATURE_NAMES) + len(GROUP_NAMES))
+    np.testing.assert_array_equal(grouped.features[:, : len(FEATURE_NAMES)], plain.features)
+    np.testing.assert_array_equal(plain.features, block_features(blocks))
+    np.testing.assert_allclose(grouped.features[:, len(FEATURE_NAMES) :], group_features(blocks), rtol=1e-6)
+    model = BlockClassifier(tiny_config(groups=True))
+    assert model.embed[0].in_features == BlockClassifier(tiny_config()).embed[0].in_features + len(GROUP_NAMES)
 
 
 def test_window_starts_cover_every_block() -> None:

@@ -46,7 +46,8 @@ def _tiny_model(folder: Path, seed: int = 0, **cfg: object) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cfg", [{}, {"use_tag_path": False}, {"use_context": False}, {"positional": False}])
+@pytest.mark.parametrize("cfg", [{}, {"use_tag_path": False}, {"use_context": False}, {"positional": False},
+                                 {"groups": True}])
 def test_the_export_gives_the_torch_models_probabilities(tmp_path: Path, cfg: dict) -> None:
     folder = _tiny_model(tmp_path / "m", **cfg)
     docs = _docs()
@@ -198,6 +199,20 @@ def test_the_int8_export_is_checked_against_torch(tmp_path: Path) -> None:
     assert ox.OnnxModelScorer.load(other).int8
 
 
+@pytest.mark.slow
+def test_shipping_with_int8_quantizes_the_context_and_the_shipped_default_is_as_its_config_says(tmp_path: Path
+                                                                                               ) -> None:
+    from bodyblocks.config import load_config
+    from bodyblocks.training.ship import ship_model
+
+    shipped_int8 = load_config(REPO / "configs" / "default.yaml", []).train.int8
+    assert ox.OnnxModelScorer.load(SHIPPED / "default").int8 == shipped_int8  # the build's output, as configured
+    for int8 in (False, True):
+        out = ship_model(SHIPPED / "default", tmp_path / str(int8), check_documents(SAMPLES), int8=int8)
+        assert ("(int8)" in out["onnx"]) == int8
+        assert ox.OnnxModelScorer.load(tmp_path / str(int8)).int8 == int8
+
+
 def test_the_trees_on_onnx_runtime_give_the_numpy_walks_answers(tmp_path: Path) -> None:
     folder = tmp_path / "gbt"
     shutil.copytree(SHIPPED / "gbt", folder)
@@ -214,6 +229,19 @@ def test_the_trees_on_onnx_runtime_give_the_numpy_walks_answers(tmp_path: Path) 
     np.testing.assert_allclose(model.raw(x), model._numpy_raw(x), rtol=0, atol=1e-5)
     model.save(folder)  # new trees: the old export goes
     assert not (folder / ox.TREES).exists() and GbtModel.load(folder).engine == "numpy"
+
+
+def test_the_trees_read_only_the_block_features_of_a_grouped_models_inputs() -> None:
+    from bodyblocks.classify.model import prepare_page
+    from bodyblocks.classify.trees import GbtScorer
+
+    docs = check_documents(SAMPLES)[:3]
+    scorer = GbtScorer(GbtModel.load(SHIPPED / "gbt"))
+    alone = scorer.scores(docs)
+    grouped = scorer.scores(docs, [(i, prepare_page(d.blocks, tiny_config(groups=True))) for i, d in enumerate(docs)])
+    assert sorted(grouped) == sorted(alone)
+    for i in alone:
+        np.testing.assert_allclose(grouped[i], alone[i], rtol=0, atol=1e-6)
 
 
 def test_the_shipped_checkpoints_carry_current_exports() -> None:

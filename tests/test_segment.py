@@ -379,3 +379,13 @@ def test_page_builder_shortcodes_are_dropped_and_bracketed_prose_stays(parser: s
     assert texts(html, parser) == ["The mill reopened [citation needed] in 1998 [1].", "Visitors [sic] come daily.",
                                    "[vc_row] in code stays", "A\tB"]
     assert segment(html, parser=parser).blocks[0].text_len == len("Themillreopened[citationneeded]in1998[1].")
+
+
+def test_the_markup_checks_find_tag_and_attribute_names_in_any_case() -> None:
+    from bodyblocks.page.segment import _contains
+
+    assert _contains("<p>a</p><TaBlE>", "<table") and _contains("<p>a</p><table>", "<table")
+    assert _contains('<div DATA-Props="{}">', "<noscript", "data-props")
+    assert not _contains("<p>table, figure</p>", "<table", "<figure")
+    assert not _contains("<tᴀble>", "<table")  # ASCII letters only, as a browser reads tag names
+    assert not _contains("", "<noscript")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bodyblocks.page.features import FEATURE_NAMES
+from bodyblocks.page.features import FEATURE_NAMES, GROUP_NAMES
 
 ENCODER_KINDS = ("hash", "hf", "e5-small")
 TARGET_KINDS = ("gold", "convention")  # data.targets
@@ -96,6 +96,7 @@ class ModelConfig:
     use_tag_path: bool = True  # ablation: False drops the tag-path tokens
     use_context: bool = True  # ablation: False drops the Transformer (an MLP sees each block alone)
     num_features: int = len(FEATURE_NAMES)  # structural features per block (features.FEATURE_NAMES)
+    groups: bool = False  # and GROUP_NAMES: each block's group (its page's blocks with its tag path) as a whole
     tag_buckets: int = 16384  # hash buckets of tag-path tokens
     tag_dim: int = 32  # embedding size of tag-path tokens
     d_model: int = 256  # width of the block representation and the Transformer
@@ -109,6 +110,11 @@ class ModelConfig:
     stride: int = 384  # step between windows (overlap = window - stride; logits averaged there)
     positional: bool = True  # add a sinusoidal encoding of the block index
     class_weights: tuple[float, float] = (1.0, 1.0)  # cross-entropy weights of (non-body, body)
+
+    @property
+    def block_columns(self) -> int:
+        """Numbers per block beside its text and tag path (model_inputs.prepare_page's features)."""
+        return self.num_features + (len(GROUP_NAMES) if self.groups else 0)
 
     def __post_init__(self) -> None:
         _check(
@@ -152,6 +158,7 @@ class TrainConfig:
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     max_steps: int = 0  # stop after this many steps (0: no limit); for smoke runs
     init: str = ""  # a model checkpoint folder whose weights start the run (fine-tuning); "": random init
+    int8: bool = False  # bodyblocks build: the shipped model's context.onnx with int8 weights (export --int8)
 
     def __post_init__(self) -> None:
         _check(self.epochs >= 1 and self.batch_pages >= 1, "train.epochs and batch_pages must be >= 1")

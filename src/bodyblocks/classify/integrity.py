@@ -290,7 +290,7 @@ def expected_shapes(cfg: ModelConfig) -> dict[str, list[int]]:
     """The shapes that the settings give the block Transformer's tensors whose shapes follow from them alone
     (classify/model.BlockClassifier): its input and output layers, text and tag-path tables, context norm."""
     d, enc = cfg.d_model, cfg.encoder
-    in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.num_features
+    in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.block_columns
     out = {"embed.0.weight": [d, in_dim], "embed.0.bias": [d], "embed.3.weight": [d, d], "embed.4.weight": [d],
            "head.0.weight": [d, d], "head.3.weight": [2, d], "head.3.bias": [2]}
     if cfg.use_text:

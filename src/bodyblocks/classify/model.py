@@ -148,7 +148,7 @@ class BlockClassifier(nn.Module):
         self.hash = HashEncoder(enc.buckets, enc.dim, enc.max_chars) if cfg.use_text and not enc.frozen else None
         self.text_norm = nn.LayerNorm(enc.dim) if cfg.use_text else None
         self.tags = nn.EmbeddingBag(cfg.tag_buckets, cfg.tag_dim, mode="mean") if cfg.use_tag_path else None
-        in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.num_features
+        in_dim = (enc.dim if cfg.use_text else 0) + (cfg.tag_dim if cfg.use_tag_path else 0) + cfg.block_columns
         self.embed = nn.Sequential(
             nn.Linear(in_dim, d), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(d, d), nn.LayerNorm(d)
         )

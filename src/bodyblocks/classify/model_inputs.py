@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from bodyblocks.config import ModelConfig
-from bodyblocks.page.features import TAIL, block_features, ngram_bags, segment_tokens
+from bodyblocks.page.features import TAIL, block_features, group_features, ngram_bags, segment_tokens
 from bodyblocks.types import Block, Document
 
 KIND = "model"  # config.json "kind" of a model checkpoint folder
@@ -61,7 +61,10 @@ def prepare_page(
         tag_ids, tag_offsets = tag_bags(blocks, cfg.tag_buckets)
     else:
         tag_ids, tag_offsets = np.zeros(0, np.int64), np.zeros(n, np.int64)
-    page = PageInputs(block_features(blocks), tag_ids, tag_offsets)
+    features = block_features(blocks)
+    if cfg.groups:
+        features = np.concatenate([features, group_features(blocks).astype(np.float32)], axis=1)
+    page = PageInputs(features, tag_ids, tag_offsets)
     if cfg.use_text and cfg.encoder.frozen:
         if text_vectors is None or text_vectors.shape != (n, cfg.encoder.dim):
             got = None if text_vectors is None else text_vectors.shape

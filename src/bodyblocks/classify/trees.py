@@ -41,8 +41,10 @@ from bodyblocks.classify.onnx_model import TREES, trees_session
 from bodyblocks.config import GbtConfig, from_dict
 from bodyblocks.page.features import (
     FEATURE_NAMES,
+    GROUP_NAMES,
     TAIL,
     block_features,
+    group_features,
     segment_tokens,
     tag_bags,
     tail_tokens,
@@ -60,14 +62,6 @@ _CHUNK = 2048  # rows walked through the trees at once: (rows x trees) index arr
 
 
 # ----------------------------------------------------------------------------------------- features
-GROUP_NAMES: tuple[str, ...] = (
-    "group:log_size",  # log1p(blocks of the page with this tag path) / 4
-    "group:text_share",  # their characters / the page's
-    "group:link_density",  # their link characters / their characters
-    "group:log_mean_len",  # log1p(their mean characters) / 8
-    "group:spread",  # (last index - first index) of the group / (blocks - 1)
-    "page:link_density",  # the page's link characters / its characters
-)
 
 
 def feature_names(cfg: GbtConfig) -> list[str]:
@@ -77,35 +71,6 @@ def feature_names(cfg: GbtConfig) -> list[str]:
         names += [f"prev{k}:{n}" for n in FEATURE_NAMES] + [f"next{k}:{n}" for n in FEATURE_NAMES]
     names += [f"tag{j}" for j in range(cfg.tag_buckets)] + [f"token:{t}" for t in cfg.tokens]
     return names + (list(GROUP_NAMES) if cfg.groups else [])
-
-
-def group_features(blocks: Sequence[Block]) -> np.ndarray:
-    """GROUP_NAMES of each block of one page: (n, len(GROUP_NAMES)) float64 (module docstring, item 4)."""
-    n = len(blocks)
-    out = np.zeros((n, len(GROUP_NAMES)))
-    if n == 0:
-        return out
-    ids: dict[str, int] = {}
-    group = np.fromiter((ids.setdefault(b.tag_path, len(ids)) for b in blocks), np.int64, n)
-    text = np.fromiter((b.text_len for b in blocks), np.float64, n)
-    links = np.fromiter((b.link_len for b in blocks), np.float64, n)
-    g = len(ids)
-    size = np.bincount(group, minlength=g).astype(np.float64)
-    g_text = np.bincount(group, text, minlength=g)
-    g_links = np.bincount(group, links, minlength=g)
-    index = np.arange(n)
-    first = np.full(g, n, np.int64)
-    np.minimum.at(first, group, index)
-    last = np.zeros(g, np.int64)
-    np.maximum.at(last, group, index)
-    total = max(float(text.sum()), 1.0)
-    out[:, 0] = np.log1p(size[group]) / 4
-    out[:, 1] = g_text[group] / total
-    out[:, 2] = np.minimum(g_links[group] / np.maximum(g_text[group], 1.0), 1.0)
-    out[:, 3] = np.log1p(g_text[group] / size[group]) / 8
-    out[:, 4] = (last - first)[group] / max(n - 1, 1)
-    out[:, 5] = min(float(links.sum()) / total, 1.0)
-    return out
 
 
 class _Vocabulary:
@@ -379,7 +344,7 @@ class GbtScorer:
         for i, page in inputs:
             base = tags = None
             if page is not None:
-                base = page.features
+                base = page.features[:, : len(FEATURE_NAMES)]  # the model's (model.groups: then its groups)
                 tags = (page.tag_ids, page.tag_offsets, self.tag_buckets) if self.tag_buckets else None
             rows.append((docs[i].blocks, base, tags))
         return dict(zip((i for i, _ in inputs), self.model.pages_probabilities(rows), strict=True))

@@ -194,6 +194,47 @@ def block_features(blocks: Sequence[Block]) -> np.ndarray:
     return out
 
 
+# ----------------------------------------------------------------------------------------- groups
+GROUP_NAMES: tuple[str, ...] = (
+    "group:log_size",  # log1p(blocks of the page with this tag path) / 4
+    "group:text_share",  # their characters / the page's
+    "group:link_density",  # their link characters / their characters
+    "group:log_mean_len",  # log1p(their mean characters) / 8
+    "group:spread",  # (last index - first index) of the group / (blocks - 1)
+    "page:link_density",  # the page's link characters / its characters
+)
+
+
+def group_features(blocks: Sequence[Block]) -> np.ndarray:
+    """GROUP_NAMES of each block of one page: (n, len(GROUP_NAMES)) float64: the trees' columns with gbt.groups
+    (classify/trees.py's module docstring, item 4) and the model's with model.groups (model_inputs.prepare_page)."""
+    n = len(blocks)
+    out = np.zeros((n, len(GROUP_NAMES)))
+    if n == 0:
+        return out
+    ids: dict[str, int] = {}
+    group = np.fromiter((ids.setdefault(b.tag_path, len(ids)) for b in blocks), np.int64, n)
+    text = np.fromiter((b.text_len for b in blocks), np.float64, n)
+    links = np.fromiter((b.link_len for b in blocks), np.float64, n)
+    g = len(ids)
+    size = np.bincount(group, minlength=g).astype(np.float64)
+    g_text = np.bincount(group, text, minlength=g)
+    g_links = np.bincount(group, links, minlength=g)
+    index = np.arange(n)
+    first = np.full(g, n, np.int64)
+    np.minimum.at(first, group, index)
+    last = np.zeros(g, np.int64)
+    np.maximum.at(last, group, index)
+    total = max(float(text.sum()), 1.0)
+    out[:, 0] = np.log1p(size[group]) / 4
+    out[:, 1] = g_text[group] / total
+    out[:, 2] = np.minimum(g_links[group] / np.maximum(g_text[group], 1.0), 1.0)
+    out[:, 3] = np.log1p(g_text[group] / size[group]) / 8
+    out[:, 4] = (last - first)[group] / max(n - 1, 1)
+    out[:, 5] = min(float(links.sum()) / total, 1.0)
+    return out
+
+
 # ----------------------------------------------------------------------------------------- tag paths
 _TAG = re.compile(r"[^#.]*")  # "div#main.article-body" -> "div", then the id and class names
 _WORDS = re.compile(r"[a-z]+|[A-Z][a-z]*")  # splits on - _ digits and camelCase; digits dropped

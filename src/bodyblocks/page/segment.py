@@ -15,6 +15,7 @@ Stages:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -58,10 +59,16 @@ def _prepare(html: str | bytes, max_chars: int) -> tuple[str, bool, Decoded]:
     return (text[:max_chars] if truncated else text), truncated, decoded
 
 
-def _contains(text: str, lowercase: str) -> bool:
-    """Whether `lowercase` is in text.lower(), the lowering skipped when it is in the text as it is (lower()
-    maps character by character, so a piece of the text is lowered into a piece of the lowered text)."""
-    return lowercase in text or lowercase in text.lower()
+def _contains(text: str, *lowercase: str) -> bool:
+    """Whether one of the `lowercase` strings is in the text, its ASCII letters in either case (as a browser reads
+    tag and attribute names): each searched as it is first, then one case-blind search for them all, with no
+    lowered copy of the page."""
+    return any(s in text for s in lowercase) or _case_blind(lowercase).search(text) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _case_blind(lowercase: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, lowercase)), re.IGNORECASE | re.ASCII)
 
 
 class _TooDeep(Exception):
@@ -77,7 +84,7 @@ def parse(text: str, parser: str = "bs4") -> Any:
 
         soup = BeautifulSoup(text, "lxml")
         _body_out_of_head_bs4(soup)
-        if _contains(text, "<table") or _contains(text, "<figure"):
+        if _contains(text, "<table", "<figure"):
             inline_boxes_bs4(soup)
         return soup
     if parser == "lxml":
@@ -90,7 +97,7 @@ def parse(text: str, parser: str = "bs4") -> Any:
         if root is None:
             return etree.Element("html")
         _body_out_of_head_lxml(root)
-        if _contains(text, "<table") or _contains(text, "<figure"):
+        if _contains(text, "<table", "<figure"):
             inline_boxes_lxml(root)
         return root
     raise ValueError(f"unknown parser {parser!r} (bs4 or lxml)")
@@ -242,7 +249,7 @@ def segment_parsed(html: str | bytes, *, parser: str = "auto", max_chars: int = 
         tree = parse(text, parser)
     blocks = walk_blocks(tree, parser, owners=owners, marks=marks)
     hidden = False  # the blocks hold hidden text: the visible page has no article, a hidden container holds one
-    if any(_contains(text, t) for t in _HIDDEN_MARKS) and not visible_article(blocks):
+    if _contains(text, *_HIDDEN_MARKS) and not visible_article(blocks):
         blocks, hidden = _hidden_view(tree, parser, text, blocks, owners, marks)
     doc = Document(blocks, _title(tree, parser), decoded.encoding, decoded.replaced, truncated, guessed=decoded.guessed,
                    hidden_source=hidden)

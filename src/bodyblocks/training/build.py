@@ -11,7 +11,8 @@ OUT after a build:
   train/        the Transformer's training run (best/, last/, metrics.csv): what --resume continues
 Stages:
   1. train the Transformer on the config's train pages, early-stopped on its validation pages (training/loop.py)
-  2. ship it: fp16 weights and the ONNX export, checked against torch (training/ship.py)
+  2. ship it: fp16 weights and the ONNX export (train.int8: context.onnx with int8 weights), checked against
+     torch (training/ship.py); the blend is chosen on torch's probabilities either way
   3. train the trees on the same pages (training/fit_trees.py) and export them (training/export.py)
   4. choose the blend of model, trees and vote, and the decision rule, on the validation pages (training/tune.py)
   5. record build.json
@@ -100,7 +101,7 @@ def build(config: str | Path, out: str | Path, overrides: Sequence[str] = (), re
         record["seconds"] = before.get("seconds", {})
     work: dict[str, Callable[[], Any]] = {
         "train": lambda: train(cfg, resume=resume, progress=progress),
-        "ship": lambda: ship_model(out / "train" / "best", out / "model"),
+        "ship": lambda: ship_model(out / "train" / "best", out / "model", int8=cfg.train.int8),
         "trees": lambda: _trees(cfg, out),
         "blend": lambda: make_ensemble(out / "model", out / "gbt", out, cfg.data, cfg.ensemble),
     }

@@ -166,7 +166,7 @@ def _example_inputs(model: BlockClassifier, names: Sequence[str], n: int) -> tup
     for name in names:
         kind = name.split("_")[0]
         if name == "features":
-            out.append(torch.randn(n, cfg.num_features))
+            out.append(torch.randn(n, cfg.block_columns))
         elif name == "position":
             out.append(torch.randn(n, cfg.d_model))
         elif name.endswith("_ids"):

@@ -23,9 +23,11 @@ from bodyblocks.runtime.files import atomic_path, write_json
 from bodyblocks.types import Document
 
 
-def ship_model(src: str | Path, dst: str | Path, check_docs: Sequence[Document] | None = None) -> dict[str, Any]:
+def ship_model(src: str | Path, dst: str | Path, check_docs: Sequence[Document] | None = None,
+               int8: bool = False) -> dict[str, Any]:
     """Write DST from the model checkpoint SRC; returns its size in MiB and its decision rule. `check_docs`: the
-    pages the ONNX export is checked on (default: export.check_documents)."""
+    pages the ONNX export is checked on (default: export.check_documents); `int8`: context.onnx with int8 weights
+    (export.quantize_context), checked against torch too."""
     src, dst = Path(src), Path(dst)
     meta = read_checkpoint(src)
     meta.pop("train_state", None)
@@ -46,5 +48,5 @@ def ship_model(src: str | Path, dst: str | Path, check_docs: Sequence[Document] 
     if not (cfg.use_text and cfg.encoder.frozen):  # a frozen encoder's vectors need torch: nothing to export
         from bodyblocks.training.export import export_model
 
-        shipped["onnx"] = str(export_model(dst, check_docs))
+        shipped["onnx"] = str(export_model(dst, check_docs, int8=int8))
     return shipped
