@@ -1,12 +1,13 @@
 """Train the page-kind classifier on wcxb-dev (train + val), report it once on the test pages, ship it.
 
     python -m benchmarks.page_kind --write docs/EVALUATION.md#page-kind
+    python -m benchmarks.page_kind --ablation      # what the decision's features are worth, on train and val only
 
-1. every wcxb-dev page segmented as a block extractor does (extraction/segmenting.segment_page) and made one row of
-   page/kind_features.KIND_FEATURES, twice: with the page's URL, and with only the canonical URL it states (a
-   caller that knows no URL); its label, the page's page_type. The train and val pages of the news sources
-   (dragnet, daniel, l3s-gn1) join the training rows as articles, each of weight NEWS_WEIGHT (wcxb-dev's
-   modern pages alone made a third of daniel's old news pages listings);
+1. every wcxb-dev page segmented and extracted by the shipped default (its decision's features are part of the
+   row) and made one row of page/kind_features.KIND_FEATURES, twice: with the page's URL, and with only the
+   canonical URL it states (a caller that knows no URL); its label, the page's page_type. The train and val
+   pages of the news sources (dragnet, daniel, l3s-gn1) join the training rows as articles, each of weight
+   NEWS_WEIGHT (wcxb-dev's modern pages alone made a third of daniel's old news pages listings);
 2. settings (learning rate, leaves, iterations, class weights) chosen by accuracy on wcxb-dev's val pages of
    trees fitted on its train pages; the test pages are not looked at;
 3. trees with those settings fitted on train + val, flattened (training/gbt.flatten_trees) into
@@ -14,11 +15,15 @@
    against scikit-learn's own predictions;
 4. the test pages' accuracy and confusion table, and the kinds it gives the test pages of the news sources
    (dragnet, daniel, l3s-gn1: articles all), printed and written to --write.
+`--ablation` fits nothing to ship and reads no test page: 5-fold cross-validation (stratified, two shuffles) over
+wcxb-dev's train and val pages (the rows with the page's URL), with and without the decision's features
+(DECISION_FEATURES), at three settings of GRID.
 Needs scikit-learn (the training extra); the shipped model does not.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -31,12 +36,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import arguments, need_root, write_report
-from bodyblocks.classify.pagekind import PAGE_KINDS, KindModel, features_of, shipped_folder, with_url
+from bodyblocks.classify.pagekind import PAGE_KINDS, KindModel, features_of, kind_row, shipped_folder, with_url
 from bodyblocks.classify.trees import GbtModel
 from bodyblocks.config import GbtConfig
 from bodyblocks.errors import InputError
-from bodyblocks.extraction.extractor import segment_page
-from bodyblocks.page.kind_features import KIND_FEATURES
+from bodyblocks.page.kind_features import DECISION_FEATURES, KIND_FEATURES, PAGE_FEATURES
 from bodyblocks.training.datasets import read_dataset
 from bodyblocks.training.fit_trees import flatten_trees
 from bodyblocks.training.splits import split_of
@@ -53,10 +57,19 @@ NEWS_WEIGHT = 0.2  # of a news source's page among the training rows (chosen by 
 Rows = tuple[list[str], list[str], list[str], np.ndarray, np.ndarray]
 
 
+@functools.cache
+def _extractor() -> Any:
+    """The shipped default, whose decisions the rows read (as `bodyblocks extract --page-kind` gives them)."""
+    from bodyblocks.loading.checkpoints import load_extractor
+
+    return load_extractor("ensemble", device="cpu")
+
+
 def page_rows(root: Path, dataset: str, splits: Sequence[str]) -> Rows:
     """(ids, splits, page types, rows, rows without the page's URL) of a dataset's pages in `splits` (a page that
     cannot be read is skipped): a row as a batch run or extract(url=...) makes it, with the page's URL, and as a
-    page of unknown URL gives it (its canonical URL in the URL's place)."""
+    page of unknown URL gives it (its canonical URL in the URL's place); both with the shipped default's decision."""
+    extractor = _extractor()
     where = split_of(root / dataset)
     ids, parts, labels, rows, bare = [], [], [], [], []
     for page in read_dataset(root / dataset):
@@ -64,14 +77,16 @@ def page_rows(root: Path, dataset: str, splits: Sequence[str]) -> Rows:
         if split not in splits or page.meta.get("error"):
             continue
         try:
-            doc = with_url(segment_page(page.html), page.url)
+            doc = with_url(extractor.page_segmenter(page.html), page.url)
+            row, bare_row = features_of(doc), features_of(doc, canonical_only=True)
+            ex = extractor.extract_documents([doc])[0]
         except InputError:
             continue
         ids.append(page.id)
         parts.append(split)
         labels.append(str(page.meta.get("page_type") or ""))
-        rows.append(features_of(doc))
-        bare.append(features_of(doc, canonical_only=True))
+        rows.append(kind_row(row, ex))
+        bare.append(kind_row(bare_row, ex))
     width = len(KIND_FEATURES)
     return ids, parts, labels, np.asarray(rows).reshape(-1, width), np.asarray(bare).reshape(-1, width)
 
@@ -94,10 +109,10 @@ def cached_rows(cache: Path | None, root: Path, dataset: str, splits: Sequence[s
 
 
 def cost(root: Path, model: KindModel, n: int = 100) -> dict[str, float]:
-    """Median CPU microseconds a page (the first `n` wcxb-dev test pages, one at a time) of the kind's features and
-    of its trees' walk, beside the segmentation's (segment_page) for scale: CPU time (time.process_time), which a
-    shared machine's other work does not stretch as it does wall time; the segment memo of kind_features emptied
-    first, as for pages of sites not seen before."""
+    """Median CPU microseconds a page (the first `n` wcxb-dev test pages, one at a time) of the kind's features (the
+    page's and its decision's) and of its trees' walk, beside the segmentation's (the default's) for scale: CPU time
+    (time.process_time), which a shared machine's other work does not stretch as it does wall time; the segment
+    memo of kind_features emptied first, as for pages of sites not seen before."""
     from bodyblocks.page import kind_features
 
     kind_features._segment.cache_clear()
@@ -107,15 +122,17 @@ def cost(root: Path, model: KindModel, n: int = 100) -> dict[str, float]:
         if len(seg) >= n or where.get(page.id) != "test":
             continue
         t0 = time.process_time()
-        doc = with_url(segment_page(page.html), page.url)
+        doc = with_url(_extractor().page_segmenter(page.html), page.url)
         t1 = time.process_time()
-        row = features_of(doc)
+        ex = _extractor().extract_documents([doc])[0]  # (not timed: the extraction the kind follows)
         t2 = time.process_time()
-        model.predict_rows(row)
+        row = kind_row(features_of(doc), ex)
         t3 = time.process_time()
+        model.predict_rows(row)
+        t4 = time.process_time()
         seg.append(t1 - t0)
-        feat.append(t2 - t1)
-        walk.append(t3 - t2)
+        feat.append(t3 - t2)
+        walk.append(t4 - t3)
     return {"pages": len(seg), "segment_us": float(np.median(seg) * 1e6), "features_us": float(np.median(feat) * 1e6),
             "trees_us": float(np.median(walk) * 1e6)}
 
@@ -205,13 +222,43 @@ def markdown(res: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+ABLATION_SETTINGS = ({"learning_rate": 0.05, "max_leaf_nodes": 7, "max_iter": 200},
+                     {"learning_rate": 0.05, "max_leaf_nodes": 15, "max_iter": 100},
+                     {"learning_rate": 0.1, "max_leaf_nodes": 15, "max_iter": 100})
+
+
+def ablation(x: np.ndarray, y: np.ndarray) -> str:
+    """Cross-validated accuracy on these rows (train and val) without and with the decision's features."""
+    from sklearn.model_selection import StratifiedKFold
+
+    assert len(DECISION_FEATURES) == x.shape[1] - len(PAGE_FEATURES)
+    lines = ["| settings (class_weight balanced) | page features | and the decision's |", "|---|---:|---:|"]
+    for settings in ABLATION_SETTINGS:
+        cells = []
+        for width in (len(PAGE_FEATURES), x.shape[1]):
+            hits = []
+            for seed in (0, 1):
+                for fit_rows, held in StratifiedKFold(5, shuffle=True, random_state=seed).split(x, y):
+                    clf = fit(x[fit_rows, :width], y[fit_rows], {**settings, "class_weight": "balanced"})
+                    hits.append(float(np.mean(clf.predict(x[held, :width]) == y[held])))
+            cells.append(f"{np.mean(hits):.3f}")
+        lines.append(f"| {settings} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = arguments(__doc__, root=True, write=True)
     ap.add_argument("--out", type=Path, default=None, help="the model's folder (default: the shipped one)")
     ap.add_argument("--cache", type=Path, default=None, help="keep the pages' rows in this folder (.npz)")
+    ap.add_argument("--ablation", action="store_true", help="only the decision features' cross-validated worth")
     args = ap.parse_args(argv)
     root = need_root(args.root, "page_kind")
     start = time.perf_counter()
+    if args.ablation:
+        _, _, labels, x, _ = cached_rows(args.cache, root, DATASET, ("train", "val"))
+        print(f"{DATASET}: {len(labels)} train and val pages, 5-fold cross-validation, two shuffles\n")
+        print(ablation(x, np.asarray(labels)))
+        return 0
     _, parts, labels, x, bare = cached_rows(args.cache, root, DATASET, ("train", "val", "test"))
     split = np.asarray(parts)
     y = np.asarray(labels)

@@ -146,3 +146,26 @@ def test_an_authors_label_and_a_trailing_separator_are_left_out_and_names_stay_w
     ld = ('<html><head><script type="application/ld+json">{"@type": "NewsArticle", "author": [{"name": "By Ann '
           'Smith"}, {"name": "Bo Li |"}]}</script></head><body><p>x</p></body></html>')
     assert _meta(ld).author == "Ann Smith; Bo Li"
+
+
+def test_the_date_is_left_out_where_the_output_does_not_show_it(tmp_path) -> None:  # noqa: ANN001
+    import subprocess
+    import sys
+
+    from bodyblocks.batch import BatchOptions
+
+    assert page_metadata(parse(ARTICLE, "lxml"), date=False) == Metadata(
+        author="Ada Lovelace", date=None, site_name="Example News", language="en",
+        canonical_url="https://example.com/news/harbour-works")
+    plans = {fmt: BatchOptions(fmt=fmt).plan for fmt in ("txt", "json", "md", "jsonl")}
+    assert [fmt for fmt, plan in plans.items() if not plan.options.dates] == ["txt"]
+    txt, json_ = plans["txt"].build(), plans["json"].build()
+    assert txt.page_segmenter(ARTICLE).extra[METADATA].date is None
+    assert json_.page_segmenter(ARTICLE).extra[METADATA].date == "2024-05-17"
+    page = tmp_path / "a.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    code = ("import sys; from bodyblocks.cli import main; code = main(['extract', sys.argv[1]]); "
+            "print('htmldate' in sys.modules, file=sys.stderr); sys.exit(code)")
+    one = subprocess.run([sys.executable, "-c", code, str(page)], capture_output=True, text=True, timeout=120)
+    assert one.returncode == 0 and "harbour works began on Monday" in one.stdout
+    assert one.stderr.strip().splitlines()[-1] == "False"  # one page as text: htmldate is not even imported

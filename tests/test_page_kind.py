@@ -14,12 +14,25 @@ from bodyblocks.classify.pagekind import (
     PAGE_KINDS,
     KindModel,
     features_of,
+    kind_row,
+    kinds_of,
     page_kinds,
+    page_rows,
     shipped_folder,
     with_url,
 )
 from bodyblocks.extraction.segmenting import segment_page
-from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features, ld_types, page_cues
+from bodyblocks.page.kind_features import (
+    CUES,
+    DECISION_FEATURES,
+    KIND_FEATURES,
+    PAGE_FEATURES,
+    URL,
+    decision_features,
+    kind_features,
+    ld_types,
+    page_cues,
+)
 from bodyblocks.page.segment import parse
 from bodyblocks.types import Block
 
@@ -61,7 +74,7 @@ def test_page_cues_name_the_structured_data_types_og_type_and_the_visible_form_f
 def test_a_shop_page_and_an_article_differ_in_the_features_that_name_them() -> None:
     shop = features_of(segment_page(SHOP))
     article = features_of(segment_page(ARTICLE))
-    assert shop.shape == article.shape == (len(KIND_FEATURES),)
+    assert shop.shape == article.shape == (len(PAGE_FEATURES),)
     assert _value(shop, "text:price") == 12 and _value(shop, "text:cart") == 12 and _value(article, "text:price") == 0
     assert _value(shop, "type:collection") == 1 and _value(shop, "type:article") == 0
     assert _value(article, "type:article") == 1 and _value(article, "og:article") == 1
@@ -86,7 +99,31 @@ def test_without_a_url_or_markup_cues_those_features_are_unknown() -> None:
     assert _value(row, "url_known") == 0 and math.isnan(_value(row, "url_depth"))
     assert math.isnan(_value(row, "type:article")) and math.isnan(_value(row, "n_form"))
     assert _value(row, "log_blocks") == pytest.approx(math.log1p(1))
-    assert kind_features([], "", "not a url at all", {}).shape == (len(KIND_FEATURES),)
+    assert kind_features([], "", "not a url at all", {}).shape == (len(PAGE_FEATURES),)
+
+
+def test_the_decision_features_say_what_the_extractor_kept() -> None:
+    import bodyblocks
+
+    ex = bodyblocks.get_extractor("gbt")
+    docs = [ex.page_segmenter(SHOP), ex.page_segmenter(ARTICLE)]
+    shop, article = ex.extract_documents(docs)
+    assert KIND_FEATURES == (*PAGE_FEATURES, *DECISION_FEATURES)
+    rows = {}
+    for name, e in (("shop", shop), ("article", article)):
+        rows[name] = dict(zip(DECISION_FEATURES, decision_features(e.blocks, e.probabilities, e.kept, e.confidence),
+                              strict=True))
+        kept = set(e.kept or ())
+        chars = sum(b.text_len for b in e.blocks or ())
+        assert rows[name]["kept:text_share"] == pytest.approx(
+            sum(b.text_len for i, b in enumerate(e.blocks or ()) if i in kept) / chars)
+        assert rows[name]["kept:none"] == float(not kept)
+    assert rows["article"]["kept:top_group_share"] > 0.8 and rows["article"]["kept:link_density"] == 0
+    assert rows["article"]["kept:log_blocks"] == pytest.approx(math.log1p(len(article.kept or ())) / 6)
+    assert np.isnan(decision_features(None, None, None, None)).all()
+    assert np.isnan(decision_features(article.blocks, [0.5], article.kept, 1.0)).all()  # not this page's
+    row = kind_row(features_of(docs[1]), None)
+    assert row.shape == (len(KIND_FEATURES),) and np.isnan(row[len(PAGE_FEATURES):]).all()
 
 
 def test_segment_page_keeps_the_cues_and_still_names_a_thread() -> None:
@@ -111,7 +148,7 @@ def test_the_shipped_classifier_predicts_a_kind_of_each_page() -> None:
     kinds = page_kinds(docs)
     assert kinds[0] in PAGE_KINDS and kinds[1] == "article" and kinds[2] is None
     model = KindModel.load()
-    p = model.probabilities(np.stack([features_of(d) for d in docs[:2]]))
+    p = model.probabilities(np.stack([kind_row(features_of(d), None) for d in docs[:2]]))
     assert p.shape == (2, len(model.classes)) and np.allclose(p.sum(axis=1), 1.0)
 
 
@@ -180,23 +217,31 @@ def test_parquet_shards_have_a_page_kind_column(tmp_path: Path) -> None:
     assert table.column("page_kind").to_pylist() == [ex.page_kind] and ex.page_kind in PAGE_KINDS
 
 
-def test_page_kind_is_made_in_step_one_and_travels_with_the_pages_parts() -> None:
-    """The kind is predicted in step 1 (prepare, prepare_pages), so that the Ray pipeline's model actors get it
-    with each page's parts and `finish` walks no trees of its own; a page with no block has none."""
+def test_the_kinds_features_are_made_in_step_one_and_the_kind_after_the_decision() -> None:
+    """The page's part of the kind's row is made in step 1 (prepare, prepare_pages), so that the Ray pipeline's
+    model actors get it with each page's parts; `finish` adds what the decision kept and walks the kind's trees;
+    a page with no block has no kind."""
     import bodyblocks
 
     ex = bodyblocks.get_extractor("gbt", page_kind=True)
     docs = [ex.page_segmenter(ARTICLE), ex.page_segmenter(SHOP), ex.page_segmenter("<html><body></body></html>")]
-    expected = page_kinds(docs)
+    extractions = bodyblocks.get_extractor("gbt").extract_documents(docs)
+    expected = page_kinds(docs, extractions)
     assert expected[0] == "article" and expected[1] in PAGE_KINDS and expected[2] is None
+    assert expected == kinds_of(page_rows(docs), extractions)
+    assert [KindModel.load().predict(d, e) for d, e in zip(docs[:2], extractions[:2], strict=True)] == expected[:2]
     prepared = ex.prepare(docs)
-    assert prepared.kinds == expected
+    rows = page_rows(docs)
+    assert len(prepared.kind_rows) == 3 and prepared.kind_rows[2] is None and rows[2] is None
+    for got, want in zip(prepared.kind_rows[:2], rows[:2], strict=True):
+        np.testing.assert_array_equal(got, want)
     parts = ex.prepare_pages(docs)
-    assert [p.kind for p in parts] == expected
+    assert [p.kind_row is None for p in parts] == [False, False, True]
     assert [e.page_kind for e in ex.finish(ex.prepared_from(docs, parts), [])] == expected
     assert [e.page_kind for e in ex.extract_documents(docs)] == expected
     plain = bodyblocks.get_extractor("gbt")
-    assert plain.prepare(docs).kinds == [] and [p.kind for p in plain.prepare_pages(docs)] == [None] * 3
+    assert plain.prepare(docs).kind_rows == [] and [p.kind_row for p in plain.prepare_pages(docs)] == [None] * 3
+    assert [e.page_kind for e in extractions] == [None] * 3
 
 
 def test_page_kind_is_predicted_only_when_asked(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ run, decided once for the command line, the batch runner, the Ray pipeline and t
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 
 import pytest
@@ -14,6 +15,11 @@ from bodyblocks.loading.options import GPU_BATCH_SIZE, LIBRARY_BATCH_SIZE, Extra
 from bodyblocks.loading.plan import make_plan
 from bodyblocks.runtime.cores import default_threads
 from bodyblocks.runtime.extras import install_command
+
+
+def _as_text(run: plan.Plan) -> plan.Plan:
+    """The plan as the batch runner runs it for txt output, which shows no date (ExtractOptions.dates off)."""
+    return dataclasses.replace(run, options=dataclasses.replace(run.options, dates=False))
 
 CPU = ExtractOptions(device="cpu")
 
@@ -62,7 +68,7 @@ def test_the_environments_model_is_the_default_of_its_kind(monkeypatch: pytest.M
     monkeypatch.setenv(checkpoints.ENV_MODEL, str(fast))
     run = make_plan(None, CPU, runner=True)
     assert (run.extractor, run.preset, run.options.checkpoint) == ("ensemble", "fast", str(fast))
-    assert BatchOptions(options=CPU).plan == run and bodyblocks.load(device="cpu").rule == run.build().rule
+    assert BatchOptions(options=CPU).plan == _as_text(run) and bodyblocks.load(device="cpu").rule == run.build().rule
     trees = make_plan("gbt", CPU)  # another kind: its own shipped folder, and described as that
     assert trees.options.checkpoint is None and trees.folder == checkpoints.shipped("gbt")
     assert trees.describe()["preset"] == "gbt"
@@ -114,6 +120,6 @@ def test_the_cli_the_runner_and_the_library_run_one_plan(monkeypatch: pytest.Mon
     page.write_text("<html><body><p>words</p></body></html>", encoding="utf-8")
     assert main(["extract", str(page), "--out", str(tmp_path / "o"), "--checkpoint", "fast", "--device", "cpu"]) == 0
     asked = ExtractOptions(checkpoint="fast", device="cpu")
-    assert seen[0].plan == BatchOptions(options=asked).plan == make_plan(None, asked, runner=True)
+    assert seen[0].plan == BatchOptions(options=asked).plan == _as_text(make_plan(None, asked, runner=True))
     library = bodyblocks.load("fast", device="cpu")
     assert library.model.engine == "onnx" and library.model.batch_size == LIBRARY_BATCH_SIZE  # type: ignore[union-attr]

@@ -114,6 +114,8 @@ class BatchOptions:
         if self.fmt in ("md", *COLUMNAR) and plan.extractor in TRAINED and not plan.options.marks:
             # md, and the shards' markdown column: links, emphasis
             plan = replace(plan, options=replace(plan.options, marks=True))
+        if self.fmt == "txt" and plan.extractor in TRAINED and plan.options.dates:  # txt shows no date
+            plan = replace(plan, options=replace(plan.options, dates=False))
         self.plan, self.extractor, self.options = plan, plan.extractor, plan.options
 
     @property

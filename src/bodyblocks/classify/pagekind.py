@@ -1,15 +1,18 @@
 """The page's kind, predicted: article, forum, product, collection, listing, documentation or service.
 
     model = KindModel.load()                      # the shipped checkpoints/page-kind (safetensors + JSON)
-    model.predict(doc)                            # "article"; the page segmented by a block extractor
-    page_kinds(docs)                              # the shipped model's, a page each (None where it is not there)
+    model.predict(doc, ex)                        # "article"; the page segmented by a block extractor, its Extraction
+    page_kinds(docs, extractions)                 # the shipped model's, a page each (None where it is not there)
+    rows = page_rows(docs); kinds_of(rows, extractions)   # the same in two steps (extraction/extractor.py's 1 and 3)
 
 Boosted trees (scikit-learn's HistGradientBoostingClassifier, one tree per kind and iteration, fitted by
 benchmarks/page_kind.py on wcxb-dev's train and val pages) on one row of page-level numbers
-(page/kind_features.py: block statistics, cue words, the canonical URL's path, structured-data types), flattened
+(page/kind_features.py: block statistics, cue words, the canonical URL's path, structured-data types, and what the
+block extractor kept of the page: the shipped default's decisions in training), flattened
 into the node arrays of classify/trees.py and walked by its GbtModel in NumPy: no scikit-learn at inference.
 The kinds are wcxb-dev's page types: a page of another source (news) is an article. Block extractors set
-Extraction.page_kind (extraction/extractor.py); the decision rule does not read it.
+Extraction.page_kind (extraction/extractor.py) after their decision, which the kind reads; the decision does not read
+the kind.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ import numpy as np
 from bodyblocks.classify.integrity import DIGESTS, WEIGHTS, file_sha256, read_config, verify_files
 from bodyblocks.classify.trees import _TREE_ARRAYS, GbtModel
 from bodyblocks.config import GbtConfig
-from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, kind_features
+from bodyblocks.page.kind_features import CUES, KIND_FEATURES, URL, decision_features, kind_features
 from bodyblocks.page.metadata import METADATA
 from bodyblocks.runtime.files import REPO_ROOT, atomic_path, write_json
-from bodyblocks.types import Document
+from bodyblocks.types import Document, Extraction
 
 KIND = "page-kind"  # config.json "kind"
 FOLDER = "page-kind"  # the shipped folder under checkpoints/
@@ -64,9 +67,10 @@ class KindModel:
         """The kind of each row of KIND_FEATURES."""
         return [self.classes[i] for i in np.argmax(self.raw(x), axis=1)]
 
-    def predict(self, doc: Document) -> str:
-        """The kind of a page segmented by a block extractor (its cues and metadata in doc.extra)."""
-        return self.predict_rows(features_of(doc))[0]
+    def predict(self, doc: Document, ex: Extraction | None = None) -> str:
+        """The kind of a page segmented by a block extractor (its cues and metadata in doc.extra), given what the
+        extractor kept of it (`ex`; None: unknown)."""
+        return self.predict_rows(kind_row(features_of(doc), ex))[0]
 
     # ------------------------------------------------------------------------------------- files
     def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -132,12 +136,19 @@ def with_url(doc: Document, url: str | None) -> Document:
 
 
 def features_of(doc: Document, canonical_only: bool = False) -> np.ndarray:
-    """The page's row of KIND_FEATURES: its blocks, title, URL (doc.extra[URL] where its caller gave it, else its
+    """The page's row of PAGE_FEATURES: its blocks, title, URL (doc.extra[URL] where its caller gave it, else its
     canonical URL, metadata.py; `canonical_only`: the canonical one in any case) and markup cues (kinds.add_kind)."""
     url = None if canonical_only else doc.extra.get(URL)
     if not url:
         url = getattr(doc.extra.get(METADATA), "canonical_url", None)
     return kind_features(doc.blocks, doc.title, url, doc.extra.get(CUES))
+
+
+def kind_row(page_row: np.ndarray, ex: Extraction | None) -> np.ndarray:
+    """A row of KIND_FEATURES: the page's (features_of), then what the extractor kept of it (None: unknown, NaN)."""
+    decision = (decision_features(ex.blocks, ex.probabilities, ex.kept, ex.confidence) if ex is not None
+                else decision_features(None, None, None, None))
+    return np.concatenate([page_row, decision])
 
 
 @functools.cache
@@ -150,15 +161,29 @@ def shipped_model() -> KindModel | None:
         return None
 
 
-def page_kinds(docs: Sequence[Document]) -> list[str | None]:
-    """The pages' kinds by the shipped model: every page's row of features first, then the rows walked through the
-    trees at once (None without the model, and for a page with no block)."""
+def page_rows(docs: Sequence[Document]) -> list[np.ndarray | None]:
+    """Each page's features_of (None for a page with no block, and for every page without the shipped model)."""
+    if shipped_model() is None:
+        return [None] * len(docs)
+    return [features_of(doc) if doc.blocks else None for doc in docs]
+
+
+def kinds_of(rows: Sequence[np.ndarray | None], extractions: Sequence[Extraction | None]) -> list[str | None]:
+    """The pages' kinds by the shipped model from their page_rows and what the extractor kept of each, every row
+    walked through the trees at once (None where a page has no row)."""
     model = shipped_model()
-    have = [i for i, doc in enumerate(docs) if doc.blocks]
-    kinds: list[str | None] = [None] * len(docs)
+    have = [i for i, row in enumerate(rows) if row is not None]
+    kinds: list[str | None] = [None] * len(rows)
     if model is None or not have:
         return kinds
-    rows = np.stack([features_of(docs[i]) for i in have])
-    for i, kind in zip(have, model.predict_rows(rows), strict=True):
+    x = np.stack([kind_row(rows[i], extractions[i]) for i in have])  # type: ignore[arg-type]
+    for i, kind in zip(have, model.predict_rows(x), strict=True):
         kinds[i] = kind
     return kinds
+
+
+def page_kinds(docs: Sequence[Document], extractions: Sequence[Extraction | None] | None = None
+               ) -> list[str | None]:
+    """The pages' kinds by the shipped model (page_rows, then kinds_of); `extractions`: what a block extractor made
+    of each page (None: its decisions unknown)."""
+    return kinds_of(page_rows(docs), extractions if extractions is not None else [None] * len(docs))

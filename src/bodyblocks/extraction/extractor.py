@@ -10,11 +10,11 @@ the trees alone w = 0, and the vote (extraction/vote.py) needs pages segmented b
 batch of pages goes in three steps, so that the batch runner can put the forward pass on a second thread
 (torch releases the GIL in its kernels) while this one parses the next pages:
 
-  1. prepare (this thread): the model's inputs (NumPy), then the work of boosted trees: each page's kind when
-     asked (classify/pagekind.py) and the trees' P(body) (classify/trees.py);
+  1. prepare (this thread): the model's inputs (NumPy), the page's features of its kind when asked
+     (classify/pagekind.py), and the trees' P(body) (classify/trees.py);
   2. forward (any thread): the model's forward passes (torch only);
   3. finish (this thread): the blend and the decision rule (extraction/decision.py), with the heuristic as a
-     fallback for low-confidence pages when asked.
+     fallback for low-confidence pages when asked; then each page's kind, which reads what was kept.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 
 from bodyblocks.baselines.heuristic import HeuristicExtractor
 from bodyblocks.classify.blend import Blend
-from bodyblocks.classify.pagekind import page_kinds, with_url
+from bodyblocks.classify.pagekind import kinds_of, page_rows, with_url
 from bodyblocks.errors import InputError
 from bodyblocks.extraction.decision import DecisionRule
 from bodyblocks.extraction.segmenting import segment_annotated, segment_page
@@ -56,23 +56,23 @@ _WARM_PAGE = ("<html><head><title>A title - Site</title><meta property='og:title
 
 @dataclass
 class Prepared:
-    """Pages after step 1: the model's batches (none without a model), the trees' P(body) by page and the pages'
-    kinds (empty when not asked)."""
+    """Pages after step 1: the model's batches (none without a model), the trees' P(body) by page and the page's
+    part of each page's kind features (empty when not asked)."""
 
     docs: Sequence[Document]
     batches: list[ModelBatch] = field(default_factory=list)
     gbt: dict[int, np.ndarray] = field(default_factory=dict)
-    kinds: list[str | None] = field(default_factory=list)
+    kind_rows: list[np.ndarray | None] = field(default_factory=list)
 
 
 @dataclass
 class PageParts:
-    """One page after step 1, apart from any batch (`prepare_pages`): its model inputs, its trees' P(body) and its
-    kind (None when not asked)."""
+    """One page after step 1, apart from any batch (`prepare_pages`): its model inputs, its trees' P(body) and the
+    page's part of its kind's features (None when not asked)."""
 
     inputs: PageInputs | None = None
     gbt: np.ndarray | None = None
-    kind: str | None = None
+    kind_row: np.ndarray | None = None
 
 
 OVERLAP_SWITCH_INTERVAL = 0.0005  # seconds (sys.setswitchinterval) while a forward pass overlaps other work
@@ -117,7 +117,7 @@ class BlockExtractor:
 
     def __init__(self, name: str, rule: DecisionRule, *, model: Scorer | None = None,
                  gbt: GbtScorer | None = None, blend: Blend | None = None, fallback: bool = False,
-                 marks: bool = False, page_kind: bool = False) -> None:
+                 marks: bool = False, dates: bool = True, page_kind: bool = False) -> None:
         """
         Args:
             name: the extractor's name in its results ("model", "gbt", "ensemble").
@@ -126,6 +126,7 @@ class BlockExtractor:
             blend: their weights; None: the one part alone.
             fallback: low-confidence pages go to the heuristic extractor.
             marks: the blocks note their links and emphasis (Block.marks), for Markdown output.
+            dates: the page's publication date read (Extraction.date; metadata.page_metadata).
             page_kind: each page's kind predicted (Extraction.page_kind, classify/pagekind.py).
         """
         if model is None and gbt is None:
@@ -135,9 +136,9 @@ class BlockExtractor:
         self.fallback, self.page_kind = fallback, page_kind
         self._heuristic: HeuristicExtractor | None = None
         # HTML -> Document for this extractor (the batch runner's workers call it)
-        self.marks = marks
+        self.marks, self.dates = marks, dates
         self.page_segmenter: Callable[[str | bytes], Document] = functools.partial(
-            segment_page, voting=self.voting, marks=marks)
+            segment_page, voting=self.voting, marks=marks, dates=dates)
 
     def open_sessions(self) -> None:
         """Open this process's ONNX Runtime sessions of the model and the trees now (a worker at its start), so
@@ -191,7 +192,7 @@ class BlockExtractor:
             return resolve_canonical(self.extract_documents([doc], [lambda: page])[0], url)
         # one page, two threads: the model's forward pass (torch releases the GIL in its kernels) runs while
         # this thread makes the heuristic's vote (the page path's last step, segmenting.py) and the trees' P(body)
-        parsed = segment_annotated(page, marks=self.marks)
+        parsed = segment_annotated(page, marks=self.marks, dates=self.dates)
         doc = with_url(parsed.doc, url)
         prepared = self._prepare_model([doc])
         with overlapping(), ThreadPoolExecutor(1) as pool:
@@ -219,7 +220,8 @@ class BlockExtractor:
 
     # ----------------------------------------------------------------------------------- the three steps
     def prepare(self, docs: Sequence[Document]) -> Prepared:
-        """Step 1: the model's batches and inputs, then every page's kind (when asked) and its trees' P(body)."""
+        """Step 1: the model's batches and inputs, then every page's kind features (when asked) and its trees'
+        P(body)."""
         self._check_vote(docs)
         prepared = self._prepare_model(docs)
         self._prepare_trees(prepared)
@@ -228,18 +230,18 @@ class BlockExtractor:
     def prepare_pages(self, docs: Sequence[Document]) -> list[PageParts]:
         """Step 1 page by page, without the forward passes' batches: each page's model inputs (None without a
         model, for a page with no block, or when a frozen encoder makes them on the model's device), its kind
-        (when asked) and its trees' P(body). What the Ray pipeline's CPU stage sends to the model actors, where
+        features (when asked) and its trees' P(body). What the Ray pipeline's CPU stage sends to the model actors, where
         `prepared_from` makes them a Prepared again; the probabilities are those of `prepare`."""
         self._check_vote(docs)
         inputs: list[PageInputs | None] = [None] * len(docs)
         if self.model is not None and self.model.encoder is None:
             inputs = [self.model.inputs(d) if d.blocks else None for d in docs]
-        kinds = page_kinds(docs) if self.page_kind else [None] * len(docs)
+        kind_rows = page_rows(docs) if self.page_kind else [None] * len(docs)
         gbt: dict[int, np.ndarray] = {}
         if self.gbt is not None:  # from the model's inputs when there are some, as _prepare_trees
             given = [(i, p) for i, p in enumerate(inputs) if docs[i].blocks] if self.model is not None else None
             gbt = self.gbt.scores(docs, given)
-        return [PageParts(inputs[i], gbt.get(i), kinds[i]) for i in range(len(docs))]
+        return [PageParts(inputs[i], gbt.get(i), kind_rows[i]) for i in range(len(docs))]
 
     def prepared_from(self, docs: Sequence[Document], parts: Sequence[PageParts]) -> Prepared:
         """The Prepared of pages whose `prepare_pages` ran elsewhere: the forward passes' batches made here."""
@@ -247,7 +249,7 @@ class BlockExtractor:
         if self.model is not None:
             prepared.batches = self.model.batches_from(docs, [p.inputs for p in parts])
         prepared.gbt = {i: p.gbt for i, p in enumerate(parts) if p.gbt is not None}
-        prepared.kinds = [p.kind for p in parts] if self.page_kind else []
+        prepared.kind_rows = [p.kind_row for p in parts] if self.page_kind else []
         return prepared
 
     def _check_vote(self, docs: Sequence[Document]) -> None:
@@ -265,10 +267,10 @@ class BlockExtractor:
         return prepared
 
     def _prepare_trees(self, prepared: Prepared) -> None:
-        """Step 1, the boosted trees' part: every page's kind when asked (its own trees, classify/pagekind.py),
+        """Step 1, the boosted trees' part: every page's kind features when asked (classify/pagekind.page_rows),
         then every page's P(body) at once (from the model's inputs when there are some)."""
         if self.page_kind:
-            prepared.kinds = page_kinds(prepared.docs)
+            prepared.kind_rows = page_rows(prepared.docs)
         if self.gbt is not None:
             inputs = self.model.page_inputs(prepared.batches) if self.model is not None else None
             prepared.gbt = self.gbt.scores(prepared.docs, inputs)
@@ -289,16 +291,17 @@ class BlockExtractor:
     def finish(self, prepared: Prepared, probs: list[np.ndarray], sources: Sequence[Source] | None = None
                ) -> list[Extraction]:
         """Step 3: the blend and the decision rule (and the fallback) on every page, from `forward`'s
-        probabilities; the pages' kinds from step 1."""
+        probabilities; then the pages' kinds, from step 1's rows and these decisions."""
         out = []
-        kinds = prepared.kinds or [None] * len(prepared.docs)
         for i, (doc, p) in enumerate(zip(prepared.docs, self.combine(prepared, probs), strict=True)):
             ex = self.rule.decide(doc, p, self.name)
             unsure = (float(p.max()) if len(p) else 0.0) < self.rule.confident  # not a comment or link page
             if unsure and self.fallback and sources is not None and not ex.error_page:
                 ex = self._fall_back(sources[i], ex)
-            ex.page_kind = kinds[i]
             out.append(with_metadata(ex, doc.extra.get(METADATA)))
+        if prepared.kind_rows:  # the kinds read the decisions: every page's trees walked at once
+            for ex, kind in zip(out, kinds_of(prepared.kind_rows, out), strict=True):
+                ex.page_kind = kind
         return out
 
     def _fall_back(self, source: Source, ex: Extraction) -> Extraction:

@@ -37,18 +37,19 @@ class Segmented(NamedTuple):
     text: str
 
 
-def segment_annotated(html: str | bytes, *, marks: bool = False) -> Segmented:
-    """Steps 1-4 of the page path. `marks`: the blocks note their links and emphasis (Block.marks)."""
-    doc, tree, text = segment_parsed(html, marks=marks)
+def segment_annotated(html: str | bytes, *, marks: bool = False, dates: bool = True) -> Segmented:
+    """Steps 1-4 of the page path. `marks`: the blocks note their links and emphasis (Block.marks); `dates`: the
+    page's publication date is read (metadata.page_metadata)."""
+    doc, tree, text = segment_parsed(html, marks=marks, dates=dates)
     roles.add_descriptions(doc, tree)
     add_prominent(doc, tree)
     kinds.add_kind(doc, tree)
     return Segmented(doc, tree, text)
 
 
-def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False) -> Document:
+def segment_page(html: str | bytes, *, voting: bool = False, marks: bool = False, dates: bool = True) -> Document:
     """A block extractor's page segmenter: steps 1-4, and step 5 (the heuristic's vote) when `voting`."""
-    page = segment_annotated(html, marks=marks)
+    page = segment_annotated(html, marks=marks, dates=dates)
     return vote_on_tree(page.doc, page.tree, page.text) if voting else page.doc
 
 

@@ -180,12 +180,12 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
                  "comments": options.comments}
     if kind == GBT:
         return BlockExtractor(GBT, DecisionRule.from_meta(meta, **rule_opts), gbt=GbtScorer(GbtModel.load(folder)),
-                              fallback=options.fallback, marks=options.marks,
+                              fallback=options.fallback, marks=options.marks, dates=options.dates,
                               page_kind=options.page_kind)
     if kind == MODEL:
         return BlockExtractor(MODEL, DecisionRule.from_meta(meta, **rule_opts),
                               model=_model_scorer(folder, options), fallback=options.fallback, marks=options.marks,
-                              page_kind=options.page_kind)
+                              dates=options.dates, page_kind=options.page_kind)
     meta = ensemble_settings(folder, options.vote)
     _say_if_stale(meta["model_path"])
     _say_if_stale(meta["gbt_path"])
@@ -193,8 +193,8 @@ def load_extractor(kind: str, checkpoint: str | os.PathLike[str] | None = None,
     model = _model_scorer(meta["model_path"], options)
     gbt = GbtScorer(GbtModel.load(meta["gbt_path"]), model.cfg.tag_buckets if model.cfg.use_tag_path else None)
     return BlockExtractor(ENSEMBLE, DecisionRule.from_meta(meta, **rule_opts), model=model, gbt=gbt,
-                          blend=blend, fallback=options.fallback, marks=options.marks,
-                              page_kind=options.page_kind)
+                          blend=blend, fallback=options.fallback, marks=options.marks, dates=options.dates,
+                          page_kind=options.page_kind)
 
 
 class StaleCheckpoint(UserWarning):

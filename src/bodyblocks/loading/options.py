@@ -53,8 +53,11 @@ class ExtractOptions:
     # blocks note their links and emphasis for Markdown output (Block.marks; about 0.8 CPU ms a page more); the
     # batch runner sets it for the formats that hold Markdown (md, parquet, jsonl)
     marks: bool = False
+    # the page's publication date read (Extraction.date, htmldate: its import costs a process about 35 ms); the
+    # batch runner turns it off for txt, the one format that does not show it
+    dates: bool = True
     # each page's kind predicted (Extraction.page_kind: article, forum, product, ...; classify/pagekind.py), about
-    # 2.7 CPU ms a page more; None in the outputs without it
+    # 2.2 CPU ms a page more; None in the outputs without it
     page_kind: bool = False
 
     def __post_init__(self) -> None:
@@ -71,7 +74,7 @@ class ExtractOptions:
             value = getattr(self, name)
             _check(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
                    f"{name} must be an integer >= 1 or None, got {value!r}")
-        for name in ("fallback", "vote", "marks"):
+        for name in ("fallback", "vote", "marks", "dates"):
             _check(isinstance(getattr(self, name), bool), f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @classmethod

@@ -2,9 +2,10 @@
 whole, cheap to read from the blocks and the tree the segmenter parsed already.
 
     cues = page_cues(root)                        # at segmentation: structured-data types, og:type, form counts
-    x = kind_features(doc.blocks, doc.title, url, cues)   # one row of KIND_FEATURES (float64, NaN: unknown)
+    x = kind_features(doc.blocks, doc.title, url, cues)   # one row of PAGE_FEATURES (float64, NaN: unknown)
+    d = decision_features(ex.blocks, ex.probabilities, ex.kept, ex.confidence)   # DECISION_FEATURES of a decision
 
-What a row holds (KIND_FEATURES, in order):
+A row of the classifier (KIND_FEATURES) is PAGE_FEATURES, then DECISION_FEATURES. What it holds, in order:
   blocks     block and character counts, the shares of link text, list items, table cells, link-only blocks,
              short blocks, headings by level, punctuation, digits; how much of the page its largest group of
              repeated blocks holds (blocks sharing their tag path, digits left out of ids and classes: a listing's
@@ -19,6 +20,9 @@ What a row holds (KIND_FEATURES, in order):
              NaN without either;
   markup     structured-data @type (JSON-LD and microdata) by kind (_TYPE_CUES), og:type, and counts of forms,
              inputs, buttons, <pre>/<code>, <article>, <nav>, <aside>, <time> elements (page_cues).
+  decision   what a block extractor kept: its share of the page's text, its blocks and characters, how much
+             of it its largest group holds and in how many groups, its link density, list items and table cells;
+             P(body) over the page's text and the share of blocks over 0.5; the page's confidence; nothing kept.
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def _names(groups: dict[str, Any], prefix: str) -> tuple[str, ...]:
     return tuple(f"{prefix}:{k}" for k in groups)
 
 
-KIND_FEATURES: tuple[str, ...] = (
+PAGE_FEATURES: tuple[str, ...] = (  # kind_features's row: what the segmented page shows
     "log_blocks", "log_chars", "link_share", "list_share", "table_share", "link_only_share", "short_share",
     "h1", "h2", "h3plus", "heading_share", "punct_density", "digit_share", "mean_chars", "long_blocks",
     "top_group_share", "top_group_blocks", "top_group_parents", "groups_of_3", "path_variety",
@@ -170,6 +174,13 @@ KIND_FEATURES: tuple[str, ...] = (
     *_names(_TYPE_CUES, "type"), "type_count", *(f"og:{t}" for t in _OG_TYPES), "og_missing",
     *(f"n_{e}" for e in _ELEMENTS),
 )
+# decision_features's: what a block extractor kept of the page (NaN where no decision is known)
+DECISION_FEATURES: tuple[str, ...] = (
+    "kept:text_share", "kept:log_blocks", "kept:log_chars", "kept:top_group_share", "kept:top_group_blocks",
+    "kept:log_groups", "kept:link_density", "kept:list_share", "kept:table_share", "p:text_mean", "p:over_half",
+    "kept:confidence", "kept:none",
+)
+KIND_FEATURES: tuple[str, ...] = (*PAGE_FEATURES, *DECISION_FEATURES)  # a row of the page-kind classifier
 
 
 # ----------------------------------------------------------------------------------------- the tree's cues
@@ -342,9 +353,38 @@ def _markup_part(cues: dict[str, Any] | None) -> list[float]:
 
 def kind_features(blocks: Sequence[Block], title: str, url: str | None, cues: dict[str, Any] | None
                   ) -> np.ndarray:
-    """One row of KIND_FEATURES (module docstring) for a segmented page: its blocks, its title channel, its
+    """One row of PAGE_FEATURES (module docstring) for a segmented page: its blocks, its title channel, its
     canonical URL (None: unknown) and page_cues (None: unknown)."""
     title = title[:300]
     row = [*_block_part(blocks), *(float(bool(p.search(title))) for p in _TITLE_CUES.values()),
            float(len(title.split())), *_url_part(url), *_markup_part(cues)]
     return np.asarray(row, dtype=np.float64)
+
+
+def decision_features(blocks: Sequence[Block] | None, probabilities: Sequence[float] | None,
+                      kept: Sequence[int] | None, confidence: float | None) -> np.ndarray:
+    """One row of DECISION_FEATURES: what a block extractor kept of the page's blocks and how sure it was (a
+    listing keeps many short linked items of one group, an article a few long paragraphs); NaN without blocks."""
+    if not blocks or probabilities is None or len(probabilities) != len(blocks):
+        return np.full(len(DECISION_FEATURES), np.nan)
+    n = len(blocks)
+    chars = np.fromiter(map(_LEN, blocks), np.float64, n)
+    p = np.asarray(probabilities, dtype=np.float64)
+    total = max(float(chars.sum()), 1.0)
+    rows = sorted(set(kept or ()))
+    kept_chars = float(chars[rows].sum()) if rows else 0.0
+    groups: Counter[str] = Counter()
+    group_chars: Counter[str] = Counter()
+    for i in rows:
+        groups[blocks[i].tag_path] += 1
+        group_chars[blocks[i].tag_path] += chars[i]
+    links = sum(blocks[i].link_len for i in rows)
+    k = max(len(rows), 1)
+    return np.asarray([
+        kept_chars / total, math.log1p(len(rows)) / 6, math.log1p(kept_chars) / 10,
+        max(group_chars.values()) / max(kept_chars, 1.0) if rows else 0.0,
+        max(groups.values()) / k if rows else 0.0, math.log1p(len(groups)) / 5,
+        min(links / max(kept_chars, 1.0), 1.0), sum(blocks[i].is_list_item for i in rows) / k,
+        sum(blocks[i].is_table_cell for i in rows) / k, float((p * chars).sum() / total), float((p > 0.5).mean()),
+        float(confidence) if confidence is not None else np.nan, float(not rows),
+    ], dtype=np.float64)

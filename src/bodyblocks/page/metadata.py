@@ -233,8 +233,9 @@ def _date(head: Any, root: Any, url: str | None, canonical: str | None, scripts:
         return None
 
 
-def page_metadata(root: Any, url: str | None = None) -> Metadata:
-    """The page's metadata (module docstring) from its parsed lxml root element (segment.segment_tree's).
+def page_metadata(root: Any, url: str | None = None, date: bool = True) -> Metadata:
+    """The page's metadata (module docstring) from its parsed lxml root element (segment.segment_tree's); `date`
+    False: no publication date (htmldate is not imported).
 
     Meta and link tags are read in <head> (where the segmenter leaves head content), not in the whole tree:
     a walk of every element cost more than all the rest."""
@@ -255,5 +256,5 @@ def page_metadata(root: Any, url: str | None = None) -> Metadata:
         site = _from_jsonld(objects, "publisher")
     canonical = _canonical(head, tags, url)
     author = author_name(author) if author else None
-    return Metadata(_clean(author), _date(head, root, url, canonical, scripts), _clean(site),
+    return Metadata(_clean(author), _date(head, root, url, canonical, scripts) if date else None, _clean(site),
                     _language(root, tags), canonical)

@@ -235,10 +235,11 @@ def segment_tree(html: str | bytes, *, parser: str = "auto", max_chars: int = MA
 
 
 def segment_parsed(html: str | bytes, *, parser: str = "auto", max_chars: int = MAX_CHARS,
-                   owners: list[Any] | None = None, marks: bool = False) -> tuple[Document, Any, str]:
+                   owners: list[Any] | None = None, marks: bool = False, dates: bool = True
+                   ) -> tuple[Document, Any, str]:
     """segment_tree, with the page's decoded text as well (decode.to_text's, before the segmenter trims it): what
     the heuristic's vote parses again where the tree is None or lxml will not prune it, instead of decoding the
-    page a second time."""
+    page a second time. `dates`: the metadata's publication date is read (metadata.page_metadata)."""
     text, truncated, decoded = _prepare(html, max_chars)
     if parser in ("auto", "lxml"):
         try:
@@ -254,7 +255,7 @@ def segment_parsed(html: str | bytes, *, parser: str = "auto", max_chars: int = 
     doc = Document(blocks, _title(tree, parser), decoded.encoding, decoded.replaced, truncated, guessed=decoded.guessed,
                    hidden_source=hidden)
     if parser == "lxml":  # read before anyone prunes the tree (the heuristic's vote does); ~0.7 ms a page
-        doc.extra[METADATA] = page_metadata(tree)
+        doc.extra[METADATA] = page_metadata(tree, date=dates)
     return doc, (tree if parser == "lxml" else None), decoded.text
 
 

@@ -14,7 +14,6 @@ twice, with an AssertionError).
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import json
 import shlex
 import sys
@@ -59,6 +58,8 @@ def install_source(module: str | Path = __file__) -> tuple[str, bool] | None:
     here = Path(module).resolve().parents[3]  # src/bodyblocks/runtime/extras.py -> the checkout
     if (here / "pyproject.toml").is_file() and (here / "src" / "bodyblocks").is_dir():
         return str(here), True  # run from a checkout (an editable install, or PYTHONPATH=src)
+    import importlib.metadata  # (here, not at import: it costs a one-page run 14 ms)
+
     try:
         text = importlib.metadata.distribution("bodyblocks").read_text("direct_url.json")
         record = json.loads(text) if text else None
@@ -79,6 +80,8 @@ def _pip() -> str:
 
 
 def _pip_version() -> tuple[int, ...]:
+    import importlib.metadata
+
     try:
         text = importlib.metadata.version("pip")
     except importlib.metadata.PackageNotFoundError:
