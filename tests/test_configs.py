@@ -171,15 +171,17 @@ def test_a_config_extends_another_and_overrides_it_section_by_section(tmp_path: 
 
 
 def test_the_fast_config_is_the_default_without_context_layers() -> None:
-    """configs/fast.yaml holds only what differs from default.yaml (it extends it), not a copy."""
+    """configs/fast.yaml holds only what differs from default.yaml (it extends it), not a copy: no context layers,
+    no int8 head, no vote."""
     import dataclasses
 
     import yaml
 
     folder = CONFIGS[0].parent
     raw = yaml.safe_load((folder / "fast.yaml").read_text(encoding="utf-8"))
-    assert raw["extends"] == "default.yaml" and set(raw) == {"extends", "model", "train"}
+    assert raw["extends"] == "default.yaml" and set(raw) == {"extends", "model", "train", "ensemble"}
     fast, default = load_config(folder / "fast.yaml"), load_config(folder / "default.yaml")
     assert fast.model == dataclasses.replace(default.model, use_context=False)
-    assert fast.train == dataclasses.replace(default.train, out_dir="runs/fast")
-    assert (fast.data, fast.gbt, fast.ensemble) == (default.data, default.gbt, default.ensemble)
+    assert fast.train == dataclasses.replace(default.train, out_dir="runs/fast", int8=False)  # a head alone
+    assert fast.ensemble == dataclasses.replace(default.ensemble, vote_weights=[0.0])  # the preset computes no vote
+    assert (fast.data, fast.gbt) == (default.data, default.gbt)
