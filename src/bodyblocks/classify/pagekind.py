@@ -172,12 +172,11 @@ def kinds_of(rows: Sequence[np.ndarray | None], extractions: Sequence[Extraction
     """The pages' kinds by the shipped model from their page_rows and what the extractor kept of each, every row
     walked through the trees at once (None where a page has no row)."""
     model = shipped_model()
-    have = [i for i, row in enumerate(rows) if row is not None]
+    have = [(i, kind_row(row, extractions[i])) for i, row in enumerate(rows) if row is not None]
     kinds: list[str | None] = [None] * len(rows)
     if model is None or not have:
         return kinds
-    x = np.stack([kind_row(rows[i], extractions[i]) for i in have])  # type: ignore[arg-type]
-    for i, kind in zip(have, model.predict_rows(x), strict=True):
+    for (i, _), kind in zip(have, model.predict_rows(np.stack([row for _, row in have])), strict=True):
         kinds[i] = kind
     return kinds
 
